@@ -1,0 +1,42 @@
+# One-command set-up: `make run` and `make test` work on a fresh machine.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(abspath $(VENV))/bin
+RUN_DIR ?= $(abspath .run)
+PYTEST_ARGS ?=
+
+.PHONY: deps binaries binaries-all lint unit integration e2e test run crds clean
+
+deps: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+binaries: deps
+	$(BIN)/python hack/build.py etcd kube-apiserver
+
+binaries-all: deps
+	$(BIN)/python hack/build.py --all
+
+lint: deps
+	$(BIN)/ruff check kuberay tests hack examples
+	$(BIN)/mypy kuberay
+
+unit: deps
+	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)
+
+integration: binaries
+	$(BIN)/pytest -q tests/integration $(PYTEST_ARGS)
+
+test: lint binaries
+	$(BIN)/pytest -q tests/unit tests/integration $(PYTEST_ARGS)
+
+run: binaries
+	$(BIN)/python hack/run.py --dir $(RUN_DIR)
+
+clean:
+	rm -rf $(VENV) .run .mypy_cache .ruff_cache .pytest_cache

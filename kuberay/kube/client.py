@@ -1,0 +1,583 @@
+"""An async Kubernetes client that speaks plain dicts.
+
+Why not kubernetes-asyncio's generated APIs: they build model objects for every
+response (10-20x the cost of parsing JSON) and their watch re-serialises every
+event. This client borrows only kubernetes-asyncio's *configuration* loading
+(kubeconfig, in-cluster, exec plugins, token refresh) and talks HTTP itself with
+aiohttp, decoding bodies once with orjson.
+
+Contracts:
+
+* Every request waits for the client-side token bucket (``qps``/``burst``) and is
+  counted in ``rest_client_requests_total{code,method,host}`` and in
+  :attr:`Client.stats` (by verb, for tests and benchmarks).
+* Non-2xx answers raise the typed errors of :mod:`kuberay.kube.errors`; transport
+  failures raise :class:`~kuberay.kube.errors.TransportError`.
+* Ordinary requests have a total timeout (``request_timeout``, 30 s default).
+  Watches have none but carry an inactivity deadline: no event or bookmark for
+  ``inactivity_timeout`` seconds ends the stream, so a half-open connection cannot
+  stall a cache forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import collections
+import os
+import ssl
+import urllib.parse
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+import aiohttp
+import orjson
+
+from kuberay.kube.errors import (
+    ApiError,
+    NotFound,
+    TransportError,
+    error_from_response,
+    error_from_status,
+)
+from kuberay.kube.metrics import REST_CLIENT_REQUESTS
+from kuberay.kube.ratelimit import TokenBucket
+from kuberay.kube.resources import BUILTIN_RESOURCES, ResourceInfo, split_api_version
+
+PatchType = Literal["merge", "json", "strategic", "apply"]
+
+_PATCH_CONTENT_TYPES: dict[str, str] = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+
+DEFAULT_QPS = 100.0
+DEFAULT_BURST = 200
+DEFAULT_REQUEST_TIMEOUT = 30.0
+DEFAULT_INACTIVITY_TIMEOUT = 70.0
+
+
+class WatchEvent(NamedTuple):
+    """One watch event: ``type`` is ADDED, MODIFIED, DELETED or BOOKMARK."""
+
+    type: str
+    object: dict[str, Any]
+
+
+class RequestStats:
+    """Counts of requests this client made, by verb and by (verb, HTTP code).
+
+    Verbs are client-go's: get, list, watch, create, update, patch, delete.
+    ``writes`` sums the mutating verbs; tests use it to prove a reconcile over an
+    unchanged world writes nothing.
+    """
+
+    WRITE_VERBS = frozenset({"create", "update", "patch", "delete"})
+
+    def __init__(self) -> None:
+        self.by_verb: collections.Counter[str] = collections.Counter()
+        self.by_code: collections.Counter[tuple[str, int]] = collections.Counter()
+
+    def record(self, verb: str, code: int) -> None:
+        """Count one request of ``verb`` that ended with ``code`` (0 = no answer)."""
+        self.by_verb[verb] += 1
+        self.by_code[(verb, code)] += 1
+
+    @property
+    def writes(self) -> int:
+        """Number of mutating requests so far."""
+        return sum(n for verb, n in self.by_verb.items() if verb in self.WRITE_VERBS)
+
+    @property
+    def total(self) -> int:
+        """Number of requests so far."""
+        return sum(self.by_verb.values())
+
+    def snapshot(self) -> dict[str, int]:
+        """A copy of the by-verb counts."""
+        return dict(self.by_verb)
+
+
+class Client:
+    """Dict-based async client for one apiserver. Create with a ``from_*`` constructor.
+
+    ``configuration`` is a kubernetes-asyncio ``Configuration`` (host, TLS files,
+    token with its refresh hook). Close with :meth:`close` or ``async with``.
+    """
+
+    def __init__(
+        self,
+        configuration: Any,
+        *,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
+        request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        user_agent: str = "kuberay-operator",
+    ) -> None:
+        self.configuration = configuration
+        self.host = str(configuration.host).rstrip("/")
+        self._host_label = urllib.parse.urlsplit(self.host).netloc or self.host
+        self.request_timeout = request_timeout
+        self.user_agent = user_agent
+        self.throttle = TokenBucket(qps, burst)
+        self.stats = RequestStats()
+        self._session: aiohttp.ClientSession | None = None
+        self._ssl_server_name: str | None = getattr(configuration, "tls_server_name", None)
+        self._resources: dict[tuple[str, str], ResourceInfo] = dict(BUILTIN_RESOURCES)
+        self._discovered: set[str] = set()
+
+    # ----- construction -------------------------------------------------
+    @classmethod
+    async def from_kubeconfig(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        context: str | None = None,
+        **kwargs: Any,
+    ) -> Client:
+        """Client for a kubeconfig file (default: ``$KUBECONFIG`` or ``~/.kube/config``)."""
+        from kubernetes_asyncio import client as k8s_client
+        from kubernetes_asyncio import config as k8s_config
+
+        configuration = k8s_client.Configuration()
+        await k8s_config.load_kube_config(
+            config_file=str(path) if path else None,
+            context=context,
+            client_configuration=configuration,
+        )
+        return cls(configuration, **kwargs)
+
+    @classmethod
+    def from_in_cluster(cls, **kwargs: Any) -> Client:
+        """Client for the pod's service account (token re-read as it rotates)."""
+        from kubernetes_asyncio import client as k8s_client
+        from kubernetes_asyncio import config as k8s_config
+
+        configuration = k8s_client.Configuration()
+        k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        return cls(configuration, **kwargs)
+
+    @classmethod
+    async def from_env(
+        cls, kubeconfig: str | os.PathLike[str] | None = None, **kwargs: Any
+    ) -> Client:
+        """Use ``kubeconfig``, else ``$KUBECONFIG``, else in-cluster, else ``~/.kube/config``."""
+        path = kubeconfig or os.environ.get("KUBECONFIG")
+        if path:
+            return await cls.from_kubeconfig(path, **kwargs)
+        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+            return cls.from_in_cluster(**kwargs)
+        default = Path.home() / ".kube" / "config"
+        if default.exists():
+            return await cls.from_kubeconfig(default, **kwargs)
+        raise TransportError(
+            "no cluster configured: set KUBECONFIG, pass --kubeconfig, or run inside a pod"
+        )
+
+    def _make_session(self) -> aiohttp.ClientSession:
+        cfg = self.configuration
+        ctx = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
+        if cfg.cert_file:
+            ctx.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
+        if not cfg.verify_ssl:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        connector = aiohttp.TCPConnector(limit=0, ssl=ctx)
+        return aiohttp.ClientSession(
+            connector=connector,
+            read_bufsize=2**21,
+            headers={"User-Agent": self.user_agent},
+            json_serialize=lambda o: orjson.dumps(o).decode(),
+        )
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """The shared aiohttp session (created lazily inside the running loop)."""
+        if self._session is None or self._session.closed:
+            self._session = self._make_session()
+        return self._session
+
+    async def close(self) -> None:
+        """Close the HTTP session; the client can't be used afterwards."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ----- transport ----------------------------------------------------
+    async def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        auth = await self.configuration.auth_settings()
+        bearer = auth.get("BearerToken")
+        if bearer and bearer.get("value"):
+            headers["Authorization"] = bearer["value"]
+        return headers
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        verb: str,
+        params: dict[str, Any] | None = None,
+        body: Any = None,
+        content_type: str | None = "application/json",
+        timeout: float | None = None,
+    ) -> Any:
+        """Send one request and return the decoded JSON answer (raises on non-2xx)."""
+        await self.throttle.acquire()
+        headers = await self._headers(content_type if body is not None else None)
+        data: bytes | None = None
+        if body is not None:
+            data = body if isinstance(body, bytes) else orjson.dumps(body)
+        code = 0
+        try:
+            async with self.session.request(
+                method,
+                self.host + path,
+                params=_clean_params(params),
+                data=data,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=timeout or self.request_timeout),
+                server_hostname=self._ssl_server_name,
+            ) as resp:
+                code = resp.status
+                raw = await resp.read()
+                if code >= 400:
+                    raise error_from_response(code, raw, dict(resp.headers))
+                return orjson.loads(raw) if raw else None
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            raise TransportError(f"{method} {path}: {exc!r}") from exc
+        finally:
+            self._count(method, verb, code)
+
+    def _count(self, method: str, verb: str, code: int) -> None:
+        REST_CLIENT_REQUESTS.labels(
+            code=str(code) if code else "<error>", method=method, host=self._host_label
+        ).inc()
+        self.stats.record(verb, code)
+
+    # ----- discovery ----------------------------------------------------
+    async def resource(self, api_version: str, kind: str) -> ResourceInfo:
+        """Where ``kind`` of ``api_version`` is served; raises NotFound if nowhere."""
+        key = (api_version, kind)
+        found = self._resources.get(key)
+        if found is not None:
+            return found
+        group, version = split_api_version(api_version)
+        await self._discover(group, version)
+        found = self._resources.get(key)
+        if found is None:
+            raise NotFound(
+                404, "NotFound", f"the server has no resource for kind {kind} in {api_version}"
+            )
+        return found
+
+    async def _discover(self, group: str, version: str) -> None:
+        path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+        doc = await self.request("GET", path, verb="get")
+        for res in doc.get("resources", []):
+            if "/" in res["name"]:
+                continue
+            info = ResourceInfo(group, version, res["kind"], res["name"], bool(res["namespaced"]))
+            self._resources[(info.api_version, info.kind)] = info
+
+    async def _info(
+        self, obj_or_api_version: dict[str, Any] | str, kind: str | None = None
+    ) -> ResourceInfo:
+        if isinstance(obj_or_api_version, dict):
+            return await self.resource(obj_or_api_version["apiVersion"], obj_or_api_version["kind"])
+        assert kind is not None
+        return await self.resource(obj_or_api_version, kind)
+
+    # ----- reads ----------------------------------------------------------
+    async def get(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        """One object, live from the apiserver (controllers read their cache instead)."""
+        info = await self.resource(api_version, kind)
+        result: dict[str, Any] = await self.request(
+            "GET", info.path(namespace, name, subresource), verb="get"
+        )
+        return result
+
+    async def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+        resource_version: str | None = None,
+        resource_version_match: str | None = None,
+    ) -> dict[str, Any]:
+        """One page of a list: the raw ``*List`` object (``items``, ``metadata.continue``)."""
+        info = await self.resource(api_version, kind)
+        params = {
+            "labelSelector": label_selector,
+            "fieldSelector": field_selector,
+            "limit": limit,
+            "continue": continue_token,
+            "resourceVersion": resource_version,
+            "resourceVersionMatch": resource_version_match,
+        }
+        result: dict[str, Any] = await self.request(
+            "GET", info.path(namespace), verb="list", params=params
+        )
+        return result
+
+    async def list_all(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        page_size: int = 500,
+        resource_version: str | None = None,
+    ) -> tuple[builtins.list[dict[str, Any]], str]:
+        """Every item across pages, and the list's resourceVersion."""
+        items: builtins.list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            page = await self.list(
+                api_version,
+                kind,
+                namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                limit=page_size,
+                continue_token=token,
+                resource_version=resource_version if token is None else None,
+            )
+            kind_name = kind
+            for item in page.get("items") or []:
+                item.setdefault("apiVersion", api_version)
+                item.setdefault("kind", kind_name)
+                items.append(item)
+            meta = page.get("metadata") or {}
+            token = meta.get("continue") or None
+            if not token:
+                return items, str(meta.get("resourceVersion") or "")
+
+    async def watch(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int | None = 300,
+        allow_bookmarks: bool = True,
+        inactivity_timeout: float = DEFAULT_INACTIVITY_TIMEOUT,
+    ) -> AsyncIterator[WatchEvent]:
+        """Stream watch events until the server closes the watch.
+
+        An ERROR event raises its typed error (``Gone`` for a compacted
+        resourceVersion). No event or bookmark within ``inactivity_timeout``
+        seconds raises :class:`TransportError`.
+        """
+        info = await self.resource(api_version, kind)
+        params = {
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "labelSelector": label_selector,
+            "fieldSelector": field_selector,
+            "timeoutSeconds": timeout_seconds,
+            "allowWatchBookmarks": "true" if allow_bookmarks else None,
+        }
+        await self.throttle.acquire()
+        headers = await self._headers(None)
+        code = 0
+        try:
+            async with self.session.get(
+                self.host + info.path(namespace),
+                params=_clean_params(params),
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.request_timeout),
+                server_hostname=self._ssl_server_name,
+            ) as resp:
+                code = resp.status
+                self._count("GET", "watch", code)
+                if code >= 400:
+                    raise error_from_response(code, await resp.read(), dict(resp.headers))
+                while True:
+                    try:
+                        async with asyncio.timeout(inactivity_timeout):
+                            line = await resp.content.readline()
+                    except TimeoutError as exc:
+                        raise TransportError(
+                            f"watch {info.plural}: no event for {inactivity_timeout:.0f}s"
+                        ) from exc
+                    if not line:
+                        return
+                    line = line.strip()
+                    if not line:
+                        continue
+                    event = orjson.loads(line)
+                    etype = event.get("type")
+                    obj = event.get("object") or {}
+                    if etype == "ERROR":
+                        raise error_from_status(obj)
+                    yield WatchEvent(etype, obj)
+        except (aiohttp.ClientError, OSError) as exc:
+            if code == 0:
+                self._count("GET", "watch", 0)
+            raise TransportError(f"watch {info.plural}: {exc!r}") from exc
+
+    # ----- writes ---------------------------------------------------------
+    async def create(
+        self, obj: dict[str, Any], *, field_manager: str | None = None
+    ) -> dict[str, Any]:
+        """Create ``obj`` (its apiVersion/kind/metadata.namespace say where)."""
+        info = await self._info(obj)
+        ns = (obj.get("metadata") or {}).get("namespace")
+        result: dict[str, Any] = await self.request(
+            "POST", info.path(ns), verb="create", body=obj, params={"fieldManager": field_manager}
+        )
+        return result
+
+    async def update(
+        self,
+        obj: dict[str, Any],
+        *,
+        subresource: str | None = None,
+        field_manager: str | None = None,
+    ) -> dict[str, Any]:
+        """Replace ``obj`` (PUT); fails with Conflict if its resourceVersion is stale."""
+        info = await self._info(obj)
+        meta = obj.get("metadata") or {}
+        result: dict[str, Any] = await self.request(
+            "PUT",
+            info.path(meta.get("namespace"), meta["name"], subresource),
+            verb="update",
+            body=obj,
+            params={"fieldManager": field_manager},
+        )
+        return result
+
+    async def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Replace the status subresource of ``obj`` (optimistic concurrency applies)."""
+        return await self.update(obj, subresource="status")
+
+    async def patch(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        *,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> dict[str, Any]:
+        """Patch one object; ``patch_type`` picks merge, json, strategic or apply (SSA)."""
+        info = await self.resource(api_version, kind)
+        body = patch if isinstance(patch, bytes) else orjson.dumps(patch)
+        params: dict[str, Any] = {"fieldManager": field_manager}
+        if force is not None:
+            params["force"] = "true" if force else "false"
+        result: dict[str, Any] = await self.request(
+            "PATCH",
+            info.path(namespace, name, subresource),
+            verb="patch",
+            body=body,
+            content_type=_PATCH_CONTENT_TYPES[patch_type],
+            params=params,
+        )
+        return result
+
+    async def patch_status(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        *,
+        patch_type: PatchType = "merge",
+    ) -> dict[str, Any]:
+        """Patch the status subresource (only what we own)."""
+        return await self.patch(
+            api_version, kind, name, patch, namespace, patch_type=patch_type, subresource="status"
+        )
+
+    async def apply(
+        self,
+        obj: dict[str, Any],
+        *,
+        field_manager: str,
+        force: bool = True,
+        subresource: str | None = None,
+    ) -> dict[str, Any]:
+        """Server-side apply ``obj`` as ``field_manager`` (JSON is valid YAML)."""
+        meta = obj.get("metadata") or {}
+        return await self.patch(
+            obj["apiVersion"],
+            obj["kind"],
+            meta["name"],
+            obj,
+            meta.get("namespace"),
+            patch_type="apply",
+            subresource=subresource,
+            field_manager=field_manager,
+            force=force,
+        )
+
+    async def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: Literal["Foreground", "Background", "Orphan"] | None = None,
+        preconditions: dict[str, str] | None = None,
+        grace_period_seconds: int | None = None,
+    ) -> dict[str, Any] | None:
+        """Delete one object; ``preconditions`` may pin ``uid`` / ``resourceVersion``."""
+        info = await self.resource(api_version, kind)
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if propagation_policy:
+            body["propagationPolicy"] = propagation_policy
+        if preconditions:
+            body["preconditions"] = preconditions
+        if grace_period_seconds is not None:
+            body["gracePeriodSeconds"] = grace_period_seconds
+        result: dict[str, Any] | None = await self.request(
+            "DELETE", info.path(namespace, name), verb="delete", body=body
+        )
+        return result
+
+
+def _clean_params(params: dict[str, Any] | None) -> dict[str, str]:
+    if not params:
+        return {}
+    return {k: str(v) for k, v in params.items() if v is not None and v != ""}
+
+
+__all__ = ["ApiError", "Client", "PatchType", "RequestStats", "WatchEvent"]

@@ -1,0 +1,11 @@
+"""REST client metrics, named as client-go registers them."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+REST_CLIENT_REQUESTS = Counter(
+    "rest_client_requests",
+    "Number of HTTP requests, partitioned by status code, method, and host.",
+    ["code", "method", "host"],
+)

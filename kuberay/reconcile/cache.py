@@ -1,0 +1,146 @@
+"""The manager's read cache: informers per kind, scoped by namespaces and selectors.
+
+Controllers read from here instead of the apiserver. Reading a kind nobody
+registered raises :class:`NotRegistered` rather than silently starting an
+informer (an empty, unsynced cache would look like "no objects" and make a
+controller create duplicates).
+
+Scope: ``namespaces`` (None = all) applies to namespaced kinds; ``by_object``
+narrows one kind with a label/field selector, e.g. only pods labelled
+``app.kubernetes.io/created-by=kuberay-operator``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from kuberay.informers import SharedIndexInformer, SharedInformerFactory
+from kuberay.informers.store import IndexFunc
+from kuberay.kube import Client
+
+Obj = dict[str, Any]
+GVK = tuple[str, str]
+
+
+class NotRegistered(LookupError):
+    """The cache has no informer for this kind; register it (for_/owns/watches or
+    :meth:`Cache.register`) before the manager starts."""
+
+
+@attrs.frozen
+class ByObject:
+    """Cache scope for one kind: ``label_selector`` / ``field_selector`` strings."""
+
+    label_selector: str | None = None
+    field_selector: str | None = None
+
+
+def label_selector_from(labels: Mapping[str, str]) -> str:
+    """``{"a": "b", "c": "d"}`` -> ``"a=b,c=d"``."""
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+class Cache:
+    """Registers informers by kind, reads across them; shares the informer factory."""
+
+    def __init__(
+        self,
+        client: Client,
+        factory: SharedInformerFactory,
+        *,
+        namespaces: list[str] | None = None,
+        by_object: Mapping[GVK, ByObject] | None = None,
+    ) -> None:
+        self.client = client
+        self.factory = factory
+        self.namespaces = list(namespaces) if namespaces else None
+        self.by_object = dict(by_object or {})
+        self._informers: dict[GVK, list[SharedIndexInformer]] = {}
+        self._indexers: dict[GVK, dict[str, IndexFunc]] = {}
+
+    async def register(self, api_version: str, kind: str) -> list[SharedIndexInformer]:
+        """The informers backing ``kind`` (one per watched namespace), created if needed."""
+        key = (api_version, kind)
+        found = self._informers.get(key)
+        if found is not None:
+            return found
+        info = await self.client.resource(api_version, kind)
+        scope = self.by_object.get(key, ByObject())
+        namespaces: list[str | None] = (
+            list(self.namespaces) if (self.namespaces and info.namespaced) else [None]
+        )
+        informers = [
+            self.factory.informer_for(
+                api_version,
+                kind,
+                namespace=ns,
+                label_selector=scope.label_selector,
+                field_selector=scope.field_selector,
+                indexers=self._indexers.get(key),
+            )
+            for ns in namespaces
+        ]
+        self._informers[key] = informers
+        return informers
+
+    def add_index(self, api_version: str, kind: str, name: str, fn: IndexFunc) -> None:
+        """Add a named index to ``kind``'s informers (now, or when they are created)."""
+        key = (api_version, kind)
+        self._indexers.setdefault(key, {})[name] = fn
+        for informer in self._informers.get(key, []):
+            if name not in informer.indexer._indexers:
+                informer.indexer.add_indexers({name: fn})
+
+    def _for(self, api_version: str, kind: str) -> list[SharedIndexInformer]:
+        found = self._informers.get((api_version, kind))
+        if found is None:
+            raise NotRegistered(f"no informer registered for {kind}.{api_version}")
+        return found
+
+    def get(self, api_version: str, kind: str, namespace: str | None, name: str) -> Obj | None:
+        """The cached object, or None. Shared and read-only: copy before changing."""
+        for informer in self._for(api_version, kind):
+            obj = informer.indexer.get(namespace, name)
+            if obj is not None:
+                return obj
+        return None
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        labels: Mapping[str, str] | None = None,
+        index: tuple[str, str] | None = None,
+        where: Callable[[Obj], bool] | None = None,
+    ) -> list[Obj]:
+        """Cached objects of ``kind``, optionally in ``namespace``, matching every label in
+        ``labels``, filed under ``index=(name, value)`` and passing ``where``."""
+        out: list[Obj] = []
+        for informer in self._for(api_version, kind):
+            if index is not None:
+                objs = informer.indexer.by_index(*index)
+            elif namespace:
+                objs = informer.indexer.by_index("namespace", namespace)
+            else:
+                objs = informer.indexer.list()
+            for obj in objs:
+                meta = obj.get("metadata") or {}
+                if namespace and meta.get("namespace") != namespace:
+                    continue
+                if labels:
+                    have = meta.get("labels") or {}
+                    if any(have.get(k) != v for k, v in labels.items()):
+                        continue
+                if where is not None and not where(obj):
+                    continue
+                out.append(obj)
+        return out
+
+    def has_synced(self) -> bool:
+        """True when every registered informer has synced."""
+        return all(i.has_synced() for group in self._informers.values() for i in group)

@@ -1,0 +1,155 @@
+"""EventRecorder: core/v1 Events about objects, with repeats aggregated.
+
+``event(obj, type, reason, message)`` never blocks and never fails the caller:
+events are written by a background task (at most ``queue_size`` waiting; more
+are dropped with a log line, as client-go's broadcaster does). The same
+(object, type, reason, message) within ``aggregate_window`` seconds bumps
+``count`` and ``lastTimestamp`` of the existing Event instead of creating one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import socket
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from kuberay.kube import ApiError, Client, KubeError, NotFound
+
+log = structlog.get_logger("kuberay.events")
+
+Obj = dict[str, Any]
+NORMAL = "Normal"
+WARNING = "Warning"
+
+
+def _now_rfc3339() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class EventRecorder:
+    """Writes Events for ``component`` (the ``source.component`` / reportingController)."""
+
+    def __init__(
+        self,
+        client: Client,
+        component: str,
+        *,
+        host: str | None = None,
+        aggregate_window: float = 600.0,
+        queue_size: int = 1000,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.component = component
+        self.host = host or socket.gethostname()
+        self.aggregate_window = aggregate_window
+        self._now = now
+        self._queue: asyncio.Queue[tuple[Obj, str, str, str]] = asyncio.Queue(queue_size)
+        # seen[(object id, type, reason, message)] = (namespace, event name, count, last seen)
+        self._seen: dict[tuple[str, str, str, str], tuple[str, str, int, float]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self.written = 0
+
+    def event(self, obj: Obj, event_type: str, reason: str, message: str) -> None:
+        """Record an Event about ``obj`` (``event_type`` is ``Normal`` or ``Warning``)."""
+        try:
+            self._queue.put_nowait((obj, event_type, reason, message))
+        except asyncio.QueueFull:
+            log.warning("event dropped: queue full", reason=reason)
+            return
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="event-recorder")
+
+    def eventf(self, obj: Obj, event_type: str, reason: str, fmt: str, *args: Any) -> None:
+        """``event`` with a %-formatted message."""
+        self.event(obj, event_type, reason, fmt % args if args else fmt)
+
+    async def flush(self) -> None:
+        """Wait until every recorded event has been written (or failed)."""
+        await self._queue.join()
+
+    async def close(self) -> None:
+        """Write what is queued, then stop the writer task."""
+        if self._task is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(5):
+                    await self.flush()
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            obj, etype, reason, message = await self._queue.get()
+            try:
+                await self._write(obj, etype, reason, message)
+            except asyncio.CancelledError:
+                raise
+            except (KubeError, KeyError) as exc:
+                log.warning("could not write event", reason=reason, error=str(exc))
+            finally:
+                self._queue.task_done()
+
+    async def _write(self, obj: Obj, etype: str, reason: str, message: str) -> None:
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") or "default"
+        ident = meta.get("uid") or f"{namespace}/{obj.get('kind')}/{meta.get('name')}"
+        key = (str(ident), etype, reason, message)
+        now = self._now()
+        seen = self._seen.get(key)
+        stamp = _now_rfc3339()
+        if seen is not None and now - seen[3] < self.aggregate_window:
+            ns, name, count, _ = seen
+            try:
+                await self.client.patch(
+                    "v1", "Event", name, {"count": count + 1, "lastTimestamp": stamp}, ns
+                )
+                self._seen[key] = (ns, name, count + 1, now)
+                self.written += 1
+                return
+            except NotFound:
+                pass
+        name = f"{meta.get('name')}.{time.time_ns():x}"
+        body: Obj = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": {
+                k: v
+                for k, v in {
+                    "apiVersion": obj.get("apiVersion"),
+                    "kind": obj.get("kind"),
+                    "name": meta.get("name"),
+                    "namespace": meta.get("namespace"),
+                    "uid": meta.get("uid"),
+                    "resourceVersion": meta.get("resourceVersion"),
+                }.items()
+                if v
+            },
+            "reason": reason,
+            "message": message[:1024],
+            "type": etype,
+            "source": {"component": self.component, "host": self.host},
+            "reportingComponent": self.component,
+            "reportingInstance": self.host,
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+        }
+        try:
+            await self.client.create(body)
+        except ApiError as exc:
+            log.warning("could not create event", reason=reason, error=str(exc))
+            return
+        self.written += 1
+        self._seen[key] = (namespace, name, 1, now)
+        if len(self._seen) > 4096:
+            cutoff = now - self.aggregate_window
+            self._seen = {k: v for k, v in self._seen.items() if v[3] >= cutoff}
