@@ -1,0 +1,42 @@
+"""Small test helpers shared by integration and e2e tests."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+async def eventually(
+    check: Callable[[], T | Awaitable[T]],
+    *,
+    timeout: float = 30.0,
+    interval: float = 0.1,
+    message: str = "condition not met",
+) -> T:
+    """Poll ``check`` until it returns a truthy value (returned) or ``timeout`` passes.
+
+    Exceptions raised by ``check`` count as "not yet"; the last one is reported.
+    """
+    deadline = time.monotonic() + timeout
+    last_exc: BaseException | None = None
+    last: T | None = None
+    while True:
+        try:
+            result = check()
+            if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+                result = await result
+            last = result  # type: ignore[assignment]
+            if result:
+                return result  # type: ignore[return-value]
+        except AssertionError as exc:
+            last_exc = exc
+        except Exception as exc:
+            last_exc = exc
+        if time.monotonic() > deadline:
+            detail = f": last error {last_exc!r}" if last_exc else f": last value {last!r}"
+            raise AssertionError(f"{message} within {timeout}s{detail}")
+        await asyncio.sleep(interval)

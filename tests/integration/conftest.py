@@ -1,0 +1,20 @@
+"""Fixtures for tests on the real apiserver that use kuberay's own client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from kuberay.kube import Client
+
+
+@pytest.fixture
+async def kclient(kubeconfig_path: Path) -> AsyncIterator[Client]:
+    """kuberay's dict client as cluster admin, unthrottled."""
+    client = await Client.from_kubeconfig(kubeconfig_path, qps=0, burst=1)
+    try:
+        yield client
+    finally:
+        await client.close()
