@@ -127,7 +127,7 @@ class Client:
         self._session: aiohttp.ClientSession | None = None
         self._ssl_server_name: str | None = getattr(configuration, "tls_server_name", None)
         self._resources: dict[tuple[str, str], ResourceInfo] = dict(BUILTIN_RESOURCES)
-        self._discovered: set[str] = set()
+        self._watches: set[aiohttp.ClientResponse] = set()
 
     # ----- construction -------------------------------------------------
     @classmethod
@@ -200,8 +200,23 @@ class Client:
             self._session = self._make_session()
         return self._session
 
+    @property
+    def open_watches(self) -> int:
+        """How many watch streams are open right now."""
+        return len(self._watches)
+
+    def close_watches(self) -> int:
+        """Abort every open watch stream; returns how many. Their iterators raise
+        TransportError (reflectors then re-watch from their last resourceVersion).
+        Used on shutdown, and by tests to simulate a dropped connection."""
+        watches = list(self._watches)
+        for resp in watches:
+            resp.close()
+        return len(watches)
+
     async def close(self) -> None:
-        """Close the HTTP session; the client can't be used afterwards."""
+        """Abort watches and close the HTTP session (a later request opens a new one)."""
+        self.close_watches()
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -411,6 +426,7 @@ class Client:
         await self.throttle.acquire()
         headers = await self._headers(None)
         code = 0
+        opened: aiohttp.ClientResponse | None = None
         try:
             async with self.session.get(
                 self.host + info.path(namespace),
@@ -423,6 +439,8 @@ class Client:
                 self._count("GET", "watch", code)
                 if code >= 400:
                     raise error_from_response(code, await resp.read(), dict(resp.headers))
+                self._watches.add(resp)
+                opened = resp
                 while True:
                     try:
                         async with asyncio.timeout(inactivity_timeout):
@@ -432,6 +450,8 @@ class Client:
                             f"watch {info.plural}: no event for {inactivity_timeout:.0f}s"
                         ) from exc
                     if not line:
+                        if resp.closed and resp in self._watches:
+                            raise TransportError(f"watch {info.plural}: connection closed")
                         return
                     line = line.strip()
                     if not line:
@@ -446,6 +466,9 @@ class Client:
             if code == 0:
                 self._count("GET", "watch", 0)
             raise TransportError(f"watch {info.plural}: {exc!r}") from exc
+        finally:
+            if opened is not None:
+                self._watches.discard(opened)
 
     # ----- writes ---------------------------------------------------------
     async def create(
