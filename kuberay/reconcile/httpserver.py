@@ -16,6 +16,8 @@ from aiohttp import web
 
 Check = Callable[[], Awaitable[None] | None]
 
+REGISTRY_KEY = web.AppKey("registry", prometheus_client.CollectorRegistry)
+
 
 def parse_bind_address(addr: str) -> tuple[str, int] | None:
     """``":8080"`` -> ``("0.0.0.0", 8080)``; ``"127.0.0.1:0"`` keeps port 0; ``"0"``/"" -> None."""
@@ -63,7 +65,7 @@ class ProbeChecks:
 
 
 async def _metrics(request: web.Request) -> web.Response:
-    registry = request.app["registry"]
+    registry = request.app[REGISTRY_KEY]
     body = prometheus_client.generate_latest(registry)
     return web.Response(body=body, headers={"Content-Type": prometheus_client.CONTENT_TYPE_LATEST})
 
@@ -95,7 +97,7 @@ class Server:
 def metrics_app(registry: prometheus_client.CollectorRegistry) -> web.Application:
     """An app serving ``/metrics`` from ``registry``."""
     app = web.Application()
-    app["registry"] = registry
+    app[REGISTRY_KEY] = registry
     app.router.add_get("/metrics", _metrics)
     return app
 

@@ -1,0 +1,267 @@
+"""The reconcile runtime on the real apiserver: owners, backoff, requeue, metrics,
+probes and leader election."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from kuberay.kube import Client
+from kuberay.reconcile import Manager, Request, Result
+from kuberay.workqueue import ItemExponentialFailureRateLimiter
+from tests.helpers import eventually
+
+
+def cm(name: str, ns: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": ns},
+        **extra,
+    }
+
+
+class Recording:
+    """A reconciler that records calls and defers to ``behaviour``."""
+
+    def __init__(self, behaviour: Callable[[Request, int], Result] | None = None) -> None:
+        self.calls: list[tuple[Request, float]] = []
+        self.behaviour = behaviour
+
+    async def reconcile(self, request: Request) -> Result:
+        self.calls.append((request, time.monotonic()))
+        n = sum(1 for r, _ in self.calls if r == request)
+        if self.behaviour is not None:
+            return self.behaviour(request, n)
+        return Result()
+
+    def count(self, request: Request) -> int:
+        return sum(1 for r, _ in self.calls if r == request)
+
+
+@contextlib.asynccontextmanager
+async def running(mgr: Manager) -> AsyncIterator[asyncio.Task[None]]:
+    task = asyncio.create_task(mgr.run())
+    try:
+        yield task
+    finally:
+        mgr.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 30)
+
+
+def manager(client: Client, namespace: str, **kw: Any) -> Manager:
+    kw.setdefault("metrics_bind_address", "0")
+    kw.setdefault("health_probe_bind_address", "0")
+    return Manager(client, namespaces=[namespace], handle_signals=False, **kw)
+
+
+async def test_owned_child_change_reconciles_owner(kclient: Client, namespace: str) -> None:
+    owner = await kclient.create(cm("owner", namespace))
+    ref = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "owner",
+        "uid": owner["metadata"]["uid"],
+        "controller": True,
+    }
+    await kclient.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "child", "namespace": namespace, "ownerReferences": [ref]},
+            "stringData": {"a": "b"},
+        }
+    )
+    mgr = manager(kclient, namespace)
+    rec = Recording()
+    mgr.controller("owner-test").for_("v1", "ConfigMap").owns("v1", "Secret").complete(rec)
+    req = Request(namespace, "owner")
+    async with running(mgr):
+        await eventually(lambda: rec.count(req) >= 1, message="initial reconcile")
+        await asyncio.sleep(0.3)
+        before = rec.count(req)
+        await kclient.patch(
+            "v1", "Secret", "child", {"metadata": {"labels": {"x": "y"}}}, namespace
+        )
+        await eventually(
+            lambda: rec.count(req) > before, message="owner reconciled after child change"
+        )
+        # The child itself is never a request of this controller.
+        assert all(r.name != "child" for r, _ in rec.calls)
+
+
+async def test_error_backs_off_and_retries(kclient: Client, namespace: str) -> None:
+    await kclient.create(cm("flaky", namespace))
+
+    def fail_three_times(req: Request, n: int) -> Result:
+        if n <= 3:
+            raise RuntimeError(f"attempt {n} fails")
+        return Result()
+
+    mgr = manager(kclient, namespace)
+    rec = Recording(fail_three_times)
+    limiter = ItemExponentialFailureRateLimiter(0.2, 10.0)
+    mgr.controller("flaky").for_("v1", "ConfigMap").with_options(rate_limiter=limiter).complete(rec)
+    req = Request(namespace, "flaky")
+    async with running(mgr):
+        await eventually(lambda: rec.count(req) >= 4, timeout=20, message="retried until success")
+        await asyncio.sleep(0.5)
+        assert rec.count(req) == 4  # success stops the retries
+    times = [t for r, t in rec.calls if r == req]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    # 0.2 s, 0.4 s, 0.8 s backoff (scheduling adds a little).
+    for gap, want in zip(gaps, [0.2, 0.4, 0.8], strict=True):
+        assert want * 0.9 <= gap <= want + 0.5, gaps
+    assert limiter.num_requeues(req) == 0  # forgotten after success
+
+
+async def test_requeue_after_fires(kclient: Client, namespace: str) -> None:
+    await kclient.create(cm("periodic", namespace))
+    mgr = manager(kclient, namespace)
+    rec = Recording(lambda req, n: Result(requeue_after=0.5) if n < 3 else Result())
+    mgr.controller("periodic").for_("v1", "ConfigMap").complete(rec)
+    req = Request(namespace, "periodic")
+    async with running(mgr):
+        await eventually(lambda: rec.count(req) >= 3, timeout=10)
+    times = [t for r, t in rec.calls if r == req]
+    assert 0.45 <= times[1] - times[0] <= 1.5
+    assert 0.45 <= times[2] - times[1] <= 1.5
+
+
+async def test_metrics_and_probes(kclient: Client, namespace: str) -> None:
+    await kclient.create(cm("m", namespace))
+    mgr = manager(
+        kclient,
+        namespace,
+        metrics_bind_address="127.0.0.1:0",
+        health_probe_bind_address="127.0.0.1:0",
+    )
+    rec = Recording()
+    mgr.controller("metrics-test").for_("v1", "ConfigMap").complete(rec)
+    async with running(mgr), aiohttp.ClientSession() as http:
+        await eventually(lambda: rec.count(Request(namespace, "m")) >= 1)
+        metrics_port = mgr.servers["metrics"].port
+        probes_port = mgr.servers["probes"].port
+        async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as resp:
+            text = await resp.text()
+        for series in (
+            'controller_runtime_reconcile_total{controller="metrics-test",result="success"}',
+            'controller_runtime_reconcile_errors_total{controller="metrics-test"}',
+            'controller_runtime_reconcile_time_seconds_bucket{controller="metrics-test"',
+            'controller_runtime_max_concurrent_reconciles{controller="metrics-test"} 1.0',
+            'controller_runtime_active_workers{controller="metrics-test"}',
+            'workqueue_adds_total{controller="metrics-test",name="metrics-test"}',
+            'workqueue_depth{controller="metrics-test",name="metrics-test"}',
+            'workqueue_queue_duration_seconds_bucket{controller="metrics-test"',
+            'workqueue_work_duration_seconds_bucket{controller="metrics-test"',
+            'workqueue_retries_total{controller="metrics-test",name="metrics-test"}',
+            'workqueue_unfinished_work_seconds{controller="metrics-test",name="metrics-test"}',
+            'workqueue_longest_running_processor_seconds{controller="metrics-test"',
+            "rest_client_requests_total{",
+        ):
+            assert series in text, series
+        for path in ("/healthz", "/readyz", "/readyz/informers", "/healthz/ping"):
+            async with http.get(f"http://127.0.0.1:{probes_port}{path}") as resp:
+                assert resp.status == 200, path
+                assert (await resp.text()).strip() == "ok"
+        async with http.get(f"http://127.0.0.1:{probes_port}/readyz/nope") as resp:
+            assert resp.status == 404
+
+
+async def test_leader_election_hands_over(kubeconfig_path: Path, namespace: str) -> None:
+    clients = [await Client.from_kubeconfig(kubeconfig_path, qps=0) for _ in range(2)]
+    await clients[0].create(cm("le", namespace))
+    lease_id = "le-test"
+    recs = [Recording(), Recording()]
+    mgrs = []
+    for client, rec in zip(clients, recs, strict=True):
+        mgr = manager(
+            client,
+            namespace,
+            leader_election=True,
+            leader_election_id=lease_id,
+            leader_election_namespace=namespace,
+            lease_duration=4.0,
+            renew_deadline=3.0,
+            retry_period=0.5,
+        )
+        mgr.controller("le").for_("v1", "ConfigMap").complete(rec)
+        mgrs.append(mgr)
+    tasks = [asyncio.create_task(m.run()) for m in mgrs]
+    try:
+        req = Request(namespace, "le")
+        await eventually(
+            lambda: any(r.count(req) for r in recs), timeout=20, message="someone leads"
+        )
+        leader = 0 if recs[0].count(req) else 1
+        standby = 1 - leader
+        await asyncio.sleep(2.0)
+        # Only the leader reconciles, even when the object changes.
+        await clients[0].patch("v1", "ConfigMap", "le", {"data": {"a": "1"}}, namespace)
+        await eventually(lambda: recs[leader].count(req) >= 2, timeout=10)
+        assert recs[standby].count(req) == 0
+        lease = await clients[0].get("coordination.k8s.io/v1", "Lease", lease_id, namespace)
+        assert lease["spec"]["holderIdentity"] == mgrs[leader].elector.identity  # type: ignore[union-attr]
+
+        # The leader stops (releasing the lease): the standby takes over within the lease time.
+        stopped_at = time.monotonic()
+        mgrs[leader].stop()
+        await asyncio.wait_for(tasks[leader], 20)
+        await eventually(
+            lambda: recs[standby].count(req) >= 1, timeout=10, message="standby took over"
+        )
+        assert time.monotonic() - stopped_at < 4.0 + 1.0
+        lease = await clients[0].get("coordination.k8s.io/v1", "Lease", lease_id, namespace)
+        assert lease["spec"]["holderIdentity"] == mgrs[standby].elector.identity  # type: ignore[union-attr]
+        assert lease["spec"]["leaseTransitions"] >= 1
+    finally:
+        for m in mgrs:
+            m.stop()
+        for t in tasks:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(t, 20)
+        for c in clients:
+            await c.close()
+
+
+async def test_leader_that_cannot_renew_steps_down(kclient: Client, namespace: str) -> None:
+    """A leader whose lease is taken over (e.g. it was partitioned) stops its controllers."""
+    await kclient.create(cm("steal", namespace))
+    mgr = manager(
+        kclient,
+        namespace,
+        leader_election=True,
+        leader_election_id="steal",
+        leader_election_namespace=namespace,
+        lease_duration=3.0,
+        renew_deadline=2.0,
+        retry_period=0.5,
+    )
+    rec = Recording()
+    mgr.controller("steal").for_("v1", "ConfigMap").complete(rec)
+    task = asyncio.create_task(mgr.run())
+    try:
+        await eventually(lambda: mgr.leading.is_set(), timeout=15)
+        # Someone else grabs the lease for a long time.
+        lease = await kclient.get("coordination.k8s.io/v1", "Lease", "steal", namespace)
+        lease["spec"]["holderIdentity"] = "intruder"
+        lease["spec"]["leaseDurationSeconds"] = 3600
+        await kclient.update(lease)
+        from kuberay.reconcile import LeaderElectionLost
+
+        with pytest.raises(LeaderElectionLost):
+            await asyncio.wait_for(task, 15)
+        assert not mgr.leading.is_set()
+    finally:
+        mgr.stop()
+        if not task.done():
+            task.cancel()
