@@ -1,0 +1,186 @@
+"""Predicates, handlers, expectations and the controller's outcome handling."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from typing import Any
+
+import pytest
+import structlog
+
+from kuberay.informers import DeletedFinalStateUnknown
+from kuberay.logging import configure_logging
+from kuberay.reconcile import (
+    Controller,
+    Expectations,
+    GenerationChangedPredicate,
+    LabelChangedPredicate,
+    Request,
+    Result,
+    TerminalError,
+    and_,
+    enqueue_for_object,
+    enqueue_for_owner,
+    not_,
+    or_,
+    predicate_funcs,
+)
+from kuberay.workqueue import ItemExponentialFailureRateLimiter
+
+
+def obj(
+    name: str,
+    ns: str = "ns",
+    gen: int = 1,
+    labels: dict[str, str] | None = None,
+    owners: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": ns,
+        "generation": gen,
+        "labels": labels or {},
+    }
+    if owners is not None:
+        meta["ownerReferences"] = owners
+    return {"metadata": meta}
+
+
+class ListQueue:
+    def __init__(self) -> None:
+        self.items: list[Request] = []
+
+    def add(self, item: Request) -> None:
+        self.items.append(item)
+
+
+def test_generation_and_label_predicates() -> None:
+    assert not GenerationChangedPredicate.update(obj("a", gen=1), obj("a", gen=1))
+    assert GenerationChangedPredicate.update(obj("a", gen=1), obj("a", gen=2))
+    either = or_(GenerationChangedPredicate, LabelChangedPredicate)
+    assert either.update(obj("a"), obj("a", labels={"x": "y"}))
+    both = and_(GenerationChangedPredicate, LabelChangedPredicate)
+    assert not both.update(obj("a"), obj("a", labels={"x": "y"}))
+    assert not_(GenerationChangedPredicate).update(obj("a"), obj("a"))
+    only_b = predicate_funcs(lambda o: o["metadata"]["name"] == "b")
+    assert only_b.create(obj("b")) and not only_b.create(obj("a"))
+
+
+def test_enqueue_for_object_filters_and_handles_tombstones() -> None:
+    q = ListQueue()
+    h = enqueue_for_object(q, [GenerationChangedPredicate])
+    h.on_add(obj("a"), True)
+    h.on_update(obj("a"), obj("a"))  # resync / status-only: filtered
+    h.on_update(obj("a"), obj("a", gen=2))
+    h.on_delete(DeletedFinalStateUnknown("ns/a", obj("a")))
+    assert q.items == [Request("ns", "a")] * 3
+
+
+def test_enqueue_for_owner_matches_group_kind_and_controller_only() -> None:
+    q = ListQueue()
+    h = enqueue_for_owner(q, "ray.io/v1", "RayCluster")
+    owners = [
+        {"apiVersion": "ray.io/v1alpha1", "kind": "RayCluster", "name": "rc", "controller": True},
+        {"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "not-controller"},
+        {"apiVersion": "apps/v1", "kind": "RayCluster", "name": "other-group", "controller": True},
+    ]
+    h.on_add(obj("pod", owners=owners), False)
+    assert q.items == [Request("ns", "rc")]  # version ignored, group+kind+controller match
+    q.items.clear()
+    old = obj(
+        "pod",
+        owners=[{"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "x", "controller": True}],
+    )
+    new = obj(
+        "pod",
+        owners=[{"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "y", "controller": True}],
+    )
+    h.on_update(old, new)
+    assert q.items == [Request("ns", "x"), Request("ns", "y")]
+
+
+def test_expectations_lifecycle_and_expiry() -> None:
+    now = [0.0]
+    e = Expectations(ttl=300, now=lambda: now[0])
+    assert e.satisfied("ns/rc")
+    e.expect_creations("ns/rc", ["p1", "p2"])
+    e.expect_deletions("ns/rc", ["p0"])
+    assert not e.satisfied("ns/rc")
+    e.creation_observed("ns/rc", "p1")
+    e.creation_observed("ns/rc", "p2")
+    assert not e.satisfied("ns/rc")
+    assert e.pending("ns/rc") == (frozenset(), frozenset({"p0"}))
+    e.deletion_observed("ns/rc", "p0")
+    assert e.satisfied("ns/rc")
+    e.expect_creations("ns/rc", ["p3"])
+    now[0] = 301.0
+    assert e.satisfied("ns/rc")  # expired: a lost event cannot wedge the owner
+    e.expect_creations("ns/rc", ["p4"])
+    e.lower("ns/rc", "p4")  # the create failed
+    assert e.satisfied("ns/rc")
+
+
+class Scripted:
+    def __init__(self, outcomes: list[Any]) -> None:
+        self.outcomes = outcomes
+        self.log = structlog.get_logger("test")
+
+    async def reconcile(self, request: Request) -> Result:
+        self.log.info("reconciling")
+        out = self.outcomes.pop(0)
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+
+async def _controller(outcomes: list[Any]) -> Controller:
+    ctrl = Controller(
+        "unit", Scripted(outcomes), rate_limiter=ItemExponentialFailureRateLimiter(1, 100)
+    )
+    ctrl.queue = ctrl._make_queue()
+    return ctrl
+
+
+@pytest.mark.parametrize(
+    ("outcome", "requeues", "waiting"),
+    [
+        (Result(), 0, 0),  # success: backoff forgotten, nothing scheduled
+        (Result(requeue_after=5), 0, 1),  # forgotten, then scheduled after 5 s
+        (Result(requeue=True), 2, 1),  # rate-limited requeue
+        (RuntimeError("boom"), 2, 1),  # error: rate-limited requeue
+        (TerminalError("bad spec"), 1, 0),  # terminal: neither forgotten nor requeued
+    ],
+)
+async def test_outcomes(outcome: Any, requeues: int, waiting: int) -> None:
+    ctrl = await _controller([outcome])
+    assert ctrl.queue is not None
+    req = Request("ns", "a")
+    ctrl.queue.rate_limiter.when(req)  # one earlier failure on record
+    await ctrl.process(req)
+    assert ctrl.queue.num_requeues(req) == requeues
+    assert ctrl.queue.num_waiting() == waiting
+    ctrl.queue.shutdown()
+    await asyncio.sleep(0)
+
+
+async def test_reconcile_logs_carry_identity() -> None:
+    buf = io.StringIO()
+    configure_logging("json", stream=buf)
+    try:
+        ctrl = await _controller([RuntimeError("boom")])
+        await ctrl.process(Request("ns1", "obj1"))
+        assert ctrl.queue is not None
+        ctrl.queue.shutdown()
+    finally:
+        configure_logging("console")
+    lines = [json.loads(line) for line in buf.getvalue().splitlines() if line.startswith("{")]
+    assert len(lines) >= 2
+    for line in lines:
+        assert line["controller"] == "unit"
+        assert line["namespace"] == "ns1"
+        assert line["name"] == "obj1"
+        assert len(line["reconcile_id"]) == 16
+    assert lines[0]["reconcile_id"] == lines[-1]["reconcile_id"]
+    assert any(line["event"].startswith("reconcile failed") for line in lines)
