@@ -23,7 +23,7 @@ binaries-all: deps
 	$(BIN)/python hack/build.py --all
 
 lint: deps
-	$(BIN)/ruff check kuberay tests hack examples
+	$(BIN)/ruff check kuberay tests hack $(wildcard examples)
 	$(BIN)/mypy kuberay
 
 unit: deps
