@@ -1,0 +1,287 @@
+"""The operator's configuration: KubeRay's flags and its ``config.ray.io/v1alpha1``
+``Configuration`` file, resolved into one :class:`OperatorConfig`.
+
+Rules (as KubeRay's ``main.go``): with ``--config FILE`` the file decides and the
+other flags are ignored, except ``--feature-gates`` and the two log-encoder
+flags, which are always read from the command line. Anything wrong ends in a
+:class:`ConfigError` whose message is one line naming the flag or field.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+
+from kuberay.featuregates import FeatureGate, FeatureGateError, parse_bool
+
+CONFIG_API_VERSION = "config.ray.io/v1alpha1"
+CONFIG_KIND = "Configuration"
+BATCH_SCHEDULERS = ("volcano", "yunikorn", "kai-scheduler", "scheduler-plugins")
+ENCODERS = ("json", "console")
+LEADER_ELECTION_ID = "ray-operator-leader"
+
+
+class ConfigError(ValueError):
+    """Bad flag or configuration; the message is one line for the user."""
+
+
+@attrs.define
+class OperatorConfig:
+    """Everything the operator process needs, with KubeRay's defaults."""
+
+    metrics_addr: str = ":8080"
+    probe_addr: str = ":8082"
+    enable_leader_election: bool = True
+    leader_election_namespace: str = ""
+    reconcile_concurrency: int = 1
+    watch_namespaces: list[str] = attrs.field(factory=list)
+    log_file_path: str = ""
+    log_file_encoder: str = "json"
+    log_stdout_encoder: str = "json"
+    log_level: str = "info"
+    enable_batch_scheduler: bool = False
+    batch_scheduler: str = ""
+    use_kubernetes_proxy: bool = False
+    enable_metrics: bool = False
+    qps: float = 100.0
+    burst: int = 200
+    kubeconfig: str = ""
+    feature_gates: str = ""
+    head_sidecar_containers: list[dict[str, Any]] = attrs.field(factory=list)
+    worker_sidecar_containers: list[dict[str, Any]] = attrs.field(factory=list)
+    default_container_envs: list[dict[str, Any]] = attrs.field(factory=list)
+    default_pod_annotations: dict[str, str] = attrs.field(factory=dict)
+    default_pod_labels: dict[str, str] = attrs.field(factory=dict)
+    delete_rayjob_after_job_finishes: bool = False
+    config_file: str = ""
+
+
+# --------------------------------------------------------------------- flags
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, exit code 2 (argparse's convention)
+        raise ConfigError(message)
+
+
+def _bool(text: str) -> bool:
+    try:
+        return parse_bool(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"invalid boolean value {text!r}") from exc
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from exc
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from exc
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from exc
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``kuberay-operator`` flags (Go-style ``-flag`` and ``--flag`` both work)."""
+    p = _Parser(prog="kuberay-operator", description="KubeRay-compatible Ray operator")
+
+    def flag(name: str, **kw: Any) -> None:
+        p.add_argument(f"--{name}", f"-{name}", **kw)
+
+    def bool_flag(name: str, default: bool, help_text: str) -> None:
+        flag(name, type=_bool, nargs="?", const=True, default=default, help=help_text)
+
+    flag("metrics-addr", default=":8080", help="address the /metrics endpoint binds to")
+    flag("health-probe-bind-address", default=":8082", help="address the probes bind to")
+    bool_flag("enable-leader-election", True, "only one replica reconciles at a time")
+    flag("leader-election-namespace", default="", help="namespace of the leader Lease")
+    flag("reconcile-concurrency", type=_positive_int, default=1, help="workers per controller")
+    flag("watch-namespace", default="", help="comma-separated namespaces to watch (all if empty)")
+    bool_flag("forced-cluster-upgrade", False, "deprecated; has no effect")
+    flag("log-file-path", default="", help="also write logs to this file")
+    flag("log-file-encoder", default="json", choices=ENCODERS, help="encoder of the log file")
+    flag("log-stdout-encoder", default="json", choices=ENCODERS, help="encoder of stdout logs")
+    bool_flag("enable-batch-scheduler", False, "deprecated; same as --batch-scheduler=volcano")
+    flag("batch-scheduler", default="", help=f"one of {', '.join(BATCH_SCHEDULERS)}")
+    flag("config", default="", help="path to a config.ray.io/v1alpha1 Configuration file")
+    bool_flag("use-kubernetes-proxy", False, "reach Ray dashboards through the apiserver proxy")
+    flag("feature-gates", default="", help="comma-separated Name=true|false pairs")
+    bool_flag("enable-metrics", False, "export the kuberay_* metrics")
+    flag("qps", type=_non_negative_float, default=100.0, help="client-side requests per second")
+    flag("burst", type=_int, default=200, help="client-side burst")
+    flag("kubeconfig", default="", help="kubeconfig file (default $KUBECONFIG, then in-cluster)")
+    bool_flag("zap-devel", False, "development logging (console encoder, debug level)")
+    flag("zap-encoder", default="", choices=("", *ENCODERS), help="log encoder (zap compatible)")
+    flag("zap-log-level", default="info", help="debug, info or error")
+    flag("zap-stacktrace-level", default="error", help="accepted for compatibility")
+    flag("zap-time-encoding", default="iso8601", help="accepted for compatibility")
+    return p
+
+
+# --------------------------------------------------------------------- file
+_FILE_FIELDS: dict[str, tuple[str, type | tuple[type, ...]]] = {
+    "metricsAddr": ("metrics_addr", str),
+    "probeAddr": ("probe_addr", str),
+    "enableLeaderElection": ("enable_leader_election", bool),
+    "leaderElectionNamespace": ("leader_election_namespace", str),
+    "reconcileConcurrency": ("reconcile_concurrency", int),
+    "watchNamespace": ("watch_namespaces", str),
+    "logFile": ("log_file_path", str),
+    "logFileEncoder": ("log_file_encoder", str),
+    "logStdoutEncoder": ("log_stdout_encoder", str),
+    "enableBatchScheduler": ("enable_batch_scheduler", bool),
+    "batchScheduler": ("batch_scheduler", str),
+    "useKubernetesProxy": ("use_kubernetes_proxy", bool),
+    "enableMetrics": ("enable_metrics", bool),
+    "qps": ("qps", (int, float)),
+    "burst": ("burst", int),
+    "headSidecarContainers": ("head_sidecar_containers", list),
+    "workerSidecarContainers": ("worker_sidecar_containers", list),
+    "defaultContainerEnvs": ("default_container_envs", list),
+    "defaultPodAnnotations": ("default_pod_annotations", dict),
+    "defaultPodLabels": ("default_pod_labels", dict),
+    "deleteRayJobAfterJobFinishes": ("delete_rayjob_after_job_finishes", bool),
+}
+
+
+def load_config_file(path: str) -> tuple[OperatorConfig, list[str]]:
+    """Read a Configuration file; returns the config and warnings (unknown fields)."""
+    try:
+        raw = yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        raise ConfigError(f"--config {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--config {path}: not valid YAML: {str(exc).splitlines()[0]}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"--config {path}: expected a {CONFIG_KIND} object")
+    api_version, kind = raw.get("apiVersion"), raw.get("kind")
+    if api_version not in (None, CONFIG_API_VERSION) or kind not in (None, CONFIG_KIND):
+        raise ConfigError(
+            f"--config {path}: expected apiVersion {CONFIG_API_VERSION} kind {CONFIG_KIND}, "
+            f"got {api_version} {kind}"
+        )
+    cfg = OperatorConfig(config_file=path)
+    warnings: list[str] = []
+    for key, value in raw.items():
+        if key in ("apiVersion", "kind", "metadata"):
+            continue
+        if key not in _FILE_FIELDS:
+            warnings.append(f"--config {path}: unknown field {key!r} ignored")
+            continue
+        attr, want = _FILE_FIELDS[key]
+        if value is None:
+            continue
+        ok = isinstance(value, want) and not (
+            want in (int, (int, float)) and isinstance(value, bool)
+        )
+        if not ok:
+            names = want.__name__ if isinstance(want, type) else "number"
+            raise ConfigError(f"--config {path}: field {key} must be a {names}, got {value!r}")
+        if key == "watchNamespace":
+            value = _split_namespaces(value)
+        if key == "qps":
+            value = float(value)
+        setattr(cfg, attr, value)
+    return cfg, warnings
+
+
+def _split_namespaces(text: str) -> list[str]:
+    return [ns.strip() for ns in text.split(",") if ns.strip()]
+
+
+# --------------------------------------------------------------------- resolve
+def parse_config(argv: list[str], gates: FeatureGate) -> tuple[OperatorConfig, list[str]]:
+    """Flags (and the config file they name) -> validated config; gates are set in place.
+
+    Returns the config and any warnings to log once logging is configured.
+    """
+    args = build_parser().parse_args(argv)
+    warnings: list[str] = []
+    if args.config:
+        cfg, warnings = load_config_file(args.config)
+    else:
+        cfg = OperatorConfig(
+            metrics_addr=args.metrics_addr,
+            probe_addr=args.health_probe_bind_address,
+            enable_leader_election=args.enable_leader_election,
+            leader_election_namespace=args.leader_election_namespace,
+            reconcile_concurrency=args.reconcile_concurrency,
+            watch_namespaces=_split_namespaces(args.watch_namespace),
+            log_file_path=args.log_file_path,
+            enable_batch_scheduler=args.enable_batch_scheduler,
+            batch_scheduler=args.batch_scheduler,
+            use_kubernetes_proxy=args.use_kubernetes_proxy,
+            enable_metrics=args.enable_metrics,
+            qps=args.qps,
+            burst=args.burst,
+        )
+        if args.forced_cluster_upgrade:
+            warnings.append("--forced-cluster-upgrade is deprecated and has no effect")
+    # Always from the command line, even with --config.
+    cfg.log_stdout_encoder = args.zap_encoder or args.log_stdout_encoder
+    cfg.log_file_encoder = args.log_file_encoder
+    cfg.kubeconfig = args.kubeconfig
+    cfg.feature_gates = args.feature_gates
+    cfg.log_level = "debug" if args.zap_devel else args.zap_log_level
+    if args.zap_devel and not args.zap_encoder:
+        cfg.log_stdout_encoder = "console"
+    try:
+        gates.set_from_string(args.feature_gates)
+    except FeatureGateError as exc:
+        raise ConfigError(f"--feature-gates: {exc}") from exc
+    validate(cfg, gates)
+    return cfg, warnings
+
+
+def validate(cfg: OperatorConfig, gates: FeatureGate) -> None:
+    """Cross-field checks, as KubeRay's ``ValidateBatchSchedulerConfig`` and friends."""
+    for name, value in (
+        ("log-stdout-encoder", cfg.log_stdout_encoder),
+        ("log-file-encoder", cfg.log_file_encoder),
+    ):
+        if value not in ENCODERS:
+            raise ConfigError(f"--{name}: must be json or console, got {value!r}")
+    if cfg.log_level.lower() not in ("debug", "info", "warn", "warning", "error"):
+        raise ConfigError(f"--zap-log-level: unknown level {cfg.log_level!r}")
+    if cfg.reconcile_concurrency < 1:
+        raise ConfigError(
+            f"reconcileConcurrency must be at least 1, got {cfg.reconcile_concurrency}"
+        )
+    if cfg.qps < 0 or cfg.burst < 0:
+        raise ConfigError("qps and burst must not be negative")
+    batch_requested = cfg.enable_batch_scheduler or bool(cfg.batch_scheduler)
+    if gates.enabled("KubernetesWAS") and batch_requested:
+        raise ConfigError(
+            "the KubernetesWAS feature gate cannot be combined with a batch scheduler "
+            "(--batch-scheduler / --enable-batch-scheduler)"
+        )
+    if cfg.enable_batch_scheduler and cfg.batch_scheduler:
+        raise ConfigError(
+            "do not use both --enable-batch-scheduler (deprecated) and --batch-scheduler"
+        )
+    if cfg.batch_scheduler and cfg.batch_scheduler not in BATCH_SCHEDULERS:
+        raise ConfigError(
+            f"--batch-scheduler: unknown scheduler {cfg.batch_scheduler!r}; "
+            f"choose one of {', '.join(BATCH_SCHEDULERS)}"
+        )
+    if cfg.enable_batch_scheduler:
+        cfg.batch_scheduler = "volcano"
