@@ -1,6 +1,6 @@
 """EventRecorder: core/v1 Events about objects, with repeats aggregated.
 
-``event(obj, type, reason, message)`` never blocks and never fails the caller:
+``event(obj, type, reason, message, action=...)`` never blocks and never fails the caller:
 events are written by a background task (at most ``queue_size`` waiting; more
 are dropped with a log line, as client-go's broadcaster does). The same
 (object, type, reason, message) within ``aggregate_window`` seconds bumps
@@ -50,16 +50,17 @@ class EventRecorder:
         self.host = host or socket.gethostname()
         self.aggregate_window = aggregate_window
         self._now = now
-        self._queue: asyncio.Queue[tuple[Obj, str, str, str]] = asyncio.Queue(queue_size)
+        self._queue: asyncio.Queue[tuple[Obj, str, str, str, str]] = asyncio.Queue(queue_size)
         # seen[(object id, type, reason, message)] = (namespace, event name, count, last seen)
         self._seen: dict[tuple[str, str, str, str], tuple[str, str, int, float]] = {}
         self._task: asyncio.Task[None] | None = None
         self.written = 0
 
-    def event(self, obj: Obj, event_type: str, reason: str, message: str) -> None:
-        """Record an Event about ``obj`` (``event_type`` is ``Normal`` or ``Warning``)."""
+    def event(self, obj: Obj, event_type: str, reason: str, message: str, action: str = "") -> None:
+        """Record an Event about ``obj`` (``event_type`` is ``Normal`` or ``Warning``;
+        ``action`` is what was done, e.g. ``Create``, as events.k8s.io records it)."""
         try:
-            self._queue.put_nowait((obj, event_type, reason, message))
+            self._queue.put_nowait((obj, event_type, reason, message, action))
         except asyncio.QueueFull:
             log.warning("event dropped: queue full", reason=reason)
             return
@@ -69,6 +70,10 @@ class EventRecorder:
     def eventf(self, obj: Obj, event_type: str, reason: str, fmt: str, *args: Any) -> None:
         """``event`` with a %-formatted message."""
         self.event(obj, event_type, reason, fmt % args if args else fmt)
+
+    def pending(self) -> int:
+        """Events recorded but not yet written."""
+        return self._queue.qsize()
 
     async def flush(self) -> None:
         """Wait until every recorded event has been written (or failed)."""
@@ -87,9 +92,9 @@ class EventRecorder:
 
     async def _run(self) -> None:
         while True:
-            obj, etype, reason, message = await self._queue.get()
+            obj, etype, reason, message, action = await self._queue.get()
             try:
-                await self._write(obj, etype, reason, message)
+                await self._write(obj, etype, reason, message, action)
             except asyncio.CancelledError:
                 raise
             except (KubeError, KeyError) as exc:
@@ -97,7 +102,7 @@ class EventRecorder:
             finally:
                 self._queue.task_done()
 
-    async def _write(self, obj: Obj, etype: str, reason: str, message: str) -> None:
+    async def _write(self, obj: Obj, etype: str, reason: str, message: str, action: str) -> None:
         meta = obj.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
         ident = meta.get("uid") or f"{namespace}/{obj.get('kind')}/{meta.get('name')}"
@@ -139,6 +144,7 @@ class EventRecorder:
             "source": {"component": self.component, "host": self.host},
             "reportingComponent": self.component,
             "reportingInstance": self.host,
+            **({"action": action} if action else {}),
             "firstTimestamp": stamp,
             "lastTimestamp": stamp,
             "count": 1,

@@ -265,3 +265,24 @@ async def test_leader_that_cannot_renew_steps_down(kclient: Client, namespace: s
         mgr.stop()
         if not task.done():
             task.cancel()
+
+
+async def test_event_recorder_writes_and_aggregates(kclient: Client, namespace: str) -> None:
+    from kuberay.reconcile import EventRecorder
+
+    target = await kclient.create(cm("evt", namespace))
+    recorder = EventRecorder(kclient, "test-controller")
+    recorder.event(target, "Normal", "Synced", "all good", action="Reconcile")
+    recorder.event(target, "Normal", "Synced", "all good", action="Reconcile")
+    recorder.event(target, "Warning", "Broken", "spec.foo is wrong")
+    await recorder.flush()
+    await recorder.close()
+    events, _ = await kclient.list_all("v1", "Event", namespace)
+    by_reason = {e["reason"]: e for e in events}
+    assert by_reason["Synced"]["count"] == 2  # repeats are aggregated into one Event
+    assert by_reason["Synced"]["involvedObject"]["uid"] == target["metadata"]["uid"]
+    assert by_reason["Synced"]["reportingComponent"] == "test-controller"
+    assert by_reason["Synced"]["action"] == "Reconcile"
+    assert by_reason["Broken"]["type"] == "Warning"
+    assert by_reason["Broken"]["message"] == "spec.foo is wrong"
+    assert len(events) == 2
