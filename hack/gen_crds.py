@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Generate manifests/crds/ray.io_*.yaml from the ray.io/v1 models.
+
+    python hack/gen_crds.py            # (re)write the CRD files
+    python hack/gen_crds.py --check    # exit 1 if the committed files differ
+    python hack/gen_crds.py --out DIR  # write somewhere else
+
+The schema rules (preserve-unknown embedded Kubernetes types, preserved unknown spec
+fields, pruned status, served v1alpha1) are documented in :mod:`kuberay.api.v1.crd`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from kuberay.api.v1.crd import generate_crds, render_yaml  # noqa: E402
+
+DEFAULT_OUT = REPO / "manifests" / "crds"
+#: etcd rejects objects above ~1.5 MiB; keep a wide margin (the CRDs are ~30 KiB).
+SIZE_LIMIT_BYTES = 1_000_000
+
+
+def rendered() -> dict[str, str]:
+    """File name -> YAML text of every CRD."""
+    return {name: render_yaml(crd) for name, crd in sorted(generate_crds().items())}
+
+
+def check(out_dir: Path) -> int:
+    """0 when every file in ``out_dir`` matches the generator, else 1 (with a diff)."""
+    status = 0
+    for name, text in rendered().items():
+        path = out_dir / name
+        current = path.read_text() if path.exists() else ""
+        if current != text:
+            status = 1
+            print(f"{path} is out of date; run: python hack/gen_crds.py", file=sys.stderr)
+            diff = difflib.unified_diff(
+                current.splitlines(keepends=True),
+                text.splitlines(keepends=True),
+                fromfile=f"{name} (committed)",
+                tofile=f"{name} (generated)",
+                n=2,
+            )
+            sys.stderr.writelines(list(diff)[:60])
+    return status
+
+
+def write(out_dir: Path) -> int:
+    """Write every CRD into ``out_dir``; 1 if one is suspiciously large."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    status = 0
+    for name, text in rendered().items():
+        (out_dir / name).write_text(text)
+        size = len(text.encode())
+        print(f"wrote {out_dir / name} ({size} bytes)")
+        if size > SIZE_LIMIT_BYTES:
+            print(f"{name} exceeds {SIZE_LIMIT_BYTES} bytes", file=sys.stderr)
+            status = 1
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--check", action="store_true", help="fail if the files are stale")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory")
+    args = parser.parse_args(argv)
+    return check(args.out) if args.check else write(args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

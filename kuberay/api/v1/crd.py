@@ -1,0 +1,396 @@
+"""CustomResourceDefinitions for the ray.io kinds, derived from the models' field metadata.
+
+Design decisions (the reference CRDs are KubeRay's controller-gen output):
+
+* **Embedded Kubernetes types** (pod templates, Services, resource requirements, env vars,
+  volume mounts, network-policy rules, ...) are ``type: object`` with
+  ``x-kubernetes-preserve-unknown-fields: true``: the apiserver accepts and stores them
+  verbatim instead of pruning fields it would need a full core/v1 schema for. This keeps the
+  CRDs around 1-2 % of KubeRay's size (RayService and RayCronJob embed whole cluster specs)
+  and far below the ~1.5 MB etcd object limit. Pods and Services built from them are still
+  validated by the apiserver when the operator creates them. The only core/v1 defaults
+  KubeRay's CRDs apply inside such types that change stored specs in practice, the
+  ``protocol: TCP`` of container and Service ports, are kept through minimal typed
+  "skeletons" (see :data:`POD_TEMPLATE_SCHEMA`).
+* **Unknown spec fields are preserved**: every Ray-defined object under ``spec`` carries
+  ``x-kubernetes-preserve-unknown-fields: true`` next to its typed ``properties``. Known
+  fields are still typed, defaulted and validated (enums, minimums, CEL); fields this
+  operator does not know (written by a newer KubeRay client) survive instead of being
+  silently pruned, matching the models' ``extra`` handling. Trade-off: the apiserver no
+  longer reports unknown spec fields (typos) as warnings.
+* **Status is pruned**: the status subtree is fully typed without preserve-unknown, since
+  only the operator writes it.
+* ``ray.io/v1alpha1`` is still served (deprecated, not stored, no conversion webhook) for
+  RayCluster, RayJob and RayService, as in KubeRay 1.7; it reuses the v1 schema.
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+import typing
+from typing import Any
+
+import yaml
+
+from kuberay.api.v1._meta import NO_DEFAULT, ApiModel, FieldMeta
+from kuberay.api.v1.constants import (
+    DEPRECATED_VERSION,
+    GROUP,
+    KIND_RAYCLUSTER,
+    KIND_RAYCRONJOB,
+    KIND_RAYJOB,
+    KIND_RAYSERVICE,
+    PLURALS,
+    SINGULARS,
+    VERSION,
+)
+from kuberay.api.v1.convert import model_fields
+from kuberay.api.v1.raycluster_types import RayCluster
+from kuberay.api.v1.raycronjob_types import RayCronJob
+from kuberay.api.v1.rayjob_types import RayJob
+from kuberay.api.v1.rayservice_types import RayService
+
+__all__ = [
+    "CONDITION_SCHEMA",
+    "POD_TEMPLATE_SCHEMA",
+    "QUANTITY_PATTERN",
+    "SERVICE_SCHEMA",
+    "crd_filename",
+    "generate_crd",
+    "generate_crds",
+    "model_schema",
+    "render_yaml",
+]
+
+Schema = dict[str, Any]
+PRESERVE = "x-kubernetes-preserve-unknown-fields"
+
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+"
+    r"(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+
+
+def _opaque() -> Schema:
+    return {"type": "object", PRESERVE: True}
+
+
+def _ports_schema() -> Schema:
+    return {
+        "type": "array",
+        "items": {
+            "type": "object",
+            PRESERVE: True,
+            "properties": {"protocol": {"type": "string", "default": "TCP"}},
+        },
+    }
+
+
+def _containers_schema() -> Schema:
+    return {
+        "type": "array",
+        "items": {"type": "object", PRESERVE: True, "properties": {"ports": _ports_schema()}},
+    }
+
+
+#: core/v1.PodTemplateSpec: opaque except the port ``protocol`` default (TCP).
+POD_TEMPLATE_SCHEMA: Schema = {
+    "type": "object",
+    PRESERVE: True,
+    "properties": {
+        "spec": {
+            "type": "object",
+            PRESERVE: True,
+            "properties": {
+                "containers": _containers_schema(),
+                "initContainers": _containers_schema(),
+                "ephemeralContainers": _containers_schema(),
+            },
+        }
+    },
+}
+
+#: core/v1.Service: opaque except the port ``protocol`` default (TCP).
+SERVICE_SCHEMA: Schema = {
+    "type": "object",
+    PRESERVE: True,
+    "properties": {
+        "spec": {"type": "object", PRESERVE: True, "properties": {"ports": _ports_schema()}}
+    },
+}
+
+#: meta/v1.Condition, as every Kubernetes API types it.
+CONDITION_SCHEMA: Schema = {
+    "type": "object",
+    "required": ["lastTransitionTime", "message", "reason", "status", "type"],
+    "properties": {
+        "lastTransitionTime": {"type": "string", "format": "date-time"},
+        "message": {"type": "string", "maxLength": 32768},
+        "observedGeneration": {"type": "integer", "format": "int64", "minimum": 0},
+        "reason": {
+            "type": "string",
+            "maxLength": 1024,
+            "minLength": 1,
+            "pattern": "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$",
+        },
+        "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+        "type": {
+            "type": "string",
+            "maxLength": 316,
+            "pattern": (
+                r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+            ),
+        },
+    },
+}
+
+_EMBEDDED_OBJECT_SCHEMAS: dict[str, Schema] = {
+    "core/v1.PodTemplateSpec": POD_TEMPLATE_SCHEMA,
+    "core/v1.Service": SERVICE_SCHEMA,
+    "meta/v1.Condition": CONDITION_SCHEMA,
+}
+
+
+def _deepcopy(schema: Schema) -> Schema:
+    copied: Schema = yaml.safe_load(yaml.safe_dump(schema))
+    return copied
+
+
+def _strip_optional(tp: Any) -> Any:
+    origin = typing.get_origin(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        args = tuple(a for a in typing.get_args(tp) if a is not type(None))
+        if len(args) == 1:
+            return args[0]
+        return typing.Union[args]  # noqa: UP007 - rebuilding a union from runtime args
+    return tp
+
+
+def _embedded_schema(meta: FieldMeta) -> Schema:
+    assert meta.embedded is not None
+    if meta.embedded == "meta/v1.ObjectMeta":
+        return {"type": "object"}
+    known = _EMBEDDED_OBJECT_SCHEMAS.get(meta.embedded)
+    return _deepcopy(known) if known is not None else _opaque()
+
+
+def _type_schema(tp: Any, meta: FieldMeta, preserve_unknown: bool) -> Schema:
+    tp = _strip_optional(tp)
+    origin = typing.get_origin(tp)
+    if meta.embedded is not None:
+        if origin is list:
+            return {"type": "array", "items": _embedded_schema(meta)}
+        return _embedded_schema(meta)
+    if meta.quantity:
+        return {
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "pattern": QUANTITY_PATTERN,
+            "x-kubernetes-int-or-string": True,
+        }
+    if tp is str or (isinstance(tp, type) and issubclass(tp, enum.Enum)):
+        schema: Schema = {"type": "string"}
+        if meta.date_time:
+            schema["format"] = "date-time"
+        return schema
+    if tp is bool:
+        return {"type": "boolean"}
+    if tp is int:
+        return {"type": "integer", "format": meta.int_format}
+    if tp is float:
+        return {"type": "number"}
+    if isinstance(tp, type) and issubclass(tp, ApiModel):
+        return model_schema(tp, preserve_unknown=preserve_unknown)
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        return {"type": "array", "items": _type_schema(item, meta, preserve_unknown)}
+    if origin is dict:
+        _, value = typing.get_args(tp)
+        return {
+            "type": "object",
+            "additionalProperties": _type_schema(value, meta, preserve_unknown),
+        }
+    raise TypeError(f"cannot build a schema for {tp!r}")
+
+
+def _field_schema(tp: Any, meta: FieldMeta, preserve_unknown: bool) -> Schema:
+    schema = _type_schema(tp, meta, preserve_unknown)
+    if meta.enum is not None:
+        schema["enum"] = list(meta.enum)
+    elif isinstance(_strip_optional(tp), type) and issubclass(_strip_optional(tp), enum.Enum):
+        schema["enum"] = [str(m.value) for m in _strip_optional(tp)]
+    if meta.crd_default is not NO_DEFAULT:
+        schema["default"] = meta.crd_default
+    if meta.minimum is not None:
+        schema["minimum"] = meta.minimum
+    if meta.min_length is not None:
+        schema["minLength"] = meta.min_length
+    if meta.min_items is not None:
+        schema["minItems"] = meta.min_items
+    if meta.nullable:
+        schema["nullable"] = True
+    if meta.list_type is not None:
+        schema["x-kubernetes-list-type"] = meta.list_type
+    if meta.list_map_keys is not None:
+        schema["x-kubernetes-list-map-keys"] = list(meta.list_map_keys)
+    if meta.cel:
+        schema["x-kubernetes-validations"] = [
+            {"message": rule.message, "rule": rule.rule} for rule in meta.cel
+        ]
+    return schema
+
+
+def model_schema(cls: type[ApiModel], *, preserve_unknown: bool = False) -> Schema:
+    """The structural OpenAPI v3 schema of a model class.
+
+    With ``preserve_unknown`` every Ray-defined object in the subtree keeps unknown fields.
+    """
+    properties: Schema = {}
+    required: list[str] = []
+    for mf in model_fields(cls):
+        properties[mf.json] = _field_schema(mf.type, mf.meta, preserve_unknown)
+        if mf.meta.required:
+            required.append(mf.json)
+    schema: Schema = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = sorted(required)
+    if preserve_unknown:
+        schema[PRESERVE] = True
+    return schema
+
+
+def _object_schema(cls: type[ApiModel]) -> Schema:
+    fields = {mf.json: mf for mf in model_fields(cls)}
+    spec_field, status_field = fields["spec"], fields["status"]
+    return {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": _field_schema(spec_field.type, spec_field.meta, preserve_unknown=True),
+            "status": _field_schema(status_field.type, status_field.meta, preserve_unknown=False),
+        },
+    }
+
+
+def _column(
+    name: str, json_path: str, col_type: str = "string", priority: int = 0
+) -> dict[str, Any]:
+    column: dict[str, Any] = {"jsonPath": json_path, "name": name, "type": col_type}
+    if priority:
+        column["priority"] = priority
+    return column
+
+
+_PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
+    KIND_RAYCLUSTER: [
+        _column("desired workers", ".status.desiredWorkerReplicas", "integer"),
+        _column("available workers", ".status.availableWorkerReplicas", "integer"),
+        _column("cpus", ".status.desiredCPU"),
+        _column("memory", ".status.desiredMemory"),
+        _column("gpus", ".status.desiredGPU"),
+        _column("tpus", ".status.desiredTPU", priority=1),
+        _column("status", ".status.state"),
+        _column("age", ".metadata.creationTimestamp", "date"),
+        _column("head pod IP", ".status.head.podIP", priority=1),
+        _column("head service IP", ".status.head.serviceIP", priority=1),
+    ],
+    KIND_RAYJOB: [
+        _column("job status", ".status.jobStatus"),
+        _column("deployment status", ".status.jobDeploymentStatus"),
+        _column("ray cluster name", ".status.rayClusterName"),
+        _column("start time", ".status.startTime"),
+        _column("end time", ".status.endTime"),
+        _column("age", ".metadata.creationTimestamp", "date"),
+    ],
+    KIND_RAYSERVICE: [
+        _column("service status", ".status.serviceStatus"),
+        _column("num serve endpoints", ".status.numServeEndpoints"),
+    ],
+    KIND_RAYCRONJOB: [
+        _column("schedule", ".spec.schedule"),
+        _column("timezone", ".spec.timeZone"),
+        _column("last schedule", ".status.lastScheduleTime", "date"),
+        _column("age", ".metadata.creationTimestamp", "date"),
+        _column("suspend", ".spec.suspend", "boolean"),
+    ],
+}
+
+#: v1alpha1 printer columns: KubeRay kept them only for RayCluster.
+_V1ALPHA1_PRINTER_COLUMNS = {KIND_RAYCLUSTER}
+
+_MODELS: dict[str, type[ApiModel]] = {
+    KIND_RAYCLUSTER: RayCluster,
+    KIND_RAYJOB: RayJob,
+    KIND_RAYSERVICE: RayService,
+    KIND_RAYCRONJOB: RayCronJob,
+}
+_SERVES_V1ALPHA1 = (KIND_RAYCLUSTER, KIND_RAYJOB, KIND_RAYSERVICE)
+
+
+def generate_crd(kind: str) -> dict[str, Any]:
+    """The apiextensions.k8s.io/v1 CustomResourceDefinition of ``kind``."""
+    plural = PLURALS[kind]
+    schema = _object_schema(_MODELS[kind])
+    versions: list[dict[str, Any]] = [
+        {
+            "additionalPrinterColumns": _PRINTER_COLUMNS[kind],
+            "name": VERSION,
+            "schema": {"openAPIV3Schema": schema},
+            "served": True,
+            "storage": True,
+            "subresources": {"status": {}},
+        }
+    ]
+    if kind in _SERVES_V1ALPHA1:
+        alpha: dict[str, Any] = {
+            "deprecated": True,
+            "deprecationWarning": (
+                f"{GROUP}/{DEPRECATED_VERSION} {kind} is deprecated; use {GROUP}/{VERSION} "
+                f"{kind}. {DEPRECATED_VERSION} receives no new fields and will be unavailable "
+                "in KubeRay 1.9."
+            ),
+            "name": DEPRECATED_VERSION,
+            "schema": {"openAPIV3Schema": _deepcopy(schema)},
+            "served": True,
+            "storage": False,
+            "subresources": {"status": {}},
+        }
+        if kind in _V1ALPHA1_PRINTER_COLUMNS:
+            alpha["additionalPrinterColumns"] = _PRINTER_COLUMNS[kind]
+        versions.append(alpha)
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "names": {
+                "categories": ["all"],
+                "kind": kind,
+                "listKind": f"{kind}List",
+                "plural": plural,
+                "singular": SINGULARS[kind],
+            },
+            "scope": "Namespaced",
+            "versions": versions,
+        },
+    }
+
+
+def crd_filename(kind: str) -> str:
+    """``ray.io_<plural>.yaml``, KubeRay's file name for the CRD of ``kind``."""
+    return f"{GROUP}_{PLURALS[kind]}.yaml"
+
+
+def generate_crds() -> dict[str, dict[str, Any]]:
+    """File name -> CRD, for the four kinds."""
+    return {crd_filename(kind): generate_crd(kind) for kind in _MODELS}
+
+
+def render_yaml(crd: dict[str, Any]) -> str:
+    """Deterministic YAML (sorted keys, a leading document marker) of a CRD."""
+    body = yaml.safe_dump(crd, sort_keys=True, default_flow_style=False, width=100)
+    return "---\n" + body
