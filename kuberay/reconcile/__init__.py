@@ -31,7 +31,7 @@ from kuberay.reconcile.predicates import (
     or_,
     predicate_funcs,
 )
-from kuberay.reconcile.types import Reconciler, Request, Result, TerminalError
+from kuberay.reconcile.types import Reconciler, Request, RequeueError, Result, TerminalError
 
 __all__ = [
     "NORMAL",
@@ -55,6 +55,7 @@ __all__ = [
     "Predicate",
     "Reconciler",
     "Request",
+    "RequeueError",
     "ResourceVersionChangedPredicate",
     "Result",
     "TerminalError",

@@ -22,7 +22,7 @@ import structlog
 from kuberay.informers import ResourceEventHandler
 from kuberay.reconcile import metrics
 from kuberay.reconcile.cache import Cache
-from kuberay.reconcile.types import Reconciler, Request, Result, TerminalError
+from kuberay.reconcile.types import Reconciler, Request, RequeueError, Result, TerminalError
 from kuberay.workqueue import RateLimitingQueue, default_controller_rate_limiter
 
 log = structlog.get_logger("kuberay.controller")
@@ -207,4 +207,4 @@ class Controller:
 def _expected(exc: Exception) -> bool:
     from kuberay.kube import ApiError, TransportError
 
-    return isinstance(exc, ApiError | TransportError)
+    return isinstance(exc, ApiError | TransportError | RequeueError)

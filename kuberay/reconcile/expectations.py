@@ -61,6 +61,18 @@ class Expectations:
         """The cache no longer has child ``name``."""
         self._observe(owner, name, adds=False)
 
+    def observe(self, owner: str, exists: Callable[[str], bool]) -> None:
+        """Settle ``owner``'s expectations against a cache lookup: expected
+        children that ``exists`` and expected deletions that no longer exist
+        are observed. (For controllers that check lazily instead of from event
+        handlers.)"""
+        entry = self._pending.get(owner)
+        if entry is None:
+            return
+        entry.adds = {name for name in entry.adds if not exists(name)}
+        entry.deletes = {name for name in entry.deletes if exists(name)}
+        self._gc(owner, entry)
+
     def lower(self, owner: str, name: str) -> None:
         """Forget one expectation, e.g. because the create or delete call failed."""
         entry = self._pending.get(owner)

@@ -43,6 +43,12 @@ class TerminalError(Exception):
     trigger a reconcile again)."""
 
 
+class RequeueError(Exception):
+    """An expected, retryable failure (a create the apiserver refused, a missing
+    dependency): logged as an error without a traceback and requeued with
+    backoff, like any other exception."""
+
+
 class Reconciler(Protocol):
     """Drives the world toward the desired state of one object.
 

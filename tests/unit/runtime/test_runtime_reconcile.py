@@ -184,3 +184,15 @@ async def test_reconcile_logs_carry_identity() -> None:
         assert len(line["reconcile_id"]) == 16
     assert lines[0]["reconcile_id"] == lines[-1]["reconcile_id"]
     assert any(line["event"].startswith("reconcile failed") for line in lines)
+
+
+def test_expectations_observe_against_cache() -> None:
+    e = Expectations(ttl=30)
+    e.expect_creations("k", ["a", "b"])
+    e.expect_deletions("k", ["old"])
+    cache = {"a", "old"}
+    e.observe("k", lambda n: n in cache)
+    assert e.pending("k") == (frozenset({"b"}), frozenset({"old"}))
+    cache = {"a", "b"}
+    e.observe("k", lambda n: n in cache)
+    assert e.satisfied("k")
