@@ -4,34 +4,32 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
-
-T = TypeVar("T")
+from collections.abc import Callable
+from typing import Any
 
 
 async def eventually(
-    check: Callable[[], T | Awaitable[T]],
+    check: Callable[[], Any],
     *,
     timeout: float = 30.0,
     interval: float = 0.1,
     message: str = "condition not met",
-) -> T:
+) -> Any:
     """Poll ``check`` until it returns a truthy value (returned) or ``timeout`` passes.
 
     Exceptions raised by ``check`` count as "not yet"; the last one is reported.
     """
     deadline = time.monotonic() + timeout
     last_exc: BaseException | None = None
-    last: T | None = None
+    last: Any = None
     while True:
         try:
             result = check()
             if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
                 result = await result
-            last = result  # type: ignore[assignment]
+            last = result
             if result:
-                return result  # type: ignore[return-value]
+                return result
         except AssertionError as exc:
             last_exc = exc
         except Exception as exc:

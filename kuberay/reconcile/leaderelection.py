@@ -77,16 +77,18 @@ class LeaderElector:
     ) -> None:
         """Acquire, run ``on_started_leading`` while leading, return when leadership ends.
 
-        Leadership ends when renewal fails for ``renew_deadline`` or the task is
-        cancelled (then the lease is released if ``release_on_cancel``).
+        Leadership ends when ``on_started_leading`` returns, when renewal fails for
+        ``renew_deadline``, or when this task is cancelled. Unless it was lost, the
+        lease is then released (``release_on_cancel``) so a successor need not wait.
         """
         await self._acquire()
         self.is_leader = True
         metrics.LEADER_ELECTION_STATUS.labels(name=self.name).set(1)
         log.info("became leader", lease=f"{self.namespace}/{self.name}", identity=self.identity)
         leading = asyncio.get_running_loop().create_task(on_started_leading())
+        lost = False
         try:
-            await self._renew_until_lost(leading)
+            lost = not await self._renew_until_lost(leading)
         finally:
             self.is_leader = False
             metrics.LEADER_ELECTION_STATUS.labels(name=self.name).set(0)
@@ -94,6 +96,8 @@ class LeaderElector:
                 leading.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await leading
+            if self.release_on_cancel and not lost:
+                await asyncio.shield(self.release())
             if on_stopped_leading is not None:
                 await on_stopped_leading()
 
@@ -120,25 +124,23 @@ class LeaderElector:
                 return
             await asyncio.sleep(self.retry_period * (1 + 0.2 * random.random()))
 
-    async def _renew_until_lost(self, leading: asyncio.Task[None]) -> None:
-        try:
-            while True:
-                deadline = time.monotonic() + self.renew_deadline
-                renewed = False
-                while time.monotonic() < deadline:
-                    if leading.done():
-                        return
-                    await asyncio.sleep(self.retry_period)
-                    if await self._try_acquire_or_renew():
-                        renewed = True
-                        break
-                if not renewed:
-                    log.error("leader election lost", lease=f"{self.namespace}/{self.name}")
-                    return
-        except asyncio.CancelledError:
-            if self.release_on_cancel:
-                await asyncio.shield(self.release())
-            raise
+    async def _renew_until_lost(self, leading: asyncio.Task[None]) -> bool:
+        """Renew until ``leading`` finishes (True) or a renewal deadline passes (False)."""
+        while True:
+            deadline = time.monotonic() + self.renew_deadline
+            renewed = False
+            while time.monotonic() < deadline:
+                if leading.done():
+                    return True
+                await asyncio.sleep(self.retry_period)
+                if leading.done():
+                    return True
+                if await self._try_acquire_or_renew():
+                    renewed = True
+                    break
+            if not renewed:
+                log.error("leader election lost", lease=f"{self.namespace}/{self.name}")
+                return False
 
     async def _get(self) -> dict[str, Any] | None:
         try:

@@ -186,8 +186,14 @@ class Manager:
                 if election in done and not self._stop.is_set():
                     lost = True
                 stop_wait.cancel()
-                await self._stop_controllers()
-                election.cancel()
+                if not election.done() and elector.is_leader:
+                    # Leading ends by itself once stop is set: controllers drain first,
+                    # then the elector releases the lease.
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(self.graceful_shutdown_timeout + 10):
+                            await asyncio.shield(election)
+                if not election.done():
+                    election.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await election
         finally:
@@ -218,6 +224,7 @@ class Manager:
     async def _lead_until_stopped(self) -> None:
         await self._lead()
         await self._stop.wait()
+        await self._stop_controllers()
 
     async def _stop_controllers(self) -> None:
         self.leading.clear()

@@ -286,3 +286,35 @@ async def test_event_recorder_writes_and_aggregates(kclient: Client, namespace: 
     assert by_reason["Broken"]["type"] == "Warning"
     assert by_reason["Broken"]["message"] == "spec.foo is wrong"
     assert len(events) == 2
+
+
+async def test_clean_stop_releases_lease_after_draining(kclient: Client, namespace: str) -> None:
+    """A stop while a reconcile is in flight drains it, then clears the lease holder."""
+    await kclient.create(cm("slow", namespace))
+    finished: list[float] = []
+
+    class Slow:
+        async def reconcile(self, request: Request) -> Result:
+            await asyncio.sleep(3.0)
+            finished.append(time.monotonic())
+            return Result()
+
+    mgr = manager(
+        kclient,
+        namespace,
+        leader_election=True,
+        leader_election_id="release",
+        leader_election_namespace=namespace,
+        lease_duration=15.0,
+        renew_deadline=10.0,
+        retry_period=1.0,
+    )
+    mgr.controller("slow").for_("v1", "ConfigMap").complete(Slow())
+    task = asyncio.create_task(mgr.run())
+    await eventually(lambda: mgr.leading.is_set(), timeout=15)
+    await asyncio.sleep(0.5)  # the reconcile is now in flight
+    mgr.stop()
+    await asyncio.wait_for(task, 30)
+    assert finished, "the in-flight reconcile was drained, not cut"
+    lease = await kclient.get("coordination.k8s.io/v1", "Lease", "release", namespace)
+    assert lease["spec"]["holderIdentity"] == ""
