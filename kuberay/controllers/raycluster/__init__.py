@@ -1,0 +1,12 @@
+"""The RayCluster controller (KubeRay v1.7 parity)."""
+
+from kuberay.controllers.raycluster.context import RayClusterSettings
+from kuberay.controllers.raycluster.reconciler import RayClusterReconciler
+from kuberay.controllers.raycluster.setup import CONTROLLER_NAME, setup_raycluster_controller
+
+__all__ = [
+    "CONTROLLER_NAME",
+    "RayClusterReconciler",
+    "RayClusterSettings",
+    "setup_raycluster_controller",
+]

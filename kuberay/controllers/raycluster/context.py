@@ -1,0 +1,112 @@
+"""What every RayCluster reconcile step shares: the client, the cache, events,
+expectations, options and gates, plus helpers to create/delete children."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from kuberay.controllers.common import constants as C
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.kube import AlreadyExists, ApiError, Client, NotFound
+from kuberay.reconcile import Cache, EventRecorder, Expectations
+
+Obj = dict[str, Any]
+
+RAY_API_VERSION = "ray.io/v1"
+RAY_CLUSTER_KIND = "RayCluster"
+FIELD_MANAGER = "kuberay-operator"
+#: Index of cached children by ``<namespace>/<ray.io/cluster label>``.
+CLUSTER_INDEX = "ray.io/cluster"
+
+
+def cluster_index(obj: Obj) -> list[str]:
+    """Index function: ``namespace/<ray.io/cluster>`` of a labelled child."""
+    meta = obj.get("metadata") or {}
+    name = (meta.get("labels") or {}).get(C.RAY_CLUSTER_LABEL_KEY)
+    return [f"{meta.get('namespace')}/{name}"] if name else []
+
+
+def utc_now() -> str:
+    """RFC 3339 timestamp, second precision (what metav1.Time serialises)."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@attrs.define
+class RayClusterSettings:
+    """Operator-level inputs of the RayCluster controller.
+
+    ``requeue_seconds``: steady-state requeue (``RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV``,
+    default 300). ``expectation_timeout``: how long a created pod may stay invisible
+    in the cache before the group is scaled again (KubeRay: 30 s).
+    """
+
+    options: BuildOptions = attrs.field(factory=BuildOptions)
+    features: Mapping[str, bool] = attrs.field(factory=dict)
+    requeue_seconds: float = 300.0
+    error_requeue_seconds: float = 2.0
+    expectation_timeout: float = 30.0
+
+
+@attrs.define
+class Ctx:
+    """Per-controller dependencies (not per reconcile)."""
+
+    client: Client
+    cache: Cache
+    recorder: EventRecorder
+    settings: RayClusterSettings
+    expectations: Expectations
+    now: Callable[[], str] = utc_now
+
+    def event(self, cluster: Obj, etype: str, reason: str, message: str, action: str = "") -> None:
+        """An Event regarding ``cluster``."""
+        self.recorder.event(cluster, etype, reason, message, action)
+
+    def children(self, api_version: str, kind: str, cluster: Obj, **labels: str) -> list[Obj]:
+        """Cached children of ``kind`` labelled ``ray.io/cluster=<cluster>`` (plus ``labels``)."""
+        meta = cluster["metadata"]
+        found = self.cache.list(
+            api_version, kind, index=(CLUSTER_INDEX, f"{meta['namespace']}/{meta['name']}")
+        )
+        if labels:
+            found = [
+                o
+                for o in found
+                if all(((o["metadata"].get("labels") or {}).get(k)) == v for k, v in labels.items())
+            ]
+        return found
+
+    def cached(self, api_version: str, kind: str, namespace: str, name: str) -> Obj | None:
+        """One cached object, or None."""
+        return self.cache.get(api_version, kind, namespace, name)
+
+    async def create(self, obj: Obj) -> Obj:
+        """Create ``obj`` (AlreadyExists propagates)."""
+        return await self.client.create(obj, field_manager=FIELD_MANAGER)
+
+    async def create_if_absent(self, obj: Obj) -> bool:
+        """Create ``obj``; False if it already existed."""
+        try:
+            await self.create(obj)
+        except AlreadyExists:
+            return False
+        return True
+
+    async def delete_pod(self, pod: Obj) -> bool:
+        """Delete one pod (pinned to its uid); False if it was already gone."""
+        meta = pod["metadata"]
+        try:
+            await self.client.delete(
+                "v1", "Pod", meta["name"], meta["namespace"], preconditions={"uid": meta["uid"]}
+            )
+        except NotFound:
+            return False
+        except ApiError as exc:
+            if exc.status == 409:  # a new pod with the same name: not ours to delete
+                return False
+            raise
+        return True

@@ -1,0 +1,151 @@
+"""GCS fault tolerance with Redis: the cleanup finalizer (KubeRay's Redis-FT flow).
+
+While a cluster with Redis-backed GCS FT lives, it carries the finalizer
+``ray.io/gcs-ft-redis-cleanup-finalizer`` (added on the first pass, before
+anything else). When it is deleted: all Ray pods are deleted; once the head pod
+is gone a ``<cluster>-redis-cleanup`` Job wipes the cluster's Redis storage
+namespace; when that Job finishes (Complete or Failed) the finalizer is
+removed. A deletion stuck longer than ``ray.io/gcs-ft-deletion-timeout``
+seconds (default 300) is force-finished with a ``ForceDeletedStuckCluster``
+Warning. The embedded (RocksDB) backend needs none of this: a stale finalizer is
+simply removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+
+from kuberay.controllers.common import constants as C
+from kuberay.controllers.common.job import build_redis_cleanup_job
+from kuberay.controllers.common.predicates import (
+    is_gcs_fault_tolerance_embedded,
+    is_gcs_fault_tolerance_enabled,
+)
+from kuberay.controllers.raycluster.context import RAY_API_VERSION, RAY_CLUSTER_KIND, Ctx, Obj
+from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.reconcile import NORMAL, WARNING, Result
+
+FINALIZER = C.GCS_FAULT_TOLERANCE_REDIS_CLEANUP_FINALIZER
+DEFAULT_DELETION_TIMEOUT = 300.0
+HEAD_TERMINATION_REQUEUE = 10.0
+
+
+def deletion_timeout(cluster: Obj) -> float:
+    """``ray.io/gcs-ft-deletion-timeout`` when it is a positive integer, else 300 s."""
+    raw = ((cluster.get("metadata") or {}).get("annotations") or {}).get(
+        C.RAY_CLUSTER_GCS_FT_DELETION_TIMEOUT_ANNOTATION
+    )
+    try:
+        value = int(str(raw))
+    except (TypeError, ValueError):
+        return DEFAULT_DELETION_TIMEOUT
+    return float(value) if value > 0 else DEFAULT_DELETION_TIMEOUT
+
+
+def _parse_time(text: str) -> dt.datetime:
+    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+
+
+async def _set_finalizers(ctx: Ctx, cluster: Obj, finalizers: list[str]) -> None:
+    meta = cluster["metadata"]
+    await ctx.client.patch(
+        RAY_API_VERSION,
+        RAY_CLUSTER_KIND,
+        meta["name"],
+        {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}},
+        meta["namespace"],
+    )
+
+
+def _job_finished(job: Obj) -> bool:
+    for c in (job.get("status") or {}).get("conditions") or []:
+        if c.get("type") in ("Complete", "Failed", "FailureTarget") and c.get("status") == "True":
+            return True
+    return False
+
+
+async def reconcile_gcs_ft_finalizer(ctx: Ctx, cluster: Obj) -> Result | None:
+    """Run the finalizer flow; a Result means "stop this pass and return it"."""
+    meta = cluster["metadata"]
+    finalizers: list[str] = list(meta.get("finalizers") or [])
+    deleting = bool(meta.get("deletionTimestamp"))
+    if is_gcs_fault_tolerance_embedded(cluster):
+        if deleting and FINALIZER in finalizers:
+            await _set_finalizers(ctx, cluster, [f for f in finalizers if f != FINALIZER])
+            return Result()
+        return None
+    if not (
+        is_gcs_fault_tolerance_enabled(cluster) and ctx.settings.options.enable_gcs_ft_redis_cleanup
+    ):
+        return None
+    requeue = ctx.settings.error_requeue_seconds
+    if not deleting:
+        if FINALIZER in finalizers:
+            return None
+        with contextlib.suppress(Conflict):
+            await _set_finalizers(ctx, cluster, [*finalizers, FINALIZER])
+        return Result(requeue_after=requeue)
+    if FINALIZER not in finalizers:
+        return None
+
+    ns, name = meta["namespace"], meta["name"]
+    pods = ctx.children("v1", "Pod", cluster)
+    for pod in pods:
+        labels = pod["metadata"].get("labels") or {}
+        if labels.get(C.RAY_NODE_TYPE_LABEL_KEY) in (C.HEAD_NODE, C.WORKER_NODE) and not pod[
+            "metadata"
+        ].get("deletionTimestamp"):
+            await ctx.delete_pod(pod)
+    heads = [
+        p
+        for p in pods
+        if (p["metadata"].get("labels") or {}).get(C.RAY_NODE_TYPE_LABEL_KEY) == C.HEAD_NODE
+    ]
+    age = (dt.datetime.now(dt.UTC) - _parse_time(meta["deletionTimestamp"])).total_seconds()
+    timeout = deletion_timeout(cluster)
+    if age >= timeout:
+        await _set_finalizers(ctx, cluster, [f for f in finalizers if f != FINALIZER])
+        ctx.event(
+            cluster,
+            WARNING,
+            "ForceDeletedStuckCluster",
+            f"RayCluster {ns}/{name} has been stuck in deletion for {int(age)}s (longer than "
+            f"{int(timeout)}s); removed finalizer {FINALIZER} without cleaning up Redis",
+            "Cleanup",
+        )
+        return Result()
+    if heads:
+        return Result(requeue_after=min(HEAD_TERMINATION_REQUEUE, max(0.5, timeout - age)))
+    jobs = ctx.children(
+        "batch/v1", "Job", cluster, **{C.RAY_NODE_TYPE_LABEL_KEY: C.REDIS_CLEANUP_NODE}
+    )
+    if jobs:
+        if _job_finished(jobs[0]):
+            await _set_finalizers(ctx, cluster, [f for f in finalizers if f != FINALIZER])
+            return Result()
+        return Result(requeue_after=min(requeue, max(0.5, timeout - age)))
+    job = build_redis_cleanup_job(cluster, ctx.settings.options, ctx.settings.features)
+    job["metadata"]["namespace"] = ns
+    try:
+        await ctx.create(job)
+    except AlreadyExists:
+        pass
+    except (ApiError, NotFound) as exc:
+        ctx.event(
+            cluster,
+            WARNING,
+            "FailedToCreateRedisCleanupJob",
+            f"Failed to create Redis cleanup Job: {exc}",
+            "Create",
+        )
+        return Result(requeue_after=requeue)
+    else:
+        ctx.event(
+            cluster,
+            NORMAL,
+            "CreatedRedisCleanupJob",
+            f"Created Redis cleanup Job {ns}/{job['metadata']['name']}",
+            "Create",
+        )
+    return Result(requeue_after=min(requeue, max(0.5, timeout - age)))

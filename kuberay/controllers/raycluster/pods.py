@@ -1,0 +1,473 @@
+"""``reconcile_pods``: head and worker pods of one RayCluster (KubeRay's ``reconcilePods``).
+
+Rules, in order: suspension deletes every pod; ``upgradeStrategy: Recreate``
+deletes every pod when the spec hash on the head pod no longer matches (unless
+the pod was stamped by another operator version, whose annotations are then
+rewritten instead - the drop-in takeover path); the head pod is deleted when
+terminal and created when missing; per worker group, unhealthy pods are deleted
+(and nothing is created in that pass), ``scaleStrategy.workersToDelete`` is
+honoured (and left in the spec for the autoscaler), then the group is topped up
+or, without the autoscaler, scaled down.
+
+Every create and delete is recorded in Expectations (keyed
+``ns/cluster/group``; head group ""), and a group whose expectations are not yet
+visible in the cache is left alone, so a stale cache never creates or deletes a
+pod twice.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+from kuberay.controllers.common import constants as C
+from kuberay.controllers.common.hashing import generate_hash_without_replicas_and_workers_to_delete
+from kuberay.controllers.common.names import generate_ray_worker_replica_group_name
+from kuberay.controllers.common.pod import build_head_pod, build_worker_pod
+from kuberay.controllers.common.predicates import is_autoscaling_enabled
+from kuberay.controllers.features import RAY_CLUSTER_STATUS_CONDITIONS, RAY_MULTI_HOST_INDEXING
+from kuberay.controllers.raycluster import conditions as cond
+from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.replicas import group_desired_replicas, num_of_hosts
+from kuberay.controllers.raycluster.status import ReconcileError
+from kuberay.kube import ApiError
+from kuberay.reconcile import NORMAL, WARNING
+
+HEAD_GROUP = ""
+
+
+def _labels(pod: Obj) -> dict[str, str]:
+    return (pod.get("metadata") or {}).get("labels") or {}
+
+
+def _pod_label(pod: Obj) -> str:
+    meta = pod["metadata"]
+    return str(meta.get("name") or meta.get("generateName") or "")
+
+
+def _terminating(pod: Obj) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _key(cluster: Obj, group: str) -> str:
+    meta = cluster["metadata"]
+    return f"{meta['namespace']}/{meta['name']}/{group}"
+
+
+def should_delete_pod(pod: Obj, node_type: str) -> tuple[bool, str]:
+    """(delete?, why) - KubeRay's ``shouldDeletePod``: terminal phases, or a Running pod
+    whose Ray container terminated under ``restartPolicy: Never``."""
+    if _terminating(pod):
+        return False, ""
+    status = pod.get("status") or {}
+    phase = status.get("phase") or ""
+    restart = (pod.get("spec") or {}).get("restartPolicy") or ""
+    name = pod["metadata"]["name"]
+    if phase in ("Failed", "Succeeded"):
+        return True, (
+            f"The {node_type} Pod {name} status phase is {phase} and restart policy is "
+            f"{restart}. It should be deleted and recreated."
+        )
+    if phase == "Running" and restart == "Never":
+        containers = (pod.get("spec") or {}).get("containers") or []
+        ray_name = containers[0].get("name") if containers else None
+        for cs in status.get("containerStatuses") or []:
+            if cs.get("name") == ray_name and (cs.get("state") or {}).get("terminated"):
+                return True, (
+                    f"The {node_type} Pod {name} is Running but its Ray container has "
+                    f"terminated and restart policy is {restart}. It should be deleted and "
+                    "recreated."
+                )
+    return False, ""
+
+
+class PodReconciler:
+    """One ``reconcile_pods`` pass over a cluster (a fresh instance per reconcile)."""
+
+    def __init__(self, ctx: Ctx, cluster: Obj) -> None:
+        self.ctx = ctx
+        self.cluster = cluster
+        self.meta = cluster["metadata"]
+        self.spec: Obj = cluster.get("spec") or {}
+        self.ns = self.meta["namespace"]
+        self.name = self.meta["name"]
+        self.features = ctx.settings.features
+        self.options = ctx.settings.options
+
+    def _gate(self, name: str, default: bool) -> bool:
+        return bool(self.features.get(name, default))
+
+    def _pods(self, **labels: str) -> list[Obj]:
+        return self.ctx.children("v1", "Pod", self.cluster, **labels)
+
+    def _satisfied(self, group: str) -> bool:
+        key = _key(self.cluster, group)
+        pods = {p["metadata"]["name"] for p in self._pods()}
+        self.ctx.expectations.observe(key, lambda n: n in pods)
+        return self.ctx.expectations.satisfied(key)
+
+    # ----- entry ----------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Bring the cluster's pods to the desired state (raises ReconcileError)."""
+        if await self._suspend():
+            return
+        cluster_hash = generate_hash_without_replicas_and_workers_to_delete(self._spec_for_hash())
+        if await self._recreate_upgrade(cluster_hash):
+            return
+        await self._reconcile_head(cluster_hash)
+        for group in self.spec.get("workerGroupSpecs") or []:
+            await self._reconcile_group(group)
+
+    def _spec_for_hash(self) -> Obj:
+        from kuberay.controllers.common.defaults import with_default_ray_start_params
+
+        return with_default_ray_start_params(self.spec)
+
+    # ----- suspend --------------------------------------------------------------------------
+    async def _suspend(self) -> bool:
+        conditions = (self.cluster.get("status") or {}).get("conditions") or []
+        gate_on = self._gate(RAY_CLUSTER_STATUS_CONDITIONS, True)
+        suspending = cond.is_true(conditions, cond.RAY_CLUSTER_SUSPENDING)
+        if suspending or (not gate_on and self.spec.get("suspend")):
+            await self._delete_all(
+                f"Deleted Pods for RayCluster {self.ns}/{self.name} due to suspension",
+                "FailedDeleteAllPods",
+            )
+            return True
+        suspended = cond.is_true(conditions, cond.RAY_CLUSTER_SUSPENDED)
+        return gate_on and (suspended or bool(self.spec.get("suspend")))
+
+    async def _delete_all(self, message: str, reason: str) -> None:
+        pods = [p for p in self._pods() if not _terminating(p)]
+        if not pods:
+            return
+        deleted: list[str] = []
+        try:
+            for pod in pods:
+                if await self.ctx.delete_pod(pod):
+                    deleted.append(pod["metadata"]["name"])
+        except ApiError as exc:
+            self.ctx.event(self.cluster, WARNING, "FailedToDeletePodCollection", str(exc), "Delete")
+            raise ReconcileError(str(exc), reason) from exc
+        self.ctx.event(self.cluster, NORMAL, "DeletedPod", message, "Delete")
+
+    # ----- Recreate -------------------------------------------------------------------------
+    async def _recreate_upgrade(self, cluster_hash: str) -> bool:
+        strategy = (self.spec.get("upgradeStrategy") or {}).get("type")
+        if strategy != C.UPGRADE_STRATEGY_RECREATE:
+            return False
+        heads = self._pods(**{C.RAY_NODE_TYPE_LABEL_KEY: C.HEAD_NODE})
+        if not heads:
+            return False
+        head = heads[0]
+        annotations = head["metadata"].get("annotations") or {}
+        version = annotations.get(C.KUBERAY_VERSION_ANNOTATION_KEY, "")
+        if version and version != self.options.kuberay_version:
+            # Another operator (or version) stamped this pod: adopt it by restamping, never
+            # by recreating - its hash was computed by different code.
+            await self.ctx.client.patch(
+                "v1",
+                "Pod",
+                head["metadata"]["name"],
+                {
+                    "metadata": {
+                        "annotations": {
+                            C.UPGRADE_STRATEGY_RECREATE_HASH_KEY: cluster_hash,
+                            C.KUBERAY_VERSION_ANNOTATION_KEY: self.options.kuberay_version,
+                        }
+                    }
+                },
+                self.ns,
+            )
+            return False
+        stamped = annotations.get(C.UPGRADE_STRATEGY_RECREATE_HASH_KEY, "")
+        if stamped and stamped != cluster_hash:
+            await self._delete_all(
+                f"Deleted all pods for RayCluster {self.ns}/{self.name} due to spec change "
+                "with Recreate upgradeStrategy",
+                "FailedDeleteAllPods",
+            )
+            for group in [HEAD_GROUP] + [
+                g.get("groupName", "") for g in self.spec.get("workerGroupSpecs") or []
+            ]:
+                self.ctx.expectations.delete(_key(self.cluster, group))
+            return True
+        return False
+
+    # ----- head -----------------------------------------------------------------------------
+    async def _reconcile_head(self, cluster_hash: str) -> None:
+        if not self._satisfied(HEAD_GROUP):
+            return
+        heads = self._pods(**{C.RAY_NODE_TYPE_LABEL_KEY: C.HEAD_NODE})
+        if len(heads) > 1:
+            names = ", ".join(sorted(p["metadata"]["name"] for p in heads))
+            raise ReconcileError(
+                f"{len(heads)} head pods found for RayCluster {self.ns}/{self.name} ({names}); "
+                "delete the extra head pods"
+            )
+        if len(heads) == 1:
+            head = heads[0]
+            delete, why = should_delete_pod(head, C.HEAD_NODE)
+            if delete:
+                name = head["metadata"]["name"]
+                try:
+                    if await self.ctx.delete_pod(head):
+                        self.ctx.expectations.expect_deletions(
+                            _key(self.cluster, HEAD_GROUP), [name]
+                        )
+                except ApiError as exc:
+                    self.ctx.event(
+                        self.cluster,
+                        WARNING,
+                        "FailedToDeleteHeadPod",
+                        f"Failed deleting head Pod {self.ns}/{name}; {exc}",
+                        "Delete",
+                    )
+                    raise ReconcileError(str(exc), "FailedDeleteHeadPod") from exc
+                self.ctx.event(
+                    self.cluster,
+                    NORMAL,
+                    "DeletedHeadPod",
+                    f"Deleted head Pod {self.ns}/{name}; {why}",
+                    "Delete",
+                )
+                raise ReconcileError(why)
+            return
+        conditions = (self.cluster.get("status") or {}).get("conditions") or []
+        annotations = self.meta.get("annotations") or {}
+        if (
+            cond.is_true(conditions, cond.RAY_CLUSTER_PROVISIONED)
+            and annotations.get(C.DISABLE_PROVISIONED_HEAD_RESTART_ANNOTATION_KEY) == "true"
+        ):
+            return
+        pod = build_head_pod(self.cluster, self.options, self.features, recreate_hash=cluster_hash)
+        pod["metadata"]["namespace"] = self.ns
+        try:
+            created = await self.ctx.create(pod)
+        except ApiError as exc:
+            self.ctx.event(
+                self.cluster,
+                WARNING,
+                "FailedToCreateHeadPod",
+                f"Failed to create head Pod {self.ns}/{_pod_label(pod)}, {exc.message or exc}",
+                "Create",
+            )
+            raise ReconcileError(str(exc.message or exc), "FailedCreateHeadPod") from exc
+        name = created["metadata"]["name"]
+        self.ctx.expectations.expect_creations(_key(self.cluster, HEAD_GROUP), [name])
+        self.ctx.event(
+            self.cluster, NORMAL, "CreatedHeadPod", f"Created head Pod {self.ns}/{name}", "Create"
+        )
+
+    # ----- workers --------------------------------------------------------------------------
+    async def _reconcile_group(self, group: Obj) -> None:
+        group_name = group.get("groupName", "")
+        key = _key(self.cluster, group_name)
+        if not self._satisfied(group_name):
+            return
+        pods = self._pods(
+            **{C.RAY_NODE_GROUP_LABEL_KEY: group_name, C.RAY_NODE_TYPE_LABEL_KEY: C.WORKER_NODE}
+        )
+        if group.get("suspend"):
+            live = [p for p in pods if not _terminating(p)]
+            if live:
+                await self._delete_workers(key, live, "FailedDeleteWorkerPod")
+                self.ctx.event(
+                    self.cluster,
+                    NORMAL,
+                    "DeletedWorkerPod",
+                    f"Deleted all pods for suspended worker group {group_name} in RayCluster "
+                    f"{self.ns}/{self.name}",
+                    "Delete",
+                )
+            return
+        desired = group_desired_replicas(group, cluster_suspended=False)
+        if num_of_hosts(group) > 1 and self._gate(RAY_MULTI_HOST_INDEXING, True):
+            await self._reconcile_multi_host(group, pods, desired)
+            return
+
+        unhealthy = []
+        for pod in pods:
+            delete, why = should_delete_pod(pod, C.WORKER_NODE)
+            if delete:
+                unhealthy.append((pod, why))
+        if unhealthy:
+            for pod, why in unhealthy:
+                await self._delete_workers(key, [pod], "FailedDeleteWorkerPod")
+                self.ctx.event(
+                    self.cluster,
+                    NORMAL,
+                    "DeletedWorkerPod",
+                    f"Deleted worker Pod {self.ns}/{pod['metadata']['name']}; {why}",
+                    "Delete",
+                )
+            raise ReconcileError(f"delete {len(unhealthy)} unhealthy worker Pods")
+
+        to_delete = set((group.get("scaleStrategy") or {}).get("workersToDelete") or [])
+        doomed = [p for p in pods if p["metadata"]["name"] in to_delete and not _terminating(p)]
+        for pod in doomed:
+            await self._delete_workers(key, [pod], "FailedDeleteWorkerPod")
+            self.ctx.event(
+                self.cluster,
+                NORMAL,
+                "DeletedWorkerPod",
+                f"Deleted worker Pod {self.ns}/{pod['metadata']['name']}",
+                "Delete",
+            )
+        doomed_names = {p["metadata"]["name"] for p in doomed}
+        running = [p for p in pods if p["metadata"]["name"] not in doomed_names]
+        diff = desired - len(running)
+        if diff > 0:
+            used = {
+                _labels(p).get(C.RAY_WORKER_REPLICA_INDEX_KEY)
+                for p in running
+                if not _terminating(p)
+            }
+            index = 0
+            for _ in range(diff):
+                while str(index) in used:
+                    index += 1
+                used.add(str(index))
+                await self._create_worker(key, group, replica_index=index)
+        elif diff < 0:
+            if is_autoscaling_enabled(self.cluster) and not self.options.enable_random_pod_delete:
+                return
+            live = [p for p in running if not _terminating(p)]
+            # Prefer pods that are not running yet; then keep the cache's order.
+            live.sort(key=lambda p: (p.get("status") or {}).get("phase") == "Running")
+            victims = live[:-diff]
+            for pod in victims:
+                await self._delete_workers(key, [pod], "FailedDeleteWorkerPod")
+                self.ctx.event(
+                    self.cluster,
+                    NORMAL,
+                    "DeletedWorkerPod",
+                    f"Deleted worker Pod {self.ns}/{pod['metadata']['name']}",
+                    "Delete",
+                )
+
+    async def _create_worker(
+        self,
+        key: str,
+        group: Obj,
+        *,
+        replica_index: int = 0,
+        replica_name: str = "",
+        host_index: int = 0,
+    ) -> None:
+        pod = build_worker_pod(
+            self.cluster,
+            group,
+            self.options,
+            self.features,
+            replica_group_name=replica_name,
+            replica_index=replica_index,
+            host_index=host_index,
+        )
+        pod["metadata"]["namespace"] = self.ns
+        try:
+            created = await self.ctx.create(pod)
+        except ApiError as exc:
+            self.ctx.event(
+                self.cluster,
+                WARNING,
+                "FailedToCreateWorkerPod",
+                f"Failed to create worker Pod for the cluster {self.ns}/{self.name}, "
+                f"{exc.message or exc}",
+                "Create",
+            )
+            raise ReconcileError(str(exc.message or exc), "FailedCreateWorkerPod") from exc
+        name = created["metadata"]["name"]
+        self.ctx.expectations.expect_creations(key, [name])
+        self.ctx.event(
+            self.cluster,
+            NORMAL,
+            "CreatedWorkerPod",
+            f"Created worker Pod {self.ns}/{name}",
+            "Create",
+        )
+
+    async def _delete_workers(self, key: str, pods: list[Obj], reason: str) -> None:
+        for pod in pods:
+            name = pod["metadata"]["name"]
+            try:
+                if await self.ctx.delete_pod(pod):
+                    self.ctx.expectations.expect_deletions(key, [name])
+            except ApiError as exc:
+                self.ctx.event(
+                    self.cluster,
+                    WARNING,
+                    "FailedToDeleteWorkerPod",
+                    f"Failed deleting worker Pod {self.ns}/{name}; {exc}",
+                    "Delete",
+                )
+                raise ReconcileError(str(exc), reason) from exc
+
+    # ----- multi-host -----------------------------------------------------------------------
+    async def _reconcile_multi_host(self, group: Obj, pods: list[Obj], desired_pods: int) -> None:
+        key = _key(self.cluster, group.get("groupName", ""))
+        hosts = num_of_hosts(group)
+        replicas: dict[str, list[Obj]] = defaultdict(list)
+        for pod in pods:
+            if _terminating(pod):
+                continue
+            replicas[_labels(pod).get(C.RAY_WORKER_REPLICA_NAME_KEY, "")].append(pod)
+
+        incomplete = {n: ps for n, ps in replicas.items() if len(ps) < hosts or not n}
+        if incomplete:
+            for members in incomplete.values():
+                await self._delete_workers(key, members, "FailedDeleteWorkerPod")
+            raise ReconcileError(
+                f"deleted {len(incomplete)} incomplete multi-host replicas of group "
+                f"{group.get('groupName')}"
+            )
+        unhealthy = [
+            n
+            for n, ps in replicas.items()
+            if any(should_delete_pod(p, C.WORKER_NODE)[0] for p in ps)
+        ]
+        to_delete = set((group.get("scaleStrategy") or {}).get("workersToDelete") or [])
+        named = [
+            n for n, ps in replicas.items() if any(p["metadata"]["name"] in to_delete for p in ps)
+        ]
+        doomed = list(dict.fromkeys(unhealthy + named))
+        if doomed:
+            for name in doomed:
+                await self._delete_workers(key, replicas[name], "FailedDeleteWorkerPod")
+                self.ctx.event(
+                    self.cluster,
+                    NORMAL,
+                    "DeletedWorkerPod",
+                    f"Deleted all {hosts} Pods of multi-host replica {name} in RayCluster "
+                    f"{self.ns}/{self.name}",
+                    "Delete",
+                )
+            raise ReconcileError(
+                f"deleted {len(doomed)} multi-host replicas of group {group.get('groupName')}"
+            )
+        if desired_pods % hosts != 0:
+            raise ReconcileError(
+                f"desired pods {desired_pods} of group {group.get('groupName')} is not a multiple "
+                f"of numOfHosts {hosts}"
+            )
+        want = desired_pods // hosts
+        have = len(replicas)
+        if want > have:
+            used = {_labels(ps[0]).get(C.RAY_WORKER_REPLICA_INDEX_KEY) for ps in replicas.values()}
+            index = 0
+            for _ in range(want - have):
+                while str(index) in used:
+                    index += 1
+                used.add(str(index))
+                replica_name = generate_ray_worker_replica_group_name(group.get("groupName", ""))
+                for host in range(hosts):
+                    await self._create_worker(
+                        key, group, replica_index=index, replica_name=replica_name, host_index=host
+                    )
+        elif want < have:
+            if is_autoscaling_enabled(self.cluster) and not self.options.enable_random_pod_delete:
+                return
+            names = sorted(replicas)
+            random.shuffle(names)
+            for name in names[: have - want]:
+                await self._delete_workers(key, replicas[name], "FailedDeleteWorkerPod")

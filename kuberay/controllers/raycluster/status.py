@@ -1,0 +1,352 @@
+"""RayCluster status: what KubeRay's ``calculateStatus`` computes, as a pure function.
+
+``calculate_status(cluster, pods, head_service, ...)`` returns the new status
+dict; ``status_changed(old, new)`` says whether it must be written (KubeRay's
+``InconsistentRayClusterStatus``: state, reason, replica counts, endpoints,
+head info and conditions; resources, observedGeneration and timestamps alone
+never cause a write).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from kuberay.controllers.common import constants as C
+from kuberay.controllers.common.quantity import Quantity, QuantityError
+from kuberay.controllers.raycluster import conditions as cond
+from kuberay.controllers.raycluster.replicas import group_desired_replicas, group_suspended
+
+Obj = dict[str, Any]
+
+READY = "ready"
+SUSPENDED = "suspended"
+MAX_INT32 = 2**31 - 1
+
+
+@attrs.frozen
+class ReconcileError(Exception):
+    """A reconcile failure; ``reason`` (e.g. ``FailedCreateHeadPod``) marks the ones
+    reported in the ``ReplicaFailure`` condition."""
+
+    message: str
+    reason: str = ""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _pod_ready(pod: Obj) -> bool:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            return bool(c.get("status") == "True")
+    return False
+
+
+def _pod_not_ready(pod: Obj) -> bool:
+    """True when the pod reports Ready=False (a missing condition is not "not ready")."""
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            return bool(c.get("status") == "False")
+    return False
+
+
+def _phase(pod: Obj) -> str:
+    return str((pod.get("status") or {}).get("phase") or "")
+
+
+def _node_type(pod: Obj) -> str:
+    return str(((pod.get("metadata") or {}).get("labels") or {}).get(C.RAY_NODE_TYPE_LABEL_KEY, ""))
+
+
+def head_pod_ready_condition(head: Obj | None) -> tuple[str, str, str]:
+    """(status, reason, message) of the HeadPodReady condition for ``head``."""
+    if head is None:
+        return "False", cond.HEAD_POD_NOT_FOUND, "Head Pod not found"
+    status, reason, message = "False", cond.UNKNOWN_REASON, ""
+    for c in (head.get("status") or {}).get("conditions") or []:
+        if c.get("type") != "Ready":
+            continue
+        status = str(c.get("status") or "False")
+        message = str(c.get("message") or "")
+        r = str(c.get("reason") or "")
+        if status == "True" and not r:
+            r = cond.HEAD_POD_RUNNING_AND_READY
+        if r == "ContainersNotReady":
+            for cs in (head.get("status") or {}).get("containerStatuses") or []:
+                state = cs.get("state") or {}
+                detail = state.get("waiting") or state.get("terminated")
+                if detail and detail.get("reason"):
+                    r = str(detail["reason"])
+                    if detail.get("message"):
+                        message = f"{message}; {cs.get('name')}: {detail['message']}"
+                    break
+        if r:
+            reason = r
+        break
+    return status, reason, message
+
+
+# ----- resources -------------------------------------------------------------------------------
+def _container_resource(container: Obj, name: str) -> Quantity | None:
+    res = container.get("resources") or {}
+    for section in ("requests", "limits"):
+        raw = (res.get(section) or {}).get(name)
+        if raw is not None:
+            try:
+                return Quantity.from_json(raw)
+            except QuantityError:
+                return None
+    return None
+
+
+def _pod_resources(template: Obj) -> dict[str, Quantity]:
+    totals: dict[str, Quantity] = {}
+    for container in ((template.get("spec") or {}).get("containers")) or []:
+        res = container.get("resources") or {}
+        names = set((res.get("requests") or {}).keys()) | set((res.get("limits") or {}).keys())
+        for name in names:
+            q = _container_resource(container, name)
+            if q is not None:
+                totals[name] = totals[name].plus(q) if name in totals else q
+    return totals
+
+
+def desired_resources(spec: Mapping[str, Any]) -> dict[str, str]:
+    """desiredCPU / desiredMemory / desiredGPU / desiredTPU of the whole cluster.
+
+    The head pod plus, for each non-suspended group, ``replicas`` (as written,
+    not clamped) x numOfHosts pods; requests win over limits per resource; GPUs
+    are summed over every resource name ending in ``gpu``.
+    """
+    total: dict[str, Quantity] = {}
+
+    def add(res: dict[str, Quantity], times: int) -> None:
+        for name, q in res.items():
+            q2 = q.times(times)
+            total[name] = total[name].plus(q2) if name in total else q2
+
+    add(_pod_resources((spec.get("headGroupSpec") or {}).get("template") or {}), 1)
+    for group in spec.get("workerGroupSpecs") or []:
+        if group_suspended(group):
+            continue
+        hosts = max(1, int(group.get("numOfHosts") or 1))
+        add(_pod_resources(group.get("template") or {}), int(group.get("replicas") or 0) * hosts)
+
+    zero = Quantity.parse("0")
+    gpu = zero
+    for name, q in total.items():
+        if name.endswith("gpu"):
+            gpu = gpu.plus(q)
+    return {
+        "desiredCPU": total.get("cpu", zero).canonical(),
+        "desiredMemory": total.get("memory", zero).canonical(),
+        "desiredGPU": gpu.canonical(),
+        "desiredTPU": total.get("google.com/tpu", zero).canonical(),
+    }
+
+
+# ----- endpoints -------------------------------------------------------------------------------
+def service_endpoints(service: Obj) -> dict[str, str]:
+    """Port name -> nodePort, else targetPort (int or name), as KubeRay reports them."""
+    out: dict[str, str] = {}
+    for port in (service.get("spec") or {}).get("ports") or []:
+        name = port.get("name")
+        if not name:
+            continue
+        if port.get("nodePort"):
+            out[name] = str(port["nodePort"])
+        elif port.get("targetPort") is not None:
+            out[name] = str(port["targetPort"])
+        else:
+            out[name] = str(port.get("port"))
+    return out
+
+
+# ----- the whole status ------------------------------------------------------------------------
+def calculate_status(
+    cluster: Obj,
+    pods: Iterable[Obj],
+    head_service: Obj | None,
+    *,
+    reconcile_error: ReconcileError | None,
+    status_conditions_enabled: bool,
+    now: str,
+) -> Obj:
+    """The status KubeRay would write after a reconcile that ended with ``reconcile_error``.
+
+    ``pods`` are the cluster's pods (``ray.io/cluster=<name>``). Raises
+    ``LookupError`` when the head Service is missing (KubeRay then writes nothing).
+    """
+    spec = cluster.get("spec") or {}
+    meta = cluster.get("metadata") or {}
+    old: Obj = cluster.get("status") or {}
+    new: Obj = copy.deepcopy(old)
+    conditions: list[Obj] = new.setdefault("conditions", []) if status_conditions_enabled else []
+    pods = list(pods)
+    head_pods = [p for p in pods if _node_type(p) == C.HEAD_NODE]
+    worker_pods = [p for p in pods if _node_type(p) == C.WORKER_NODE]
+    head = head_pods[0] if len(head_pods) == 1 else None
+
+    if status_conditions_enabled:
+        if reconcile_error is not None and reconcile_error.reason:
+            cond.set_condition(
+                conditions,
+                cond.RAY_CLUSTER_REPLICA_FAILURE,
+                True,
+                reconcile_error.reason,
+                reconcile_error.message,
+                now,
+            )
+        elif reconcile_error is None:
+            cond.remove_condition(conditions, cond.RAY_CLUSTER_REPLICA_FAILURE)
+
+    new["observedGeneration"] = meta.get("generation")
+    groups = spec.get("workerGroupSpecs") or []
+    new["readyWorkerReplicas"] = sum(
+        1 for p in worker_pods if _phase(p) == "Running" and _pod_ready(p)
+    )
+    new["availableWorkerReplicas"] = sum(1 for p in worker_pods if _phase(p) == "Running")
+    new["desiredWorkerReplicas"] = sum(
+        group_desired_replicas(g, cluster_suspended=False) for g in groups
+    )
+    new["minWorkerReplicas"] = sum(
+        int(g.get("minReplicas") or 0) * max(1, int(g.get("numOfHosts") or 1))
+        for g in groups
+        if not group_suspended(g)
+    )
+    max_total = sum(
+        int(g.get("maxReplicas") if g.get("maxReplicas") is not None else MAX_INT32)
+        * max(1, int(g.get("numOfHosts") or 1))
+        for g in groups
+        if not group_suspended(g)
+    )
+    new["maxWorkerReplicas"] = min(max_total, MAX_INT32)
+    new.update(desired_resources(spec))
+
+    if reconcile_error is None:
+        all_running = all(_phase(p) == "Running" and not _pod_not_ready(p) for p in pods)
+        if len(pods) == new["desiredWorkerReplicas"] + 1 and all_running:
+            if new.get("state") != READY:
+                new["state"] = READY
+            new["reason"] = ""
+        if spec.get("suspend") and not pods:
+            new["state"] = SUSPENDED
+            new["reason"] = ""
+
+    if status_conditions_enabled:
+        status, reason, message = head_pod_ready_condition(head)
+        cond.set_condition(conditions, cond.HEAD_POD_READY, status, reason, message, now)
+        suspended = cond.is_true(conditions, cond.RAY_CLUSTER_SUSPENDED)
+        if not cond.is_true(conditions, cond.RAY_CLUSTER_PROVISIONED) and not suspended:
+            all_ready = (
+                bool(pods)
+                and len(pods) == new["desiredWorkerReplicas"] + 1
+                and all(_phase(p) == "Running" and _pod_ready(p) for p in pods)
+            )
+            if all_ready:
+                cond.set_condition(
+                    conditions,
+                    cond.RAY_CLUSTER_PROVISIONED,
+                    True,
+                    cond.ALL_POD_RUNNING_AND_READY_FIRST_TIME,
+                    "All Ray Pods are ready for the first time",
+                    now,
+                )
+            else:
+                cond.set_condition(
+                    conditions,
+                    cond.RAY_CLUSTER_PROVISIONED,
+                    False,
+                    cond.RAY_CLUSTER_PODS_PROVISIONING,
+                    "RayCluster Pods are being provisioned for first time",
+                    now,
+                )
+        _suspend_conditions(conditions, spec, pods, now)
+    if head_service is None:
+        raise LookupError("head service not found")
+    new["endpoints"] = service_endpoints(head_service)
+    head_info: Obj = {}
+    if head is not None:
+        status_block = head.get("status") or {}
+        if status_block.get("podIP"):
+            head_info["podIP"] = status_block["podIP"]
+        head_info["podName"] = head["metadata"]["name"]
+    svc_spec = head_service.get("spec") or {}
+    cluster_ip = svc_spec.get("clusterIP")
+    if cluster_ip == "None":
+        if head_info.get("podIP"):
+            head_info["serviceIP"] = head_info["podIP"]
+    elif cluster_ip:
+        head_info["serviceIP"] = cluster_ip
+    head_info["serviceName"] = head_service["metadata"]["name"]
+    new["head"] = head_info
+    if new.get("state") != old.get("state") and new.get("state"):
+        times = dict(new.get("stateTransitionTimes") or {})
+        times[new["state"]] = now
+        new["stateTransitionTimes"] = times
+    new["lastUpdateTime"] = now
+    if not status_conditions_enabled:
+        new.pop("conditions", None)
+    return new
+
+
+def _suspend_conditions(conditions: list[Obj], spec: Obj, pods: list[Obj], now: str) -> None:
+    suspending = cond.is_true(conditions, cond.RAY_CLUSTER_SUSPENDING)
+    suspended = cond.is_true(conditions, cond.RAY_CLUSTER_SUSPENDED)
+    if suspending and not pods:
+        cond.set_condition(
+            conditions,
+            cond.RAY_CLUSTER_PROVISIONED,
+            False,
+            cond.RAY_CLUSTER_PODS_PROVISIONING,
+            "RayCluster has been suspended",
+            now,
+        )
+        cond.set_condition(
+            conditions, cond.RAY_CLUSTER_SUSPENDING, False, cond.RAY_CLUSTER_SUSPENDING, "", now
+        )
+        cond.set_condition(
+            conditions, cond.RAY_CLUSTER_SUSPENDED, True, cond.RAY_CLUSTER_SUSPENDED, "", now
+        )
+    elif suspended:
+        if not spec.get("suspend"):
+            cond.set_condition(
+                conditions, cond.RAY_CLUSTER_SUSPENDED, False, cond.RAY_CLUSTER_SUSPENDED, "", now
+            )
+    elif not suspending:
+        cond.set_condition(
+            conditions, cond.RAY_CLUSTER_SUSPENDED, False, cond.RAY_CLUSTER_SUSPENDED, "", now
+        )
+        cond.set_condition(
+            conditions,
+            cond.RAY_CLUSTER_SUSPENDING,
+            bool(spec.get("suspend")),
+            cond.RAY_CLUSTER_SUSPENDING,
+            "",
+            now,
+        )
+
+
+_COMPARED = (
+    "state",
+    "reason",
+    "readyWorkerReplicas",
+    "availableWorkerReplicas",
+    "desiredWorkerReplicas",
+    "minWorkerReplicas",
+    "maxWorkerReplicas",
+    "endpoints",
+    "head",
+)
+
+
+def status_changed(old: Obj, new: Obj) -> bool:
+    """True when KubeRay would write ``new`` over ``old``."""
+    for key in _COMPARED:
+        if (old.get(key) or None) != (new.get(key) or None):
+            return True
+    return not cond.same_conditions(old.get("conditions") or [], new.get("conditions") or [])

@@ -1,0 +1,95 @@
+"""Helpers for RayCluster integration tests: the baseline CR and pod status patches."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from kuberay.kube import Client
+
+RAY_IMAGE = "rayproject/ray:2.52.0"
+
+
+def raycluster(name: str, namespace: str, *, replicas: int = 3, **spec: Any) -> dict[str, Any]:
+    """KubeRay's baseline test cluster "T": one head, one worker group ``small-group``."""
+    body: dict[str, Any] = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "headGroupSpec": {
+                "rayStartParams": {},
+                "template": {
+                    "spec": {
+                        "containers": [{"name": "ray-head", "image": RAY_IMAGE}],
+                    }
+                },
+            },
+            "workerGroupSpecs": [
+                {
+                    "groupName": "small-group",
+                    "replicas": replicas,
+                    "minReplicas": 0,
+                    "maxReplicas": 4,
+                    "rayStartParams": {},
+                    "template": {
+                        "spec": {"containers": [{"name": "ray-worker", "image": RAY_IMAGE}]}
+                    },
+                }
+            ],
+        },
+    }
+    body["spec"].update(copy.deepcopy(spec))
+    return body
+
+
+async def pods_of(
+    client: Client, namespace: str, cluster: str, **labels: str
+) -> list[dict[str, Any]]:
+    sel = ",".join([f"ray.io/cluster={cluster}"] + [f"{k}={v}" for k, v in labels.items()])
+    items, _ = await client.list_all("v1", "Pod", namespace, label_selector=sel)
+    return [p for p in items if not p["metadata"].get("deletionTimestamp")]
+
+
+async def set_running(
+    client: Client, pod: dict[str, Any], *, ready: bool = True, ip: str = "10.1.0.1"
+) -> None:
+    """What a kubelet would report: phase Running, a pod IP, Ready (or not)."""
+    status = "True" if ready else "False"
+    await client.patch_status(
+        "v1",
+        "Pod",
+        pod["metadata"]["name"],
+        {
+            "status": {
+                "phase": "Running",
+                "podIP": ip,
+                "conditions": [
+                    {"type": "Ready", "status": status},
+                    {"type": "ContainersReady", "status": status},
+                ],
+            }
+        },
+        pod["metadata"]["namespace"],
+    )
+
+
+async def all_running(client: Client, namespace: str, cluster: str) -> None:
+    for i, pod in enumerate(await pods_of(client, namespace, cluster)):
+        await set_running(client, pod, ip=f"10.1.0.{i + 1}")
+
+
+async def get_cluster(client: Client, namespace: str, name: str) -> dict[str, Any]:
+    return await client.get("ray.io/v1", "RayCluster", name, namespace)
+
+
+def condition(cluster: dict[str, Any], ctype: str) -> dict[str, Any] | None:
+    for c in (cluster.get("status") or {}).get("conditions") or []:
+        if c["type"] == ctype:
+            return c
+    return None
+
+
+async def events_for(client: Client, namespace: str, name: str) -> list[dict[str, Any]]:
+    items, _ = await client.list_all("v1", "Event", namespace)
+    return [e for e in items if (e.get("involvedObject") or {}).get("name") == name]

@@ -1,0 +1,272 @@
+"""RayCluster status calculation (KubeRay's calculateStatus) without a cluster."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from kuberay.controllers.raycluster import conditions as cond
+from kuberay.controllers.raycluster.replicas import group_desired_replicas
+from kuberay.controllers.raycluster.status import (
+    ReconcileError,
+    calculate_status,
+    desired_resources,
+    head_pod_ready_condition,
+    status_changed,
+)
+
+NOW = "2026-12-02T00:00:00Z"
+
+
+def cluster(**spec_overrides: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "headGroupSpec": {
+            "rayStartParams": {},
+            "template": {
+                "spec": {
+                    "containers": [
+                        {"name": "ray-head", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}
+                    ]
+                }
+            },
+        },
+        "workerGroupSpecs": [
+            {
+                "groupName": "small-group",
+                "replicas": 3,
+                "minReplicas": 0,
+                "maxReplicas": 4,
+                "rayStartParams": {},
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "ray-worker",
+                                "resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
+                            }
+                        ]
+                    }
+                },
+            }
+        ],
+    }
+    spec.update(spec_overrides)
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "rc", "namespace": "default", "generation": 2},
+        "spec": spec,
+    }
+
+
+def pod(
+    name: str,
+    node_type: str,
+    phase: str = "Pending",
+    ready: bool | None = None,
+    ip: str | None = None,
+) -> dict[str, Any]:
+    status: dict[str, Any] = {"phase": phase}
+    if ready is not None:
+        status["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
+    if ip:
+        status["podIP"] = ip
+    return {
+        "metadata": {
+            "name": name,
+            "labels": {"ray.io/node-type": node_type, "ray.io/cluster": "rc"},
+        },
+        "status": status,
+    }
+
+
+HEADLESS = {
+    "metadata": {"name": "rc-head-svc"},
+    "spec": {
+        "clusterIP": "None",
+        "ports": [
+            {"name": "client", "port": 10001, "targetPort": 10001},
+            {"name": "dashboard", "port": 8265, "targetPort": 8265},
+        ],
+    },
+}
+
+
+def status_of(c: dict[str, Any], pods: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+    return calculate_status(
+        c,
+        pods,
+        kw.pop("svc", HEADLESS),
+        reconcile_error=kw.pop("err", None),
+        status_conditions_enabled=kw.pop("gates", True),
+        now=NOW,
+    )
+
+
+def conds(status: dict[str, Any]) -> dict[str, tuple[str, str, str]]:
+    return {c["type"]: (c["status"], c["reason"], c["message"]) for c in status["conditions"]}
+
+
+def test_pending_pods_initial_status() -> None:
+    pods = [pod("h", "head")] + [pod(f"w{i}", "worker") for i in range(3)]
+    s = status_of(cluster(), pods)
+    assert s.get("state") is None
+    assert (s["desiredWorkerReplicas"], s["minWorkerReplicas"], s["maxWorkerReplicas"]) == (3, 0, 4)
+    assert (s["readyWorkerReplicas"], s["availableWorkerReplicas"]) == (0, 0)
+    assert s["observedGeneration"] == 2
+    assert s["head"] == {"podName": "h", "serviceName": "rc-head-svc"}
+    c = conds(s)
+    assert c["HeadPodReady"] == ("False", "Unknown", "")
+    assert c["RayClusterProvisioned"] == (
+        "False",
+        "RayClusterPodsProvisioning",
+        "RayCluster Pods are being provisioned for first time",
+    )
+    assert c["RayClusterSuspended"] == ("False", "RayClusterSuspended", "")
+    assert c["RayClusterSuspending"] == ("False", "RayClusterSuspending", "")
+    assert "ReplicaFailure" not in c
+
+
+def test_all_running_is_ready_and_headless_service_ip_is_pod_ip() -> None:
+    pods = [pod("h", "head", "Running", ip="1.1.1.1")] + [
+        pod(f"w{i}", "worker", "Running") for i in range(3)
+    ]
+    s = status_of(cluster(), pods)
+    assert s["state"] == "ready"
+    assert s["stateTransitionTimes"]["ready"] == NOW
+    assert (s["availableWorkerReplicas"], s["readyWorkerReplicas"]) == (3, 0)
+    assert s["head"]["podIP"] == "1.1.1.1" and s["head"]["serviceIP"] == "1.1.1.1"
+    assert s["endpoints"] == {"client": "10001", "dashboard": "8265"}
+
+
+def test_ready_needs_all_pods_and_none_not_ready() -> None:
+    running = [pod("h", "head", "Running")] + [pod(f"w{i}", "worker", "Running") for i in range(2)]
+    assert status_of(cluster(), running).get("state") is None  # 2 of 3 workers
+    not_ready = [*running, pod("w2", "worker", "Running", ready=False)]
+    assert status_of(cluster(), not_ready).get("state") is None
+
+
+def test_provisioned_is_latched_and_ready_is_sticky() -> None:
+    pods = [pod("h", "head", "Running", ready=True)] + [
+        pod(f"w{i}", "worker", "Running", ready=True) for i in range(3)
+    ]
+    c = cluster()
+    c["status"] = status_of(c, pods)
+    assert conds(c["status"])["RayClusterProvisioned"][1] == "AllPodRunningAndReadyFirstTime"
+    pods[1] = pod("w0", "worker", "Running", ready=False)
+    s = status_of(c, pods, err=ReconcileError("boom"))
+    assert conds(s)["RayClusterProvisioned"][0] == "True"
+    assert s["state"] == "ready"  # an error never resets the state
+
+
+def test_replica_failure_condition_set_and_cleared() -> None:
+    c = cluster()
+    err = ReconcileError('pods "x" is invalid', reason="FailedCreateHeadPod")
+    c["status"] = status_of(c, [], err=err)
+    assert conds(c["status"])["ReplicaFailure"] == (
+        "True",
+        "FailedCreateHeadPod",
+        'pods "x" is invalid',
+    )
+    s = status_of(c, [])
+    assert "ReplicaFailure" not in conds(s)
+
+
+def test_head_pod_condition_reasons() -> None:
+    assert head_pod_ready_condition(None) == ("False", "HeadPodNotFound", "Head Pod not found")
+    ready = pod("h", "head", "Running", ready=True)
+    assert head_pod_ready_condition(ready) == ("True", "HeadPodRunningAndReady", "")
+    waiting = pod("h", "head", "Running")
+    waiting["status"]["conditions"] = [
+        {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "message": "not ready"}
+    ]
+    waiting["status"]["containerStatuses"] = [
+        {
+            "name": "ray-head",
+            "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}},
+        }
+    ]
+    assert head_pod_ready_condition(waiting) == (
+        "False",
+        "CrashLoopBackOff",
+        "not ready; ray-head: back-off",
+    )
+
+
+def test_suspend_state_machine() -> None:
+    c = cluster(suspend=True)
+    pods = [pod("h", "head", "Running")]
+    c["status"] = status_of(c, pods)
+    assert conds(c["status"])["RayClusterSuspending"][0] == "True"
+    c["status"] = status_of(c, [])  # pods gone
+    s = c["status"]
+    assert s["state"] == "suspended"
+    assert conds(s)["RayClusterSuspended"][0] == "True"
+    assert conds(s)["RayClusterSuspending"][0] == "False"
+    assert conds(s)["RayClusterProvisioned"] == (
+        "False",
+        "RayClusterPodsProvisioning",
+        "RayCluster has been suspended",
+    )
+    c["spec"]["suspend"] = False
+    s = status_of(c, [])
+    assert conds(s)["RayClusterSuspended"][0] == "False"
+
+
+def test_conditions_gate_off_has_no_conditions() -> None:
+    s = status_of(cluster(suspend=True), [], gates=False)
+    assert "conditions" not in s
+    assert s["state"] == "suspended"
+
+
+def test_desired_resources_limits_fallback_gpu_tpu() -> None:
+    assert desired_resources(cluster()["spec"]) == {
+        "desiredCPU": "4",
+        "desiredMemory": "4Gi",
+        "desiredGPU": "0",
+        "desiredTPU": "0",
+    }
+    c = cluster()
+    res = c["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]["resources"]
+    res["requests"] = {"cpu": "500m"}
+    res["limits"].update({"nvidia.com/gpu": "2", "google.com/tpu": "4"})
+    out = desired_resources(c["spec"])
+    assert out["desiredCPU"] == "2500m"  # requests win over limits
+    assert out["desiredGPU"] == "6"
+    assert out["desiredTPU"] == "12"
+
+
+def test_missing_head_service_raises() -> None:
+    with pytest.raises(LookupError):
+        status_of(cluster(), [], svc=None)
+
+
+def test_status_changed_ignores_timestamps_and_resources() -> None:
+    s = status_of(cluster(), [])
+    later = copy.deepcopy(s)
+    later["lastUpdateTime"] = "2030-01-01T00:00:00Z"
+    later["desiredCPU"] = "99"
+    later["observedGeneration"] = 7
+    assert not status_changed(s, later)
+    later["readyWorkerReplicas"] = 1
+    assert status_changed(s, later)
+    cond_changed = copy.deepcopy(s)
+    cond.set_condition(cond_changed["conditions"], "HeadPodReady", True, "X", "", NOW)
+    assert status_changed(s, cond_changed)
+
+
+@pytest.mark.parametrize(
+    ("group", "want"),
+    [
+        ({"replicas": 5, "minReplicas": 0, "maxReplicas": 4}, 4),
+        ({"minReplicas": 2, "maxReplicas": 4}, 2),
+        ({"replicas": 1, "minReplicas": 2, "maxReplicas": 4}, 2),
+        ({"replicas": 3, "minReplicas": 0, "maxReplicas": 4, "numOfHosts": 4}, 12),
+        ({"replicas": 3, "minReplicas": 0, "maxReplicas": 4, "numOfHosts": 0}, 3),
+        ({"replicas": 3, "minReplicas": 1, "maxReplicas": 4, "suspend": True}, 0),
+    ],
+)
+def test_group_desired_replicas(group: dict[str, Any], want: int) -> None:
+    assert group_desired_replicas(group, cluster_suspended=False) == want
