@@ -3,14 +3,20 @@
 
 Mirrors what controller-runtime's envtest does: throwaway CAs and certs, etcd and
 kube-apiserver on free loopback ports, an admin (system:masters) client-cert kubeconfig.
-There is no kube-controller-manager, scheduler or kubelet (``full=True`` is reserved for
-that). Binaries come from ``hack/build.py`` (built from Go modules into a cache).
+Binaries come from ``hack/build.py`` (built from Go modules into a cache).
+
+``full=True`` (``up --full``) adds what makes it a small working cluster without a kubelet:
+kube-controller-manager (garbage collector, namespace, Job, ReplicaSet/Deployment,
+service-account and endpoint controllers, ...), kube-scheduler, and kwok managing a few
+fake nodes (``kwok-node-0..3``), whose stages (``hack/kwok/*.yaml``) make scheduled pods
+Running and Ready, complete the pods of Jobs and finish graceful deletions.
 
 Usage:
   python hack/controlplane.py up --dir DIR [--full] [--timeout SECONDS]
   python hack/controlplane.py down --dir DIR
 
-``up`` runs in the foreground, writes DIR/kubeconfig once the apiserver is ready, prints
+``up`` runs in the foreground, writes DIR/kubeconfig once everything is ready (in full
+mode: all components healthy and the fake nodes Ready), prints
 ``export KUBECONFIG=DIR/kubeconfig`` and stops everything on SIGINT/SIGTERM (exit 0).
 ``down`` signals a running ``up`` through DIR/controlplane.pid.
 
@@ -18,6 +24,9 @@ Library use::
 
     with ControlPlane(Path("/tmp/cp")) as cp:
         print(cp.kubeconfig, cp.server)
+
+    with ControlPlane(Path("/tmp/cp-full"), full=True) as cp:
+        print(cp.node_names)  # pods scheduled there become Running + Ready
 """
 
 from __future__ import annotations
@@ -43,8 +52,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, ModuleType, TracebackType
 from typing import IO, Any, Self
@@ -62,6 +71,22 @@ KUBERNETES_SERVICE_IP = "10.0.0.1"
 CERT_VALIDITY = dt.timedelta(days=30)
 PID_FILE = "controlplane.pid"
 LOG_TAIL_LINES = 20
+
+# full mode: kwok and its fake nodes
+KWOK_STAGE_DIR = HACK / "kwok"
+DEFAULT_FAKE_NODES = 4
+FAKE_NODE_PREFIX = "kwok-node-"
+FAKE_NODE_ANNOTATION = "kwok.x-k8s.io/node"  # kwok manages nodes annotated <this>=fake
+FAKE_NODE_CAPACITY: dict[str, str] = {
+    "cpu": "1000",
+    "memory": "4Ti",
+    "pods": "1000",
+    "ephemeral-storage": "10Ti",
+    "nvidia.com/gpu": "64",
+    "google.com/tpu": "64",
+}
+FAKE_POD_CIDR = "10.244.0.0/16"  # pod IPs (kwok's default 10.0.0.1/24 overlaps services)
+FAKE_NODE_IP_NET = ipaddress.ip_network("172.18.0.0/24")  # node i is .(i+2), kwok .1
 
 
 def _load_build() -> ModuleType:
@@ -203,8 +228,21 @@ class TinyCA:
 
 
 @dataclass(frozen=True)
+class CertPair:
+    """Paths of a PEM certificate and its PEM private key."""
+
+    cert: Path
+    key: Path
+
+
+@dataclass(frozen=True)
 class Certs:
-    """Paths of everything the apiserver and its admin client need."""
+    """Paths of everything the apiserver, its admin client and (full mode) components need.
+
+    ``clients``: extra client certs signed by the client CA, by component name.
+    ``component_serving``: a serving cert (``localhost``/``127.0.0.1``, signed by the
+    serving CA) for the HTTPS endpoints of kube-controller-manager and kube-scheduler.
+    """
 
     serving_ca: Path
     serving_cert: Path
@@ -214,6 +252,8 @@ class Certs:
     admin_key: Path
     sa_pub: Path
     sa_key: Path
+    clients: dict[str, CertPair] = field(default_factory=dict)
+    component_serving: CertPair | None = None
 
 
 def _write_private(path: Path, data: bytes) -> None:
@@ -222,8 +262,17 @@ def _write_private(path: Path, data: bytes) -> None:
         f.write(data)
 
 
-def generate_certs(cert_dir: Path) -> Certs:
-    """Write a serving CA + apiserver cert, a client CA + admin cert and an SA keypair."""
+def generate_certs(
+    cert_dir: Path,
+    *,
+    clients: Mapping[str, tuple[str, Sequence[str]]] | None = None,
+    component_serving: bool = False,
+) -> Certs:
+    """Write a serving CA + apiserver cert, a client CA + admin cert and an SA keypair.
+
+    ``clients`` maps a name to the (CN, organisations) of an extra client cert, written as
+    ``<name>.crt``/``<name>.key``; ``component_serving`` adds ``components.crt``/``.key``.
+    """
     cert_dir.mkdir(parents=True, exist_ok=True)
     serving_ca = TinyCA("kuberay-local-serving-ca")
     serving = serving_ca.issue(
@@ -244,6 +293,27 @@ def generate_certs(cert_dir: Path) -> Certs:
     sa_pub = sa_key.public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
+
+    def write_pair(stem: str, pair: KeyPair) -> CertPair:
+        paths = CertPair(cert_dir / f"{stem}.crt", cert_dir / f"{stem}.key")
+        paths.cert.write_bytes(pair.cert_pem)
+        _write_private(paths.key, pair.key_pem)
+        return paths
+
+    extra = {
+        name: write_pair(name, client_ca.issue(cn, orgs=orgs, client=True))
+        for name, (cn, orgs) in (clients or {}).items()
+    }
+    components = (
+        write_pair(
+            "components",
+            serving_ca.issue(
+                "kuberay-local-components", dns=["localhost"], ips=["127.0.0.1"], server=True
+            ),
+        )
+        if component_serving
+        else None
+    )
     certs = Certs(
         serving_ca=cert_dir / "serving-ca.crt",
         serving_cert=cert_dir / "apiserver.crt",
@@ -253,6 +323,8 @@ def generate_certs(cert_dir: Path) -> Certs:
         admin_key=cert_dir / "admin.key",
         sa_pub=cert_dir / "sa.pub",
         sa_key=cert_dir / "sa.key",
+        clients=extra,
+        component_serving=components,
     )
     certs.serving_ca.write_bytes(serving_ca.pair.cert_pem)
     certs.serving_cert.write_bytes(serving.cert_pem)
@@ -321,6 +393,10 @@ class ComponentSpec:
     binary: str
     args: Callable[[ControlPlane], list[str]]
     wait_ready: Callable[[ControlPlane, float], None]
+    env: Callable[[ControlPlane], Mapping[str, str]] | None = None
+    """Environment overrides for the process (on top of ours)."""
+    before_start: Callable[[ControlPlane], None] | None = None
+    """Runs just before each launch (after the components listed earlier are ready)."""
 
 
 _LIVE: set[ControlPlane] = set()
@@ -339,9 +415,15 @@ def _stop_all() -> None:
 class ControlPlane:
     """etcd + kube-apiserver on loopback, with an admin kubeconfig at ``dir/kubeconfig``.
 
+    With ``full=True`` also kube-controller-manager, kube-scheduler and kwok, which runs
+    ``fake_nodes`` fake nodes (``node_names``); pods scheduled there get Running/Ready.
+
     Attributes valid after ``start()``: ``kubeconfig`` (Path), ``server`` (https URL),
     ``etcd_url`` (http URL), ``dir`` (work directory with certs, logs and etcd data),
-    ``certs``, ``startup_seconds`` (component name -> launch-to-ready time of its last start).
+    ``certs``, ``startup_seconds`` (component name -> launch-to-ready time of its last start),
+    ``start_seconds`` (whole ``start()``). Always valid: ``full``, ``node_names``.
+    Full mode helpers: ``api()`` (admin REST call), ``unready_nodes()``,
+    ``component_kubeconfig(name)``.
     """
 
     def __init__(
@@ -349,14 +431,18 @@ class ControlPlane:
         workdir: Path | None = None,
         *,
         full: bool = False,
+        fake_nodes: int = DEFAULT_FAKE_NODES,
         start_timeout: float = 120.0,
         binaries: dict[str, Path] | None = None,
         build: bool = True,
         extra_apiserver_args: Sequence[str] = (),
     ) -> None:
-        if full:
-            raise NotImplementedError("full cluster: not yet")
+        if full and fake_nodes < 1:
+            raise ValueError("a full control plane needs at least one fake node")
         self.full = full
+        self.node_names: list[str] = (
+            [f"{FAKE_NODE_PREFIX}{i}" for i in range(fake_nodes)] if full else []
+        )
         self._own_dir = workdir is None
         self.dir = Path(tempfile.mkdtemp(prefix="kuberay-cp-")) if workdir is None else workdir
         self.dir = self.dir.resolve()
@@ -366,13 +452,19 @@ class ControlPlane:
         self._build = build
         self.extra_apiserver_args = list(extra_apiserver_args)
         self.components: list[ComponentSpec] = [ETCD, KUBE_APISERVER]
+        if full:
+            self.components += [KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KWOK]
         self.etcd_port = 0
         self.etcd_peer_port = 0
         self.apiserver_port = 0
+        self.controller_manager_port = 0
+        self.scheduler_port = 0
+        self.kwok_port = 0
         self.etcd_url = ""
         self.server = ""
         self.certs: Certs | None = None
         self.startup_seconds: dict[str, float] = {}
+        self.start_seconds = 0.0
         self._procs: dict[str, _Proc] = {}
         self._lock = threading.RLock()
 
@@ -410,21 +502,34 @@ class ControlPlane:
         with self._lock:
             if self._procs:
                 raise ControlPlaneError("control plane already started")
+            began = time.monotonic()
             for spec in self.components:  # build (or find) binaries before touching anything
                 self.binary(spec.binary)
+            if self.full and not kwok_stage_files():
+                raise ControlPlaneError(f"no kwok stages (*.yaml) in {KWOK_STAGE_DIR}")
             self.dir.mkdir(parents=True, exist_ok=True)
             self.kubeconfig.unlink(missing_ok=True)
             shutil.rmtree(self.etcd_data_dir, ignore_errors=True)
-            self.certs = generate_certs(self.dir / "certs")
-            self.etcd_port, self.etcd_peer_port, self.apiserver_port = self._distinct_ports(3)
+            self.certs = generate_certs(
+                self.dir / "certs",
+                clients=FULL_CLIENT_IDENTITIES if self.full else None,
+                component_serving=self.full,
+            )
+            ports = self._distinct_ports(6 if self.full else 3)
+            self.etcd_port, self.etcd_peer_port, self.apiserver_port = ports[:3]
+            if self.full:
+                self.controller_manager_port, self.scheduler_port, self.kwok_port = ports[3:]
             self.etcd_url = f"http://127.0.0.1:{self.etcd_port}"
             self.server = f"https://127.0.0.1:{self.apiserver_port}"
             with _LIVE_LOCK:
                 _LIVE.add(self)
             try:
+                if self.full:
+                    self._write_component_configs()
                 for spec in self.components:
                     self._start_component(spec)
-                self._write_kubeconfig()
+                self._write_kubeconfig(self.kubeconfig, self.certs.admin_cert, self.certs.admin_key)
+                self.start_seconds = time.monotonic() - began
             except BaseException:
                 self._own_dir = False  # keep the logs the error message points at
                 self.stop()
@@ -445,7 +550,11 @@ class ControlPlane:
                 shutil.rmtree(self.dir, ignore_errors=True)
 
     def restart_apiserver(self) -> float:
-        """Stop and start kube-apiserver on the same port and etcd; return seconds to ready."""
+        """Stop and start kube-apiserver on the same port and etcd; return seconds to ready.
+
+        In full mode the other components are left running; their clients reconnect (and
+        their informers relist) by themselves once the apiserver answers again.
+        """
         with self._lock:
             if KUBE_APISERVER.name not in self._procs:
                 raise ControlPlaneError("kube-apiserver is not running")
@@ -499,7 +608,10 @@ class ControlPlane:
         log_file = log_path.open("ab")
         log_file.write(f"==== {time.strftime('%F %T')} starting {spec.name}\n".encode())
         log_file.flush()
+        if spec.before_start is not None:
+            spec.before_start(self)
         argv = [str(self.binary(spec.binary)), *spec.args(self)]
+        env = None if spec.env is None else {**os.environ, **spec.env(self)}
         # PDEATHSIG fires when the *thread* that forked exits, so only use it from the main thread
         main_thread = threading.current_thread() is threading.main_thread()
         preexec = _die_with_parent if main_thread and _PRCTL is not None else None
@@ -511,6 +623,7 @@ class ControlPlane:
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
                 cwd=self.dir,
+                env=env,
                 start_new_session=True,
                 preexec_fn=preexec,
             )
@@ -594,7 +707,8 @@ class ControlPlane:
                     raise self._timeout(KUBE_APISERVER.name, f"answering {path}")
                 time.sleep(0.2)
 
-    def _write_kubeconfig(self) -> None:
+    def _write_kubeconfig(self, path: Path, cert: Path, key: Path) -> None:
+        """Write (atomically, mode 0600) a kubeconfig for ``self.server`` with a client cert."""
         assert self.certs is not None
 
         def b64(p: Path) -> str:
@@ -616,8 +730,8 @@ class ControlPlane:
                 {
                     "name": CONTEXT_NAME,
                     "user": {
-                        "client-certificate-data": b64(self.certs.admin_cert),
-                        "client-key-data": b64(self.certs.admin_key),
+                        "client-certificate-data": b64(cert),
+                        "client-key-data": b64(key),
                     },
                 }
             ],
@@ -630,9 +744,130 @@ class ControlPlane:
             "current-context": CONTEXT_NAME,
             "preferences": {},
         }
-        tmp = self.kubeconfig.with_name(f".{self.kubeconfig.name}.tmp")
+        tmp = path.with_name(f".{path.name}.tmp")
         _write_private(tmp, yaml.safe_dump(doc, sort_keys=False).encode())
-        os.replace(tmp, self.kubeconfig)
+        os.replace(tmp, path)
+
+    # ----------------------------------------------------------------- full mode
+
+    @property
+    def components_dir(self) -> Path:
+        """Kubeconfigs and config files of the full-mode components."""
+        return self.dir / "components"
+
+    def component_kubeconfig(self, name: str) -> Path:
+        """The kubeconfig a full-mode component uses (its own client cert)."""
+        return self.components_dir / f"{name}.kubeconfig"
+
+    def _write_component_configs(self) -> None:
+        assert self.certs is not None
+        self.components_dir.mkdir(parents=True, exist_ok=True)
+        for name, pair in self.certs.clients.items():
+            self._write_kubeconfig(self.component_kubeconfig(name), pair.cert, pair.key)
+        scheduler_config = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {
+                "kubeconfig": str(self.component_kubeconfig(KUBE_SCHEDULER.name)),
+                "qps": COMPONENT_QPS,
+                "burst": COMPONENT_BURST,
+            },
+            "leaderElection": {"leaderElect": False},
+        }
+        (self.components_dir / "kube-scheduler.yaml").write_text(
+            yaml.safe_dump(scheduler_config, sort_keys=False)
+        )
+        (self.dir / "kwok-home").mkdir(exist_ok=True)
+
+    def api(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        """One admin request to the apiserver; the decoded JSON answer.
+
+        Raises ``urllib.error.HTTPError`` for error statuses and ``OSError`` when the
+        apiserver cannot be reached.
+        """
+        headers = {"Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            patch = method == "PATCH"
+            headers["Content-Type"] = f"application/{'merge-patch+' if patch else ''}json"
+        req = urllib.request.Request(self.server + path, data=data, headers=headers, method=method)
+        with urllib.request.urlopen(req, timeout=10, context=self.ssl_context()) as r:
+            return json.loads(r.read())
+
+    def _serving_ca_context(self) -> ssl.SSLContext:
+        assert self.certs is not None
+        return ssl.create_default_context(cafile=str(self.certs.serving_ca))
+
+    def _wait_url(
+        self, name: str, url: str, deadline: float, context: ssl.SSLContext | None = None
+    ) -> None:
+        """Poll ``url`` until it answers 200 (while ``name`` is alive)."""
+        while True:
+            self._check_alive(name)
+            with (
+                contextlib.suppress(OSError, ValueError),
+                urllib.request.urlopen(url, timeout=5, context=context) as r,
+            ):
+                if r.status == 200:
+                    return
+            if time.monotonic() > deadline:
+                raise self._timeout(name, f"answering {url}")
+            time.sleep(0.2)
+
+    def _wait_controller_manager(self, deadline: float) -> None:
+        name = KUBE_CONTROLLER_MANAGER.name
+        url = f"https://127.0.0.1:{self.controller_manager_port}/healthz"
+        self._wait_url(name, url, deadline, self._serving_ca_context())
+        # proof that controllers run: the serviceaccount controller made default/default
+        while True:
+            self._check_alive(name)
+            with contextlib.suppress(OSError, ValueError):
+                self.api("GET", "/api/v1/namespaces/default/serviceaccounts/default")
+                return
+            if time.monotonic() > deadline:
+                raise self._timeout(name, "creating the default ServiceAccount")
+            time.sleep(0.2)
+
+    def _wait_scheduler(self, deadline: float) -> None:
+        url = f"https://127.0.0.1:{self.scheduler_port}/readyz"
+        self._wait_url(KUBE_SCHEDULER.name, url, deadline, self._serving_ca_context())
+
+    def _wait_kwok(self, deadline: float) -> None:
+        self._wait_url(KWOK.name, f"http://127.0.0.1:{self.kwok_port}/healthz", deadline)
+        unready = list(self.node_names)
+        while True:
+            self._check_alive(KWOK.name)
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                unready = self.unready_nodes()
+                if not unready:
+                    return
+            if time.monotonic() > deadline:
+                raise self._timeout(KWOK.name, f"making nodes {', '.join(unready)} Ready")
+            time.sleep(0.2)
+
+    def unready_nodes(self) -> list[str]:
+        """Names of the fake nodes that do not exist or are not Ready (yet)."""
+        nodes = self.api("GET", "/api/v1/nodes")["items"]
+        ready = {
+            n["metadata"]["name"]
+            for n in nodes
+            if any(
+                c.get("type") == "Ready" and c.get("status") == "True"
+                for c in n.get("status", {}).get("conditions") or ()
+            )
+        }
+        return [name for name in self.node_names if name not in ready]
+
+    def _create_fake_nodes(self) -> None:
+        """Create the Node objects kwok manages (existing ones are left alone)."""
+        for index, name in enumerate(self.node_names):
+            try:
+                self.api("POST", "/api/v1/nodes", fake_node(name, index))
+            except urllib.error.HTTPError as exc:
+                if exc.code != 409:
+                    detail = exc.read().decode(errors="replace")
+                    raise ControlPlaneError(f"creating node {name}: {exc.code} {detail}") from None
 
 
 def _post_json(url: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -670,6 +905,19 @@ def _etcd_args(cp: ControlPlane) -> list[str]:
     ]
 
 
+def _disabled_admission_plugins(cp: ControlPlane) -> list[str]:
+    # ServiceAccount stays off in full mode too (as in envtest): it rejects pods until the
+    # serviceaccount controller has created the namespace's "default" ServiceAccount, so a
+    # pod created right after its namespace would race the controller; nothing here needs
+    # the token volume it would inject (kwok runs no containers).
+    plugins = ["ServiceAccount"]
+    if cp.full:
+        # It taints new nodes node.kubernetes.io/not-ready and the node-lifecycle controller
+        # (disabled, see KCM_DISABLED_CONTROLLERS) would lift that: fake nodes stay untainted.
+        plugins.append("TaintNodesByCondition")
+    return plugins
+
+
 def _apiserver_args(cp: ControlPlane) -> list[str]:
     assert cp.certs is not None
     c = cp.certs
@@ -683,7 +931,7 @@ def _apiserver_args(cp: ControlPlane) -> list[str]:
         f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
         "--allow-privileged=true",
         "--authorization-mode=RBAC",
-        "--disable-admission-plugins=ServiceAccount",
+        f"--disable-admission-plugins={','.join(_disabled_admission_plugins(cp))}",
         f"--service-account-issuer={cp.server}/",
         f"--service-account-key-file={c.sa_pub}",
         f"--service-account-signing-key-file={c.sa_key}",
@@ -700,10 +948,149 @@ ETCD = ComponentSpec("etcd", "etcd", _etcd_args, ControlPlane._wait_etcd)
 KUBE_APISERVER = ComponentSpec(
     "kube-apiserver", "kube-apiserver", _apiserver_args, ControlPlane._wait_apiserver
 )
-# Reserved for full=True (later): kube-controller-manager, kube-scheduler and kwok
-# (fake nodes/kubelet) would be appended to ControlPlane.components after KUBE_APISERVER,
-# each with its own args builder and readiness check, and stopped in reverse order.
-FULL_COMPONENT_BINARIES = ("kube-controller-manager", "kube-scheduler", "kwok")
+
+# ----------------------------------------------------------------- full mode: components
+
+# client identities: kube-controller-manager runs every controller under its own identity
+# (--use-service-account-credentials=false), which the default RBAC role for
+# system:kube-controller-manager does not cover, hence system:masters; the scheduler's
+# default RBAC (system:kube-scheduler, system:volume-scheduler) is enough; kwok patches
+# node/pod status, deletes pods and writes leases, so it is an admin too.
+FULL_CLIENT_IDENTITIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "kube-controller-manager": ("system:kube-controller-manager", ("system:masters",)),
+    "kube-scheduler": ("system:kube-scheduler", ()),
+    "kwok": ("kwok-controller", ("system:masters",)),
+}
+COMPONENT_QPS = 500  # client-side rate limits of kcm and scheduler (defaults 20 and 50)
+COMPONENT_BURST = 1000
+KCM_DISABLED_CONTROLLERS = (
+    "node-ipam-controller",  # no pod CIDRs per node: kwok hands out pod IPs from FAKE_POD_CIDR
+    "node-lifecycle-controller",  # no not-ready taints or evictions for heartbeat hiccups
+    "cloud-node-lifecycle-controller",  # no cloud provider ...
+    "node-route-controller",
+    "service-lb-controller",
+    "persistentvolume-attach-detach-controller",  # ... and no volume plugins on fake nodes
+    "certificatesigningrequest-signing-controller",  # no cluster signing CA
+    "horizontal-pod-autoscaler-controller",  # no metrics API
+)
+
+
+def _controller_manager_args(cp: ControlPlane) -> list[str]:
+    assert cp.certs is not None and cp.certs.component_serving is not None
+    kubeconfig = cp.component_kubeconfig(KUBE_CONTROLLER_MANAGER.name)
+    return [
+        f"--kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        # no lookup of kube-system/extension-apiserver-authentication (it has no
+        # request-header CA, which makes the lookup log errors): trust the client CA directly
+        "--authentication-skip-lookup=true",
+        f"--client-ca-file={cp.certs.client_ca}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={cp.controller_manager_port}",
+        f"--tls-cert-file={cp.certs.component_serving.cert}",
+        f"--tls-private-key-file={cp.certs.component_serving.key}",
+        "--leader-elect=false",
+        "--use-service-account-credentials=false",
+        f"--controllers=*,{','.join('-' + c for c in KCM_DISABLED_CONTROLLERS)}",
+        f"--service-account-private-key-file={cp.certs.sa_key}",
+        f"--root-ca-file={cp.certs.serving_ca}",
+        f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+        f"--cluster-name={CONTEXT_NAME}",
+        f"--kube-api-qps={COMPONENT_QPS}",
+        f"--kube-api-burst={COMPONENT_BURST}",
+        "--concurrent-job-syncs=10",
+        "--concurrent-replicaset-syncs=10",
+        "--profiling=false",
+    ]
+
+
+def _scheduler_args(cp: ControlPlane) -> list[str]:
+    assert cp.certs is not None and cp.certs.component_serving is not None
+    kubeconfig = cp.component_kubeconfig(KUBE_SCHEDULER.name)
+    return [
+        f"--config={cp.components_dir / 'kube-scheduler.yaml'}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        # no lookup of kube-system/extension-apiserver-authentication (it has no
+        # request-header CA, which makes the lookup log errors): trust the client CA directly
+        "--authentication-skip-lookup=true",
+        f"--client-ca-file={cp.certs.client_ca}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={cp.scheduler_port}",
+        f"--tls-cert-file={cp.certs.component_serving.cert}",
+        f"--tls-private-key-file={cp.certs.component_serving.key}",
+        "--profiling=false",
+    ]
+
+
+# ----------------------------------------------------------------- full mode: kwok + nodes
+
+
+def kwok_stage_files() -> list[Path]:
+    """The Stage files kwok loads (``hack/kwok/*.yaml``, sorted)."""
+    return sorted(KWOK_STAGE_DIR.glob("*.yaml"))
+
+
+def fake_node_ip(index: int) -> str:
+    return str(FAKE_NODE_IP_NET.network_address + 2 + index)
+
+
+def fake_node(name: str, index: int) -> dict[str, Any]:
+    """A Node object for kwok: untainted, big capacity, an InternalIP (pods' hostIP)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {FAKE_NODE_ANNOTATION: "fake"},
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "type": "kwok",
+            },
+        },
+        "spec": {},
+        "status": {
+            "capacity": dict(FAKE_NODE_CAPACITY),
+            "allocatable": dict(FAKE_NODE_CAPACITY),
+            "addresses": [
+                {"type": "InternalIP", "address": fake_node_ip(index)},
+                {"type": "Hostname", "address": name},
+            ],
+        },
+    }
+
+
+def _kwok_args(cp: ControlPlane) -> list[str]:
+    return [
+        f"--kubeconfig={cp.component_kubeconfig(KWOK.name)}",
+        f"--manage-nodes-with-annotation-selector={FAKE_NODE_ANNOTATION}=fake",
+        *(f"--config={path}" for path in kwok_stage_files()),
+        f"--server-address=127.0.0.1:{cp.kwok_port}",
+        f"--node-ip={FAKE_NODE_IP_NET.network_address + 1}",
+        f"--cidr={FAKE_POD_CIDR}",
+    ]
+
+
+def _kwok_env(cp: ControlPlane) -> dict[str, str]:
+    # kwok always loads ~/.kwok/kwok.yaml when it exists: keep the user's out of the way
+    return {"HOME": str(cp.dir / "kwok-home")}
+
+
+KUBE_CONTROLLER_MANAGER = ComponentSpec(
+    "kube-controller-manager",
+    "kube-controller-manager",
+    _controller_manager_args,
+    ControlPlane._wait_controller_manager,
+    before_start=ControlPlane._create_fake_nodes,
+)
+KUBE_SCHEDULER = ComponentSpec(
+    "kube-scheduler", "kube-scheduler", _scheduler_args, ControlPlane._wait_scheduler
+)
+KWOK = ComponentSpec("kwok", "kwok", _kwok_args, ControlPlane._wait_kwok, env=_kwok_env)
+FULL_COMPONENT_BINARIES = tuple(s.binary for s in (KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KWOK))
 
 
 # --------------------------------------------------------------------------- CLI
@@ -764,9 +1151,6 @@ def cmd_up(workdir: Path, full: bool, timeout: float) -> int:
     except _Interrupted as exc:
         print(f"controlplane: {exc}, stopping", file=sys.stderr)
         return 0
-    except NotImplementedError as exc:
-        print(f"controlplane: {exc}", file=sys.stderr)
-        return 2
     except (BuildError, ControlPlaneError) as exc:
         print(f"controlplane: {exc}", file=sys.stderr)
         return 1
@@ -801,9 +1185,11 @@ def cmd_down(workdir: Path, timeout: float) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="cmd", required=True)
-    up = sub.add_parser("up", help="run etcd + kube-apiserver in the foreground")
+    up = sub.add_parser("up", help="run the control plane in the foreground")
     up.add_argument("--dir", type=Path, required=True, help="work dir (kubeconfig, logs, certs)")
-    up.add_argument("--full", action="store_true", help="also controller-manager/scheduler/kwok")
+    up.add_argument(
+        "--full", action="store_true", help="also controller-manager, scheduler, kwok + nodes"
+    )
     up.add_argument("--timeout", type=float, default=120.0, help="per-component start timeout")
     down = sub.add_parser("down", help="stop a running `up` for --dir")
     down.add_argument("--dir", type=Path, required=True)
