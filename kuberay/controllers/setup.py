@@ -56,6 +56,7 @@ def register_all(
         options=build_options(cfg, environ),
         features=gates.as_dict(),
         requeue_seconds=requeue_seconds(environ),
+        enable_metrics=cfg.enable_metrics,
     )
     controller = setup_raycluster_controller(mgr, settings)
     return [controller.name]

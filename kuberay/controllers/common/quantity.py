@@ -315,11 +315,12 @@ class Quantity:
         return self._unscaled == 0
 
     def value(self) -> int:
-        """Go ``Value()``: the value rounded up to an integer."""
+        """Go ``Value()``: the value rounded up to an integer (0 if it overflows int64)."""
         if self._exp10 >= 0:
-            return int(self._unscaled * 10**self._exp10)
-        rounded, _ = _round_away(self._unscaled, 10 ** (-self._exp10))
-        return rounded
+            result = int(self._unscaled * 10**self._exp10)
+        else:
+            result, _ = _round_away(self._unscaled, 10 ** (-self._exp10))
+        return result if -(1 << 63) <= result <= _MAX_INT64 else 0
 
     def approximate_float(self) -> float:
         """Go ``AsApproximateFloat64``."""

@@ -49,6 +49,7 @@ class RayClusterSettings:
     requeue_seconds: float = 300.0
     error_requeue_seconds: float = 2.0
     expectation_timeout: float = 30.0
+    enable_metrics: bool = False
 
 
 @attrs.define
@@ -60,6 +61,7 @@ class Ctx:
     recorder: EventRecorder
     settings: RayClusterSettings
     expectations: Expectations
+    metrics: Any = None
     now: Callable[[], str] = utc_now
 
     def event(self, cluster: Obj, etype: str, reason: str, message: str, action: str = "") -> None:

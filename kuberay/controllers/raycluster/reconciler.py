@@ -102,6 +102,8 @@ class RayClusterReconciler:
             for key in list(self.ctx.expectations._pending):
                 if key.startswith(f"{request.namespace}/{request.name}/"):
                     self.ctx.expectations.delete(key)
+            if self.ctx.metrics is not None:
+                self.ctx.metrics.forget(request.namespace, request.name)
             return Result()
         spec = cached.get("spec") or {}
         managed_by = spec.get("managedBy")
@@ -211,7 +213,11 @@ class RayClusterReconciler:
         old = cluster.get("status") or {}
         if not status_changed(old, new):
             return False
+        was = cond.is_true(old.get("conditions") or [], cond.RAY_CLUSTER_PROVISIONED)
         await self._write_status_fields(cluster, new)
+        now_prov = cond.is_true(new.get("conditions") or [], cond.RAY_CLUSTER_PROVISIONED)
+        if self.ctx.metrics is not None and now_prov and not was:
+            self.ctx.metrics.observe_provisioned(cluster)
         return True
 
     def _head_service(self, cluster: Obj) -> Obj | None:

@@ -10,6 +10,7 @@ from kuberay.controllers.raycluster.context import (
     RayClusterSettings,
     cluster_index,
 )
+from kuberay.controllers.raycluster.metrics import RayClusterMetrics
 from kuberay.controllers.raycluster.reconciler import RayClusterReconciler
 from kuberay.reconcile import (
     AnnotationChangedPredicate,
@@ -54,6 +55,8 @@ def setup_raycluster_controller(mgr: Manager, settings: RayClusterSettings) -> C
         settings=settings,
         expectations=Expectations(ttl=settings.expectation_timeout),
     )
+    if settings.enable_metrics:
+        ctx.metrics = RayClusterMetrics(mgr.cache, mgr.registry)
     builder = mgr.controller(CONTROLLER_NAME).for_(
         RAY_API_VERSION,
         RAY_CLUSTER_KIND,

@@ -49,6 +49,7 @@ async def start_operator(
     *,
     gates: str = "",
     env: dict[str, str] | None = None,
+    registry: Any = None,
     **settings: Any,
 ) -> AsyncIterator[Operator]:
     fg = new_feature_gate()
@@ -61,6 +62,7 @@ async def start_operator(
         health_probe_bind_address="0",
         handle_signals=False,
         max_concurrent_reconciles=2,
+        registry=registry,
     )
     options = BuildOptions.from_env(env or {})
     ctrl = setup_raycluster_controller(

@@ -90,3 +90,45 @@ async def test_create_makes_head_service_and_pods(
     reasons = [e["reason"] for e in await events_for(kclient, namespace, "raycluster-static")]
     assert "CreatedService" in reasons and "CreatedHeadPod" in reasons
     assert reasons.count("CreatedWorkerPod") >= 1
+
+
+async def test_kuberay_metrics(crds_installed: None, kclient: Client, namespace: str) -> None:
+    from prometheus_client import CollectorRegistry
+
+    from tests.integration.raycluster.conftest import start_operator
+
+    registry = CollectorRegistry()
+    async with start_operator(kclient, namespace, registry=registry, enable_metrics=True):
+        created = await kclient.create(raycluster("metered", namespace, replicas=1))
+        uid = created["metadata"]["uid"]
+        ident = {"name": "metered", "namespace": namespace, "uid": uid}
+
+        async def two_pods() -> bool:
+            return len(await pods_of(kclient, namespace, "metered")) == 2
+
+        await eventually(two_pods, timeout=30)
+        assert (
+            registry.get_sample_value("kuberay_cluster_info", {**ident, "owner_kind": "None"}) == 1
+        )
+        assert (
+            registry.get_sample_value(
+                "kuberay_cluster_condition_provisioned", {**ident, "condition": "false"}
+            )
+            == 1
+        )
+        await all_running(kclient, namespace, "metered")
+
+        async def provisioned() -> float | None:
+            return registry.get_sample_value("kuberay_cluster_provisioned_duration_seconds", ident)
+
+        seconds = await eventually(provisioned, timeout=20)
+        assert 0 <= seconds < 60
+        await kclient.delete("ray.io/v1", "RayCluster", "metered", namespace)
+
+        async def forgotten() -> bool:
+            return (
+                registry.get_sample_value("kuberay_cluster_provisioned_duration_seconds", ident)
+                is None
+            )
+
+        await eventually(forgotten, timeout=20)
