@@ -41,7 +41,7 @@ from kuberay.kube.errors import (
     error_from_response,
     error_from_status,
 )
-from kuberay.kube.metrics import REST_CLIENT_REQUESTS
+from kuberay.kube.metrics import REST_CLIENT_REQUESTS, REST_CLIENT_REQUESTS_BY_VERB
 from kuberay.kube.ratelimit import TokenBucket
 from kuberay.kube.resources import BUILTIN_RESOURCES, ResourceInfo, split_api_version
 
@@ -280,6 +280,7 @@ class Client:
         REST_CLIENT_REQUESTS.labels(
             code=str(code) if code else "<error>", method=method, host=self._host_label
         ).inc()
+        REST_CLIENT_REQUESTS_BY_VERB.labels(verb=verb, code=str(code) if code else "<error>").inc()
         self.stats.record(verb, code)
 
     # ----- discovery ----------------------------------------------------

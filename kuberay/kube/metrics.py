@@ -9,3 +9,9 @@ REST_CLIENT_REQUESTS = Counter(
     "Number of HTTP requests, partitioned by status code, method, and host.",
     ["code", "method", "host"],
 )
+
+REST_CLIENT_REQUESTS_BY_VERB = Counter(
+    "kuberay_rest_client_requests_by_verb",
+    "Number of API requests this process made, by Kubernetes verb and HTTP status code.",
+    ["verb", "code"],
+)

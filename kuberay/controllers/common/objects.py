@@ -39,9 +39,19 @@ def as_str(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _go_string(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""  # a JSON null decodes to Go's zero value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def str_map(value: object) -> dict[str, str]:
-    """A ``map[string]string`` copy of ``value`` (non-string values are stringified)."""
-    return {str(k): v if isinstance(v, str) else str(v) for k, v in as_map(value).items()}
+    """A ``map[string]string`` copy of ``value`` (``null`` -> ``""``, others stringified)."""
+    return {str(k): _go_string(v) for k, v in as_map(value).items()}
 
 
 def metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:

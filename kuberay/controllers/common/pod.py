@@ -274,7 +274,7 @@ def _head_template(
     meta["namespace"] = meta_c.get("namespace", "")
 
     update_ray_start_params_resources(params, as_map(head.get("resources")))
-    update_ray_start_params_labels(params, as_map(head.get("labels")))
+    update_ray_start_params_labels(params, str_map(head.get("labels")))
     meta["labels"] = label_pod(
         c.HEAD_NODE, cluster_name, c.RAY_NODE_HEAD_GROUP_LABEL_VALUE, _merged_labels(head, meta)
     )
@@ -341,7 +341,7 @@ def _worker_template(
     meta.pop("name", None)
 
     update_ray_start_params_resources(params, as_map(group.get("resources")))
-    update_ray_start_params_labels(params, as_map(group.get("labels")))
+    update_ray_start_params_labels(params, str_map(group.get("labels")))
     labels = label_pod(c.WORKER_NODE, cluster_name, group_name, _merged_labels(group, meta))
     if gates.feature_enabled(features, gates.RAY_MULTI_HOST_INDEXING):
         labels[c.RAY_WORKER_REPLICA_INDEX_KEY] = str(replica_index)
@@ -602,8 +602,12 @@ def build_worker_pod(
     replica_group_name: str = "",
     replica_index: int = 0,
     host_index: int = 0,
+    pod_name: str | None = None,
 ) -> dict[str, Any]:
     """A worker pod of ``group`` (its name or its spec dict), as ``buildWorkerPod``.
+
+    KubeRay names workers with ``generateName`` (``<cluster>-<group>-worker-``); pass
+    ``pod_name`` to get a fixed ``metadata.name`` instead (``generateName`` is then dropped).
 
     With the ``RayMultiHostIndexing`` gate (default on) every worker carries
     ``ray.io/worker-group-replica-index=<replica_index>``; groups with ``numOfHosts > 1`` also
@@ -632,4 +636,7 @@ def build_worker_pod(
     _apply_operator_config(template, opts.worker_sidecar_containers, opts)
     pod = _build_pod(template, c.WORKER_NODE, params, working, fqdn, opts, features)
     pod["metadata"]["ownerReferences"] = [controller_owner_reference(cluster)]
+    if pod_name:
+        pod["metadata"].pop("generateName", None)
+        pod["metadata"]["name"] = pod_name
     return pod

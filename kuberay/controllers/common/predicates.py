@@ -7,7 +7,7 @@ from typing import Any
 
 from . import constants as c
 from . import gates
-from .objects import as_map, metadata, spec
+from .objects import as_map, metadata, spec, str_map
 
 __all__ = [
     "creator_crd_type",
@@ -127,8 +127,5 @@ def creator_crd_type(cluster: Mapping[str, Any]) -> str:
 
 def head_port(cluster: Mapping[str, Any]) -> str:
     """KubeRay ``GetHeadPort``: head ``rayStartParams.port`` or ``"6379"``."""
-    params = as_map(as_map(spec(cluster).get("headGroupSpec")).get("rayStartParams"))
-    if "port" in params:
-        value = params["port"]
-        return value if isinstance(value, str) else str(value)
-    return str(c.DEFAULT_GCS_SERVER_PORT)
+    params = str_map(as_map(spec(cluster).get("headGroupSpec")).get("rayStartParams"))
+    return params.get("port", str(c.DEFAULT_GCS_SERVER_PORT))

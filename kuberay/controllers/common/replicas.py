@@ -2,8 +2,7 @@
 
 * desired pods of a group = clamp(``replicas``, ``minReplicas``, ``maxReplicas``) x
   ``numOfHosts`` (``replicas`` missing or below min -> min; above max -> max; a suspended group
-  -> 0). ``numOfHosts`` is used as stored (KubeRay multiplies by the raw value; the CRD defaults
-  it to 1);
+  -> 0). ``numOfHosts`` missing or <= 0 counts as 1 (the CRD defaults it to 1);
 * cluster min/max skip suspended groups; max is summed in 64 bits and capped at 2^31-1;
 * ``workersToDelete`` is honoured but never cleared by the operator;
 * scale-down without autoscaler hints happens only when autoscaling is off or
@@ -46,8 +45,10 @@ def _int(value: object, default: int) -> int:
 
 
 def num_of_hosts(group: Mapping[str, Any]) -> int:
-    """``numOfHosts`` as stored (0 when missing, like Go's zero value)."""
-    return _int(group.get("numOfHosts"), 0)
+    """``numOfHosts``; missing or <= 0 counts as 1 (KubeRay v1.7: a group written for an
+    old CRD without the default must not scale to zero)."""
+    hosts = _int(group.get("numOfHosts"), 1)
+    return hosts if hosts > 0 else 1
 
 
 def is_worker_group_suspended(group: Mapping[str, Any]) -> bool:

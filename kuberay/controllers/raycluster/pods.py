@@ -19,16 +19,24 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Iterable
 
 from kuberay.controllers.common import constants as C
-from kuberay.controllers.common.hashing import generate_hash_without_replicas_and_workers_to_delete
+from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
 from kuberay.controllers.common.names import generate_ray_worker_replica_group_name
 from kuberay.controllers.common.pod import build_head_pod, build_worker_pod
-from kuberay.controllers.common.predicates import is_autoscaling_enabled
-from kuberay.controllers.features import RAY_CLUSTER_STATUS_CONDITIONS, RAY_MULTI_HOST_INDEXING
+from kuberay.controllers.common.pod_health import should_delete_pod as _should_delete_pod
+from kuberay.controllers.common.replicas import (
+    is_multi_host_indexing,
+    lowest_free_indices,
+    num_of_hosts,
+    random_scale_down_allowed,
+    worker_group_desired_replicas,
+    workers_to_delete,
+)
+from kuberay.controllers.features import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.controllers.raycluster.context import Ctx, Obj
-from kuberay.controllers.raycluster.replicas import group_desired_replicas, num_of_hosts
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.kube import ApiError
 from kuberay.reconcile import NORMAL, WARNING
@@ -49,36 +57,25 @@ def _terminating(pod: Obj) -> bool:
     return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
 
 
+def _replica_indices(pods: Iterable[Obj]) -> set[int]:
+    out = set()
+    for pod in pods:
+        raw = _labels(pod).get(C.RAY_WORKER_REPLICA_INDEX_KEY)
+        if raw is not None and raw.isdigit():
+            out.add(int(raw))
+    return out
+
+
 def _key(cluster: Obj, group: str) -> str:
     meta = cluster["metadata"]
     return f"{meta['namespace']}/{meta['name']}/{group}"
 
 
 def should_delete_pod(pod: Obj, node_type: str) -> tuple[bool, str]:
-    """(delete?, why) - KubeRay's ``shouldDeletePod``: terminal phases, or a Running pod
-    whose Ray container terminated under ``restartPolicy: Never``."""
+    """KubeRay's ``shouldDeletePod``, except that a pod already terminating is left alone."""
     if _terminating(pod):
         return False, ""
-    status = pod.get("status") or {}
-    phase = status.get("phase") or ""
-    restart = (pod.get("spec") or {}).get("restartPolicy") or ""
-    name = pod["metadata"]["name"]
-    if phase in ("Failed", "Succeeded"):
-        return True, (
-            f"The {node_type} Pod {name} status phase is {phase} and restart policy is "
-            f"{restart}. It should be deleted and recreated."
-        )
-    if phase == "Running" and restart == "Never":
-        containers = (pod.get("spec") or {}).get("containers") or []
-        ray_name = containers[0].get("name") if containers else None
-        for cs in status.get("containerStatuses") or []:
-            if cs.get("name") == ray_name and (cs.get("state") or {}).get("terminated"):
-                return True, (
-                    f"The {node_type} Pod {name} is Running but its Ray container has "
-                    f"terminated and restart policy is {restart}. It should be deleted and "
-                    "recreated."
-                )
-    return False, ""
+    return _should_delete_pod(pod, node_type)
 
 
 class PodReconciler:
@@ -111,17 +108,12 @@ class PodReconciler:
         """Bring the cluster's pods to the desired state (raises ReconcileError)."""
         if await self._suspend():
             return
-        cluster_hash = generate_hash_without_replicas_and_workers_to_delete(self._spec_for_hash())
+        cluster_hash = ray_cluster_recreate_hash(self.cluster)
         if await self._recreate_upgrade(cluster_hash):
             return
         await self._reconcile_head(cluster_hash)
         for group in self.spec.get("workerGroupSpecs") or []:
             await self._reconcile_group(group)
-
-    def _spec_for_hash(self) -> Obj:
-        from kuberay.controllers.common.defaults import with_default_ray_start_params
-
-        return with_default_ray_start_params(self.spec)
 
     # ----- suspend --------------------------------------------------------------------------
     async def _suspend(self) -> bool:
@@ -281,8 +273,8 @@ class PodReconciler:
                     "Delete",
                 )
             return
-        desired = group_desired_replicas(group, cluster_suspended=False)
-        if num_of_hosts(group) > 1 and self._gate(RAY_MULTI_HOST_INDEXING, True):
+        desired = worker_group_desired_replicas(group)
+        if is_multi_host_indexing(group, self.features):
             await self._reconcile_multi_host(group, pods, desired)
             return
 
@@ -303,7 +295,7 @@ class PodReconciler:
                 )
             raise ReconcileError(f"delete {len(unhealthy)} unhealthy worker Pods")
 
-        to_delete = set((group.get("scaleStrategy") or {}).get("workersToDelete") or [])
+        to_delete = set(workers_to_delete(group))
         doomed = [p for p in pods if p["metadata"]["name"] in to_delete and not _terminating(p)]
         for pod in doomed:
             await self._delete_workers(key, [pod], "FailedDeleteWorkerPod")
@@ -318,19 +310,11 @@ class PodReconciler:
         running = [p for p in pods if p["metadata"]["name"] not in doomed_names]
         diff = desired - len(running)
         if diff > 0:
-            used = {
-                _labels(p).get(C.RAY_WORKER_REPLICA_INDEX_KEY)
-                for p in running
-                if not _terminating(p)
-            }
-            index = 0
-            for _ in range(diff):
-                while str(index) in used:
-                    index += 1
-                used.add(str(index))
+            used = _replica_indices(p for p in running if not _terminating(p))
+            for index in lowest_free_indices(used, diff):
                 await self._create_worker(key, group, replica_index=index)
         elif diff < 0:
-            if is_autoscaling_enabled(self.cluster) and not self.options.enable_random_pod_delete:
+            if not random_scale_down_allowed(self.cluster, self.options):
                 return
             live = [p for p in running if not _terminating(p)]
             # Prefer pods that are not running yet; then keep the cache's order.
@@ -426,7 +410,7 @@ class PodReconciler:
             for n, ps in replicas.items()
             if any(should_delete_pod(p, C.WORKER_NODE)[0] for p in ps)
         ]
-        to_delete = set((group.get("scaleStrategy") or {}).get("workersToDelete") or [])
+        to_delete = set(workers_to_delete(group))
         named = [
             n for n, ps in replicas.items() if any(p["metadata"]["name"] in to_delete for p in ps)
         ]
@@ -453,19 +437,15 @@ class PodReconciler:
         want = desired_pods // hosts
         have = len(replicas)
         if want > have:
-            used = {_labels(ps[0]).get(C.RAY_WORKER_REPLICA_INDEX_KEY) for ps in replicas.values()}
-            index = 0
-            for _ in range(want - have):
-                while str(index) in used:
-                    index += 1
-                used.add(str(index))
+            used = _replica_indices(ps[0] for ps in replicas.values())
+            for index in lowest_free_indices(used, want - have):
                 replica_name = generate_ray_worker_replica_group_name(group.get("groupName", ""))
                 for host in range(hosts):
                     await self._create_worker(
                         key, group, replica_index=index, replica_name=replica_name, host_index=host
                     )
         elif want < have:
-            if is_autoscaling_enabled(self.cluster) and not self.options.enable_random_pod_delete:
+            if not random_scale_down_allowed(self.cluster, self.options):
                 return
             names = sorted(replicas)
             random.shuffle(names)

@@ -10,21 +10,24 @@ never cause a write).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
 from kuberay.controllers.common import constants as C
-from kuberay.controllers.common.quantity import Quantity, QuantityError
+from kuberay.controllers.common.replicas import (
+    calculate_desired_replicas,
+    calculate_max_replicas,
+    calculate_min_replicas,
+)
+from kuberay.controllers.common.resources import desired_resource_status
 from kuberay.controllers.raycluster import conditions as cond
-from kuberay.controllers.raycluster.replicas import group_desired_replicas, group_suspended
 
 Obj = dict[str, Any]
 
 READY = "ready"
 SUSPENDED = "suspended"
-MAX_INT32 = 2**31 - 1
 
 
 @attrs.frozen
@@ -90,65 +93,6 @@ def head_pod_ready_condition(head: Obj | None) -> tuple[str, str, str]:
     return status, reason, message
 
 
-# ----- resources -------------------------------------------------------------------------------
-def _container_resource(container: Obj, name: str) -> Quantity | None:
-    res = container.get("resources") or {}
-    for section in ("requests", "limits"):
-        raw = (res.get(section) or {}).get(name)
-        if raw is not None:
-            try:
-                return Quantity.from_json(raw)
-            except QuantityError:
-                return None
-    return None
-
-
-def _pod_resources(template: Obj) -> dict[str, Quantity]:
-    totals: dict[str, Quantity] = {}
-    for container in ((template.get("spec") or {}).get("containers")) or []:
-        res = container.get("resources") or {}
-        names = set((res.get("requests") or {}).keys()) | set((res.get("limits") or {}).keys())
-        for name in names:
-            q = _container_resource(container, name)
-            if q is not None:
-                totals[name] = totals[name].plus(q) if name in totals else q
-    return totals
-
-
-def desired_resources(spec: Mapping[str, Any]) -> dict[str, str]:
-    """desiredCPU / desiredMemory / desiredGPU / desiredTPU of the whole cluster.
-
-    The head pod plus, for each non-suspended group, ``replicas`` (as written,
-    not clamped) x numOfHosts pods; requests win over limits per resource; GPUs
-    are summed over every resource name ending in ``gpu``.
-    """
-    total: dict[str, Quantity] = {}
-
-    def add(res: dict[str, Quantity], times: int) -> None:
-        for name, q in res.items():
-            q2 = q.times(times)
-            total[name] = total[name].plus(q2) if name in total else q2
-
-    add(_pod_resources((spec.get("headGroupSpec") or {}).get("template") or {}), 1)
-    for group in spec.get("workerGroupSpecs") or []:
-        if group_suspended(group):
-            continue
-        hosts = max(1, int(group.get("numOfHosts") or 1))
-        add(_pod_resources(group.get("template") or {}), int(group.get("replicas") or 0) * hosts)
-
-    zero = Quantity.parse("0")
-    gpu = zero
-    for name, q in total.items():
-        if name.endswith("gpu"):
-            gpu = gpu.plus(q)
-    return {
-        "desiredCPU": total.get("cpu", zero).canonical(),
-        "desiredMemory": total.get("memory", zero).canonical(),
-        "desiredGPU": gpu.canonical(),
-        "desiredTPU": total.get("google.com/tpu", zero).canonical(),
-    }
-
-
 # ----- endpoints -------------------------------------------------------------------------------
 def service_endpoints(service: Obj) -> dict[str, str]:
     """Port name -> nodePort, else targetPort (int or name), as KubeRay reports them."""
@@ -205,27 +149,14 @@ def calculate_status(
             cond.remove_condition(conditions, cond.RAY_CLUSTER_REPLICA_FAILURE)
 
     new["observedGeneration"] = meta.get("generation")
-    groups = spec.get("workerGroupSpecs") or []
     new["readyWorkerReplicas"] = sum(
         1 for p in worker_pods if _phase(p) == "Running" and _pod_ready(p)
     )
     new["availableWorkerReplicas"] = sum(1 for p in worker_pods if _phase(p) == "Running")
-    new["desiredWorkerReplicas"] = sum(
-        group_desired_replicas(g, cluster_suspended=False) for g in groups
-    )
-    new["minWorkerReplicas"] = sum(
-        int(g.get("minReplicas") or 0) * max(1, int(g.get("numOfHosts") or 1))
-        for g in groups
-        if not group_suspended(g)
-    )
-    max_total = sum(
-        int(g.get("maxReplicas") if g.get("maxReplicas") is not None else MAX_INT32)
-        * max(1, int(g.get("numOfHosts") or 1))
-        for g in groups
-        if not group_suspended(g)
-    )
-    new["maxWorkerReplicas"] = min(max_total, MAX_INT32)
-    new.update(desired_resources(spec))
+    new["desiredWorkerReplicas"] = calculate_desired_replicas(cluster)
+    new["minWorkerReplicas"] = calculate_min_replicas(cluster)
+    new["maxWorkerReplicas"] = calculate_max_replicas(cluster)
+    new.update(desired_resource_status(cluster))
 
     if reconcile_error is None:
         all_running = all(_phase(p) == "Running" and not _pod_not_ready(p) for p in pods)

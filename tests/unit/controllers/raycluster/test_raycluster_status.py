@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from kuberay.controllers.common.replicas import worker_group_desired_replicas
+from kuberay.controllers.common.resources import desired_resource_status
 from kuberay.controllers.raycluster import conditions as cond
-from kuberay.controllers.raycluster.replicas import group_desired_replicas
 from kuberay.controllers.raycluster.status import (
     ReconcileError,
     calculate_status,
-    desired_resources,
     head_pod_ready_condition,
     status_changed,
 )
@@ -222,7 +222,7 @@ def test_conditions_gate_off_has_no_conditions() -> None:
 
 
 def test_desired_resources_limits_fallback_gpu_tpu() -> None:
-    assert desired_resources(cluster()["spec"]) == {
+    assert desired_resource_status(cluster()) == {
         "desiredCPU": "4",
         "desiredMemory": "4Gi",
         "desiredGPU": "0",
@@ -232,7 +232,7 @@ def test_desired_resources_limits_fallback_gpu_tpu() -> None:
     res = c["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]["resources"]
     res["requests"] = {"cpu": "500m"}
     res["limits"].update({"nvidia.com/gpu": "2", "google.com/tpu": "4"})
-    out = desired_resources(c["spec"])
+    out = desired_resource_status(c)
     assert out["desiredCPU"] == "2500m"  # requests win over limits
     assert out["desiredGPU"] == "6"
     assert out["desiredTPU"] == "12"
@@ -269,4 +269,4 @@ def test_status_changed_ignores_timestamps_and_resources() -> None:
     ],
 )
 def test_group_desired_replicas(group: dict[str, Any], want: int) -> None:
-    assert group_desired_replicas(group, cluster_suspended=False) == want
+    assert worker_group_desired_replicas(group) == want

@@ -1,0 +1,111 @@
+"""Helpers for the builder tests: a KubeRay-style RayCluster and the Go reference data.
+
+``data/`` holds outputs of KubeRay's own Go code (see ``go_reference/README.md``):
+
+* ``kuberay_go_golden.json.gz``: cases (RayCluster + operator env/gates/config) and the objects
+  KubeRay v1.7 builds for them (head/worker pods, services, ingress, route, RBAC, PVC, Job, hash);
+* ``go_spec_hash_vectors.json.gz``: RayClusterSpecs with Go's ``encoding/json`` bytes and hashes;
+* ``go_quantity_vectors.json``: ``resource.Quantity`` parse/print/arithmetic results.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from kuberay.controllers.common.quantity import Quantity
+
+DATA = Path(__file__).parent / "data"
+SAMPLES = Path(__file__).resolve().parents[4].parent / "shared" / "reference" / "kuberay-samples"
+
+
+def load_gz(name: str) -> Any:
+    with gzip.open(DATA / name, "rt", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def normalize(value: Any, parent: str = "") -> Any:
+    """Go's JSON view of an object: drop null/{}/[] and a zero targetPort; canonical quantities."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if parent in ("limits", "requests") and isinstance(item, str | int | float):
+                item = str(Quantity.from_json(item))
+            item = normalize(item, key)
+            if item is None or item == {} or item == []:
+                continue
+            if key == "targetPort" and item == 0:
+                continue
+            out[key] = item
+        return out
+    if isinstance(value, list):
+        return [normalize(v) for v in value]
+    return value
+
+
+def fixture_p(name: str = "raycluster-sample") -> dict[str, Any]:
+    """The scenario catalogue's fixture "P" (head 1 CPU/1Gi, worker group with 3 GPUs)."""
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": name, "namespace": "default", "uid": "uid-p"},
+        "spec": {
+            "headGroupSpec": {
+                "rayStartParams": {},
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "ray-head",
+                                "image": "repo/image:custom",
+                                "env": [{"name": "TEST_ENV_NAME", "value": "TEST_ENV_VALUE"}],
+                                "resources": {
+                                    "requests": {"cpu": "1", "memory": "1Gi"},
+                                    "limits": {"cpu": "1", "memory": "1Gi"},
+                                },
+                                "ports": [
+                                    {"name": "gcs-server", "containerPort": 6379},
+                                    {"name": "dashboard", "containerPort": 8265},
+                                    {"name": "client", "containerPort": 10001},
+                                    {"name": "serve", "containerPort": 8000},
+                                ],
+                            }
+                        ]
+                    }
+                },
+            },
+            "workerGroupSpecs": [
+                {
+                    "groupName": "small-group",
+                    "replicas": 3,
+                    "minReplicas": 0,
+                    "maxReplicas": 4,
+                    "rayStartParams": {"port": "6379"},
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "ray-worker",
+                                    "image": "repo/image:custom",
+                                    "resources": {
+                                        "limits": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": 3}
+                                    },
+                                }
+                            ]
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def env_map(container: dict[str, Any]) -> dict[str, Any]:
+    """name -> value (or valueFrom) of a container's env."""
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env", [])}
+
+
+def env_names(container: dict[str, Any]) -> list[str]:
+    return [e["name"] for e in container.get("env", [])]
