@@ -67,6 +67,12 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
     try:
         mgr = build_manager(cfg, client)
         names = register_controllers(mgr, cfg, gates)
+        if cfg.batch_scheduler:
+            log.warning(
+                "batch scheduler integration is not implemented yet; pods are created "
+                "without scheduler-specific metadata",
+                batch_scheduler=cfg.batch_scheduler,
+            )
         log.info(
             "starting operator",
             controllers=names,
