@@ -6,7 +6,6 @@
   <-> model, exact round trip;
 * :mod:`kuberay.api.v1.defaults`: CRD + controller defaulting and effective values;
 * :mod:`kuberay.api.v1.validation`: KubeRay's validation rules, all errors at once;
-* :mod:`kuberay.api.v1.naming`: names KubeRay derives (``CheckName``, head Service, ...);
 * :mod:`kuberay.api.v1.schedule`: RayCronJob schedules/time zones as robfig/cron parses them;
 * :mod:`kuberay.api.v1.crd`: CustomResourceDefinition generation (``hack/gen_crds.py``).
 """

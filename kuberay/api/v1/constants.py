@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from kuberay.controllers import features as _features
+
 GROUP: Final = "ray.io"
 VERSION: Final = "v1"
 API_VERSION: Final = f"{GROUP}/{VERSION}"
@@ -81,31 +83,20 @@ RAY_TLS_CERT_MOUNT_PATH: Final = "/etc/ray/tls"
 COLLECTOR_CONTAINER_NAME: Final = "ray-history-collector"
 
 # --- feature gates (KubeRay pkg/features) ---
-GATE_RAYCLUSTER_STATUS_CONDITIONS: Final = "RayClusterStatusConditions"
-GATE_RAYJOB_DELETION_POLICY: Final = "RayJobDeletionPolicy"
-GATE_RAY_MULTI_HOST_INDEXING: Final = "RayMultiHostIndexing"
-GATE_RAYSERVICE_INCREMENTAL_UPGRADE: Final = "RayServiceIncrementalUpgrade"
-GATE_RAYCRONJOB: Final = "RayCronJob"
-GATE_SIDECAR_SUBMITTER_RESTART: Final = "SidecarSubmitterRestart"
-GATE_RAYCLUSTER_NETWORK_POLICY: Final = "RayClusterNetworkPolicy"
-GATE_GCS_FT_EMBEDDED_STORAGE: Final = "GCSFaultToleranceEmbeddedStorage"
-GATE_RAYCLUSTER_MTLS: Final = "RayClusterMTLS"
-GATE_RAYCLUSTER_HISTORY_SERVER: Final = "RayClusterHistoryServer"
-GATE_KUBERNETES_WAS: Final = "KubernetesWAS"
+# Gate names and defaults have one home, kuberay.controllers.features (it depends only on
+# the generic featuregates package); these aliases keep the API layer's spelling.
+GATE_RAYCLUSTER_STATUS_CONDITIONS: Final = _features.RAY_CLUSTER_STATUS_CONDITIONS
+GATE_RAYJOB_DELETION_POLICY: Final = _features.RAY_JOB_DELETION_POLICY
+GATE_RAY_MULTI_HOST_INDEXING: Final = _features.RAY_MULTI_HOST_INDEXING
+GATE_RAYSERVICE_INCREMENTAL_UPGRADE: Final = _features.RAY_SERVICE_INCREMENTAL_UPGRADE
+GATE_RAYCRONJOB: Final = _features.RAY_CRON_JOB
+GATE_SIDECAR_SUBMITTER_RESTART: Final = _features.SIDECAR_SUBMITTER_RESTART
+GATE_RAYCLUSTER_NETWORK_POLICY: Final = _features.RAY_CLUSTER_NETWORK_POLICY
+GATE_GCS_FT_EMBEDDED_STORAGE: Final = _features.GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE
+GATE_RAYCLUSTER_MTLS: Final = _features.RAY_CLUSTER_MTLS
+GATE_RAYCLUSTER_HISTORY_SERVER: Final = _features.RAY_CLUSTER_HISTORY_SERVER
+GATE_KUBERNETES_WAS: Final = _features.KUBERNETES_WAS
 
-#: KubeRay's feature-gate defaults; used when a caller passes no gates.
 DEFAULT_FEATURE_GATES: Final[Mapping[str, bool]] = MappingProxyType(
-    {
-        GATE_RAYCLUSTER_STATUS_CONDITIONS: True,
-        GATE_RAYJOB_DELETION_POLICY: True,
-        GATE_RAY_MULTI_HOST_INDEXING: True,
-        GATE_RAYSERVICE_INCREMENTAL_UPGRADE: True,
-        GATE_RAYCRONJOB: False,
-        GATE_SIDECAR_SUBMITTER_RESTART: False,
-        GATE_RAYCLUSTER_NETWORK_POLICY: False,
-        GATE_GCS_FT_EMBEDDED_STORAGE: False,
-        GATE_RAYCLUSTER_MTLS: False,
-        GATE_RAYCLUSTER_HISTORY_SERVER: False,
-        GATE_KUBERNETES_WAS: False,
-    }
+    {name: spec.default for name, spec in _features.KUBERAY_FEATURES.items()}
 )

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from kuberay.api.v1.gates import gate_enabled
 from kuberay.controllers.features import (
     GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE,
     KUBERAY_FEATURES,
@@ -49,6 +50,4 @@ KUBERAY_FEATURE_DEFAULTS: Final[Mapping[str, bool]] = MappingProxyType(
 
 def feature_enabled(features: Mapping[str, bool] | None, name: str) -> bool:
     """Whether gate ``name`` is on (missing gates fall back to KubeRay's default)."""
-    if features is not None and name in features:
-        return bool(features[name])
-    return KUBERAY_FEATURE_DEFAULTS.get(name, False)
+    return gate_enabled(features, name)
