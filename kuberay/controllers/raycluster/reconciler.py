@@ -220,8 +220,8 @@ class RayClusterReconciler:
             self.ctx.metrics.observe_provisioned(cluster)
         return True
 
-    def _head_service(self, cluster: Obj) -> Obj | None:
-        services = self.ctx.children(
+    def _head_services(self, cluster: Obj) -> list[Obj]:
+        return self.ctx.children(
             "v1",
             "Service",
             cluster,
@@ -230,6 +230,9 @@ class RayClusterReconciler:
                 C.RAY_ID_LABEL_KEY: f"{cluster['metadata']['name']}-head",
             },
         )
+
+    def _head_service(self, cluster: Obj) -> Obj | None:
+        services = self._head_services(cluster)
         return services[0] if len(services) == 1 else None
 
     # ----- steps --------------------------------------------------------------------------
@@ -349,15 +352,7 @@ class RayClusterReconciler:
 
     async def reconcile_head_service(self, cluster: Obj) -> None:
         """Exactly one head Service; created once, never updated."""
-        services = self.ctx.children(
-            "v1",
-            "Service",
-            cluster,
-            **{
-                C.RAY_NODE_TYPE_LABEL_KEY: C.HEAD_NODE,
-                C.RAY_ID_LABEL_KEY: f"{cluster['metadata']['name']}-head",
-            },
-        )
+        services = self._head_services(cluster)
         if len(services) == 1:
             return
         if len(services) > 1:
