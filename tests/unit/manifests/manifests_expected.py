@@ -1,0 +1,212 @@
+"""What the install manifests must contain, written down independently of them: KubeRay
+v1.7's RBAC (``ray-operator/config/rbac``, reference inventory section 8.1), our documented
+additions, and the operator arguments KubeRay's chart renders by default. Shared by the unit
+tests of the manifests and the chart tests on the apiserver."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[3]
+MANIFESTS = REPO / "manifests"
+RBAC_DIR = MANIFESTS / "rbac"
+OPERATOR_DIR = MANIFESTS / "operator"
+CHART_DIR = MANIFESTS / "helm" / "kuberay-operator"
+
+Rule = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+
+CRUD = ("create", "delete", "get", "list", "patch", "update", "watch")
+RAY_KINDS = ("rayclusters", "raycronjobs", "rayjobs", "rayservices")
+
+#: KubeRay's ClusterRole ``kuberay-operator``, rule by rule, in its order.
+KUBERAY_RULES: list[Rule] = [
+    (("",), ("persistentvolumeclaims", "pods/status", "services"), CRUD),
+    (
+        ("",),
+        ("pods",),
+        ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"),
+    ),
+    (("",), ("pods/proxy", "services/status"), ("get", "patch", "update")),
+    (("",), ("pods/resize",), ("patch",)),
+    (("",), ("secrets",), ("create", "delete", "get", "list", "update", "watch")),
+    (("",), ("serviceaccounts",), ("create", "delete", "get", "list", "watch")),
+    (("",), ("services/proxy",), ("create", "get", "patch", "update")),
+    (("batch",), ("jobs",), CRUD),
+    (("cert-manager.io",), ("certificates",), ("create", "get", "list", "update", "watch")),
+    (("cert-manager.io",), ("certificates/status",), ("get",)),
+    (("cert-manager.io",), ("issuers",), ("create", "get", "list", "watch")),
+    (("coordination.k8s.io",), ("leases",), ("create", "get", "list", "update")),
+    (("discovery.k8s.io",), ("endpointslices",), ("get", "list", "watch")),
+    (("events.k8s.io",), ("events",), ("create", "patch")),
+    (("extensions", "networking.k8s.io"), ("ingresses",), CRUD),
+    (
+        ("gateway.networking.k8s.io",),
+        ("gateways", "httproutes"),
+        ("create", "delete", "get", "list", "update", "watch"),
+    ),
+    (("networking.k8s.io",), ("ingressclasses",), ("get", "list", "watch")),
+    (
+        ("networking.k8s.io",),
+        ("networkpolicies",),
+        ("create", "delete", "get", "list", "update", "watch"),
+    ),
+    (("ray.io",), RAY_KINDS, CRUD),
+    (("ray.io",), tuple(f"{k}/finalizers" for k in RAY_KINDS), ("update",)),
+    (("ray.io",), tuple(f"{k}/status" for k in RAY_KINDS), ("get", "patch", "update")),
+    (
+        ("rbac.authorization.k8s.io",),
+        ("rolebindings",),
+        ("create", "delete", "get", "list", "watch"),
+    ),
+    (
+        ("rbac.authorization.k8s.io",),
+        ("roles",),
+        ("create", "delete", "get", "list", "update", "watch"),
+    ),
+    (("route.openshift.io",), ("routes",), CRUD),
+]
+
+#: What this implementation needs on top: its event recorder writes core/v1 Events (create,
+#: and patch to bump a repeated event's count). Leader election needs nothing more: the
+#: Lease rule above already grants the get/create/update our elector uses.
+OUR_ADDITIONS: list[Rule] = [(("",), ("events",), ("create", "patch"))]
+
+OPERATOR_RULES: list[Rule] = KUBERAY_RULES + OUR_ADDITIONS
+
+#: KubeRay's leader-election Role.
+LEADER_ELECTION_RULES: list[Rule] = [
+    (("",), ("configmaps",), ("create", "delete", "get", "list", "patch", "update", "watch")),
+    (("",), ("events",), ("create",)),
+    (("coordination.k8s.io",), ("leases",), ("create", "get", "list", "update")),
+]
+
+#: Chart additions by batch scheduler / gate (KubeRay's chart).
+VOLCANO_RULE: Rule = (
+    ("scheduling.volcano.sh",),
+    ("podgroups",),
+    ("create", "delete", "get", "list", "update", "watch"),
+)
+SCHEDULER_PLUGINS_RULE: Rule = (
+    ("scheduling.x-k8s.io",),
+    ("podgroups",),
+    ("create", "get", "list", "watch"),
+)
+KUBERNETES_WAS_RULE: Rule = (("scheduling.k8s.io",), ("podgroups", "workloads"), CRUD)
+
+DEFAULT_FEATURE_GATES_ARG = (
+    "--feature-gates=RayClusterStatusConditions=true,RayJobDeletionPolicy=true,"
+    "RayMultiHostIndexing=true,RayServiceIncrementalUpgrade=true,RayCronJob=false,"
+    "RayClusterMTLS=false,RayClusterNetworkPolicy=false,RayClusterHistoryServer=false"
+)
+#: The operator arguments KubeRay's chart renders with its default values.
+DEFAULT_ARGS = [
+    "--log-stdout-encoder",
+    "json",
+    "--log-file-encoder",
+    "json",
+    "--enable-leader-election=true",
+    "--enable-metrics=true",
+    "--reconcile-concurrency=1",
+    "--qps=100",
+    "--burst=200",
+    DEFAULT_FEATURE_GATES_ARG,
+]
+
+#: Value names of KubeRay's chart (v1.7) the chart must keep.
+KUBERAY_VALUE_PATHS = [
+    "nameOverride",
+    "fullnameOverride",
+    "componentOverride",
+    "replicas",
+    "image.repository",
+    "image.tag",
+    "image.pullPolicy",
+    "imagePullSecrets",
+    "nodeSelector",
+    "priorityClassName",
+    "labels",
+    "annotations",
+    "affinity",
+    "tolerations",
+    "serviceAccount.create",
+    "serviceAccount.name",
+    "logging.stdoutEncoder",
+    "logging.fileEncoder",
+    "logging.baseDir",
+    "logging.fileName",
+    "logging.sizeLimit",
+    "batchScheduler.enabled",
+    "batchScheduler.name",
+    "configuration.enabled",
+    "configuration.defaultContainerEnvs",
+    "configuration.defaultPodAnnotations",
+    "configuration.defaultPodLabels",
+    "configuration.headSidecarContainers",
+    "configuration.workerSidecarContainers",
+    "featureGates",
+    "metrics.enabled",
+    "metrics.serviceMonitor.enabled",
+    "metrics.serviceMonitor.interval",
+    "metrics.serviceMonitor.honorLabels",
+    "metrics.serviceMonitor.additionalLabels",
+    "metrics.serviceMonitor.namespace",
+    "operatorCommand",
+    "leaderElectionEnabled",
+    "reconcileConcurrency",
+    "kubeClient.qps",
+    "kubeClient.burst",
+    "rbacEnable",
+    "crNamespacedRbacEnable",
+    "singleNamespaceInstall",
+    "env",
+    "resources",
+    "livenessProbe.initialDelaySeconds",
+    "livenessProbe.periodSeconds",
+    "livenessProbe.failureThreshold",
+    "readinessProbe.initialDelaySeconds",
+    "readinessProbe.periodSeconds",
+    "readinessProbe.failureThreshold",
+    "podSecurityContext",
+    "securityContext",
+    "service.type",
+    "service.port",
+]
+
+
+def rule_of(rule: Mapping[str, Any]) -> Rule:
+    """A PolicyRule as a comparable tuple (each list sorted)."""
+    return (
+        tuple(sorted(rule.get("apiGroups") or ())),
+        tuple(sorted(rule.get("resources") or ())),
+        tuple(sorted(rule.get("verbs") or ())),
+    )
+
+
+def rules_of(obj: Mapping[str, Any]) -> list[Rule]:
+    """The rules of a Role or ClusterRole, in order."""
+    return [rule_of(r) for r in obj.get("rules") or ()]
+
+
+def normalized(rules: Iterable[Rule]) -> list[Rule]:
+    return [(tuple(sorted(g)), tuple(sorted(r)), tuple(sorted(v))) for g, r, v in rules]
+
+
+def load_yaml_dir(directory: Path) -> dict[str, list[dict[str, Any]]]:
+    """file name -> its documents, for every ``*.yaml`` but kustomization.yaml."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(directory.glob("*.yaml")):
+        if path.name == "kustomization.yaml":
+            continue
+        out[path.name] = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    return out
+
+
+def find(docs: Iterable[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    for doc in docs:
+        if doc.get("kind") == kind and doc["metadata"]["name"] == name:
+            return doc
+    raise KeyError(f"{kind} {name}")
