@@ -40,7 +40,7 @@ import aiohttp  # noqa: E402
 import controlplane  # noqa: E402
 
 from kuberay.kube import Client  # noqa: E402
-from tests.crds_install import install_crds  # noqa: E402
+from tests.crds import install_crds  # noqa: E402
 
 NAMESPACE = "bench"
 IMAGE = "rayproject/ray:2.52.0"

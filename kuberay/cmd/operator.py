@@ -1,7 +1,8 @@
 """``kuberay-operator``: the Ray operator process.
 
 Parses KubeRay's flags (and ``--config``), configures logging, connects to the
-cluster (``--kubeconfig``, ``$KUBECONFIG`` or in-cluster), builds a Manager with
+cluster (``--kubeconfig``, ``$KUBECONFIG`` or in-cluster), serves the validating
+webhooks on :9443 when ``ENABLE_WEBHOOKS=true`` (as KubeRay), builds a Manager with
 KubeRay's cache scoping, leader election id ``ray-operator-leader``, metrics and
 probe addresses, registers the controllers the feature gates allow, and runs
 until SIGTERM. Bad flags or config: one line on stderr and exit code 2.
@@ -21,6 +22,7 @@ from kuberay.featuregates import FeatureGate
 from kuberay.kube import Client, KubeError
 from kuberay.logging import configure_logging
 from kuberay.reconcile import ByObject, LeaderElectionLost, Manager
+from kuberay.webhooks.server import maybe_start_webhook_server
 
 log = structlog.get_logger("kuberay.operator")
 
@@ -80,7 +82,22 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
             watch_namespaces=cfg.watch_namespaces or "all",
             leader_election=cfg.enable_leader_election,
         )
-        await mgr.run()
+        try:
+            webhook = await maybe_start_webhook_server(gates.enabled)
+        except OSError as exc:
+            log.error(
+                "cannot serve webhooks (ENABLE_WEBHOOKS=true): serving certificate missing "
+                "or unreadable in /tmp/k8s-webhook-server/serving-certs",
+                error=str(exc),
+            )
+            return 1
+        if webhook is not None:
+            log.info("serving validating webhooks", port=webhook.port)
+        try:
+            await mgr.run()
+        finally:
+            if webhook is not None:
+                await webhook.stop()
     except LeaderElectionLost as exc:
         log.error("leader election lost; exiting", error=str(exc))
         return 1

@@ -16,7 +16,7 @@ from kuberay.controllers.features import new_feature_gate
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.kube import Client
 from kuberay.reconcile import Controller, Manager
-from tests.crds_install import install_crds
+from tests.crds import install_crds
 
 
 @pytest.fixture(scope="session")
