@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import datetime as dt
 import socket
 import time
@@ -65,7 +66,10 @@ class EventRecorder:
             log.warning("event dropped: queue full", reason=reason)
             return
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="event-recorder")
+            # A fresh context: the writer must not inherit the first caller's log fields.
+            self._task = asyncio.get_running_loop().create_task(
+                self._run(), name="event-recorder", context=contextvars.Context()
+            )
 
     def eventf(self, obj: Obj, event_type: str, reason: str, fmt: str, *args: Any) -> None:
         """``event`` with a %-formatted message."""

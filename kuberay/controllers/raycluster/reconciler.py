@@ -59,7 +59,7 @@ from kuberay.controllers.raycluster.context import RAY_API_VERSION, RAY_CLUSTER_
 from kuberay.controllers.raycluster.gcs_ft import reconcile_gcs_ft_finalizer
 from kuberay.controllers.raycluster.pods import PodReconciler
 from kuberay.controllers.raycluster.status import ReconcileError, calculate_status, status_changed
-from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.kube import AlreadyExists, ApiError, NotFound
 from kuberay.reconcile import NORMAL, WARNING, Request, Result
 
 log = structlog.get_logger("kuberay.raycluster")
@@ -189,8 +189,10 @@ class RayClusterReconciler:
         }
         try:
             updated = await self.ctx.client.update_status(body)
-        except (Conflict, NotFound):
+        except NotFound:
             return
+        # A Conflict propagates: the reconcile is retried at once (with backoff) on the
+        # fresh object instead of waiting for the 2 s requeue.
         cluster["metadata"]["resourceVersion"] = updated["metadata"]["resourceVersion"]
         cluster["status"] = updated.get("status") or {}
 

@@ -222,8 +222,12 @@ async def test_gcs_ft_stuck_deletion_is_forced_after_timeout(
             return False
 
         await eventually(gone, timeout=30, message="force-deleted")
-        reasons = [e["reason"] for e in await events_for(kclient, namespace, "stuck")]
-        assert "ForceDeletedStuckCluster" in reasons
+
+        async def warned() -> bool:  # Events are written asynchronously
+            reasons = [e["reason"] for e in await events_for(kclient, namespace, "stuck")]
+            return "ForceDeletedStuckCluster" in reasons
+
+        await eventually(warned, timeout=15, message="ForceDeletedStuckCluster event")
 
 
 def _sample_clusters() -> list[Path]:
