@@ -6,7 +6,7 @@ BIN := $(abspath $(VENV))/bin
 RUN_DIR ?= $(abspath .run)
 PYTEST_ARGS ?=
 
-.PHONY: deps binaries binaries-all lint unit integration e2e test run crds clean
+.PHONY: helm deps binaries binaries-all lint unit integration e2e test run crds clean
 
 deps: $(VENV)/.installed
 
@@ -22,6 +22,10 @@ binaries: deps
 binaries-all: deps
 	$(BIN)/python hack/build.py --all
 
+# helm v4 from the Go module proxy, for the chart tests
+helm: deps
+	$(BIN)/python hack/build_helm.py
+
 lint: deps
 	$(BIN)/ruff check kuberay tests hack $(wildcard examples)
 	$(BIN)/mypy kuberay
@@ -32,7 +36,7 @@ unit: deps
 integration: binaries
 	$(BIN)/pytest -q tests/integration $(PYTEST_ARGS)
 
-test: lint binaries-all
+test: lint binaries-all helm
 	$(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # the operator as a separate process against a full local cluster (KUBERAY_TEST_KUBECONFIG:
