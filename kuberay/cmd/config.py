@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 import yaml
 
+from kuberay.controllers.features import UNIMPLEMENTED_GATES
 from kuberay.featuregates import FeatureGate, FeatureGateError, parse_bool
 
 CONFIG_API_VERSION = "config.ray.io/v1alpha1"
@@ -206,6 +207,27 @@ def load_config_file(path: str) -> tuple[OperatorConfig, list[str]]:
 
 def _split_namespaces(text: str) -> list[str]:
     return [ns.strip() for ns in text.split(",") if ns.strip()]
+
+
+def refuse_unimplemented(cfg: OperatorConfig, gates: FeatureGate) -> None:
+    """Raise :class:`ConfigError` when a gate or flag asks for a part this build lacks.
+
+    Accepting them in silence would half-apply them; KubeRay users get a one-line
+    error naming the gate or flag instead, and the operator does not start.
+    """
+    on = [name for name in UNIMPLEMENTED_GATES if gates.enabled(name)]
+    if on:
+        detail = "; ".join(f"{name}: {UNIMPLEMENTED_GATES[name]}" for name in on)
+        raise ConfigError(
+            f"--feature-gates: {', '.join(f'{n}=true' for n in on)} not supported by this "
+            f"build yet ({detail}); leave the gate off"
+        )
+    if cfg.batch_scheduler:
+        flag = "--enable-batch-scheduler" if cfg.enable_batch_scheduler else "--batch-scheduler"
+        raise ConfigError(
+            f"{flag}: batch scheduler {cfg.batch_scheduler!r} is not supported by this build "
+            "yet (pods would be created without its scheduling metadata); remove the flag"
+        )
 
 
 # --------------------------------------------------------------------- resolve

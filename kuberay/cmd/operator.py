@@ -16,7 +16,13 @@ from typing import Any
 
 import structlog
 
-from kuberay.cmd.config import LEADER_ELECTION_ID, ConfigError, OperatorConfig, parse_config
+from kuberay.cmd.config import (
+    LEADER_ELECTION_ID,
+    ConfigError,
+    OperatorConfig,
+    parse_config,
+    refuse_unimplemented,
+)
 from kuberay.controllers.features import new_feature_gate
 from kuberay.featuregates import FeatureGate
 from kuberay.kube import Client, KubeError
@@ -69,12 +75,6 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
     try:
         mgr = build_manager(cfg, client)
         names = register_controllers(mgr, cfg, gates)
-        if cfg.batch_scheduler:
-            log.warning(
-                "batch scheduler integration is not implemented yet; pods are created "
-                "without scheduler-specific metadata",
-                batch_scheduler=cfg.batch_scheduler,
-            )
         log.info(
             "starting operator",
             controllers=names,
@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     gates = new_feature_gate()
     try:
         cfg, warnings = parse_config(list(sys.argv[1:] if argv is None else argv), gates)
+        refuse_unimplemented(cfg, gates)
         configure_logging(
             cfg.log_stdout_encoder,
             level=cfg.log_level,

@@ -35,6 +35,19 @@ KUBERAY_FEATURES: dict[str, FeatureSpec] = {
 }
 
 
+#: Gates whose controllers this build does not have yet, and what turning one on would
+#: silently fail to do. The operator refuses to start with any of them on rather than
+#: half-apply it (for example mTLS volumes on pods waiting for certificates nobody issues).
+UNIMPLEMENTED_GATES: dict[str, str] = {
+    RAY_CLUSTER_NETWORK_POLICY: "no NetworkPolicy controller: no NetworkPolicy would be created",
+    RAY_CLUSTER_MTLS: (
+        "no mTLS controller: pods would wait for TLS certificates that nobody issues"
+    ),
+    RAY_CRON_JOB: "no RayCronJob controller: no RayJob would ever be scheduled",
+    SIDECAR_SUBMITTER_RESTART: "no RayJob controller: the gate would have no effect",
+}
+
+
 def new_feature_gate() -> FeatureGate:
     """A registry holding every KubeRay gate at its default."""
     return FeatureGate(KUBERAY_FEATURES)

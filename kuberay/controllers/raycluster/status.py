@@ -49,12 +49,20 @@ def _pod_ready(pod: Obj) -> bool:
     return False
 
 
-def _pod_not_ready(pod: Obj) -> bool:
-    """True when the pod reports Ready=False (a missing condition is not "not ready")."""
-    for c in (pod.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "Ready":
-            return bool(c.get("status") == "False")
-    return False
+def all_pods_running(pods: list[Obj]) -> bool:
+    """KubeRay's ``CheckAllPodsRunning``: at least one pod, every pod in phase Running,
+    and no pod whose Ready condition is anything but True (a pod without a Ready
+    condition counts as ready). The number of pods is not compared with the desired
+    replicas: pods a ResourceQuota keeps from being created do not block it."""
+    if not pods:
+        return False
+    for pod in pods:
+        if _phase(pod) != "Running":
+            return False
+        for c in (pod.get("status") or {}).get("conditions") or []:
+            if c.get("type") == "Ready" and c.get("status") != "True":
+                return False
+    return True
 
 
 def _phase(pod: Obj) -> str:
@@ -159,8 +167,7 @@ def calculate_status(
     new.update(desired_resource_status(cluster))
 
     if reconcile_error is None:
-        all_running = all(_phase(p) == "Running" and not _pod_not_ready(p) for p in pods)
-        if len(pods) == new["desiredWorkerReplicas"] + 1 and all_running:
+        if len(pods) == new["desiredWorkerReplicas"] + 1 and all_pods_running(pods):
             if new.get("state") != READY:
                 new["state"] = READY
             new["reason"] = ""
@@ -173,12 +180,7 @@ def calculate_status(
         cond.set_condition(conditions, cond.HEAD_POD_READY, status, reason, message, now)
         suspended = cond.is_true(conditions, cond.RAY_CLUSTER_SUSPENDED)
         if not cond.is_true(conditions, cond.RAY_CLUSTER_PROVISIONED) and not suspended:
-            all_ready = (
-                bool(pods)
-                and len(pods) == new["desiredWorkerReplicas"] + 1
-                and all(_phase(p) == "Running" and _pod_ready(p) for p in pods)
-            )
-            if all_ready:
+            if all_pods_running(pods):
                 cond.set_condition(
                     conditions,
                     cond.RAY_CLUSTER_PROVISIONED,
@@ -220,8 +222,8 @@ def calculate_status(
         times[new["state"]] = now
         new["stateTransitionTimes"] = times
     new["lastUpdateTime"] = now
-    if not status_conditions_enabled:
-        new.pop("conditions", None)
+    # With RayClusterStatusConditions off, conditions written earlier (e.g. while the
+    # gate was on) are left exactly as they are: KubeRay neither updates nor clears them.
     return new
 
 

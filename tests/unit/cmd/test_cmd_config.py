@@ -183,3 +183,38 @@ def test_bad_config_file(tmp_path: Path, content: str, needle: str) -> None:
 def test_missing_config_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--config"):
         parse(f"--config={tmp_path / 'nope.yaml'}")
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["--feature-gates=RayClusterMTLS=true"], "RayClusterMTLS"),
+        (["--feature-gates=RayClusterNetworkPolicy=true"], "RayClusterNetworkPolicy"),
+        (["--feature-gates=RayCronJob=true"], "RayCronJob"),
+        (["--feature-gates=SidecarSubmitterRestart=true"], "SidecarSubmitterRestart"),
+        (["--batch-scheduler=volcano"], "--batch-scheduler"),
+        (["--enable-batch-scheduler"], "--enable-batch-scheduler"),
+    ],
+)
+def test_operator_refuses_to_start_with_parts_it_lacks(
+    argv: list[str], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kuberay.cmd.operator import main
+
+    # main() returns before it configures a client: nothing is half-applied.
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert named in err and "not supported by this build" in err
+
+
+def test_batch_scheduler_in_config_file_is_refused_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kuberay.cmd.operator import main
+
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "apiVersion: config.ray.io/v1alpha1\nkind: Configuration\nbatchScheduler: yunikorn\n"
+    )
+    assert main([f"--config={path}"]) == 2
+    assert "'yunikorn' is not supported" in capsys.readouterr().err

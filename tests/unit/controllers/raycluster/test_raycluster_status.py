@@ -270,3 +270,41 @@ def test_status_changed_ignores_timestamps_and_resources() -> None:
 )
 def test_group_desired_replicas(group: dict[str, Any], want: int) -> None:
     assert worker_group_desired_replicas(group) == want
+
+
+def test_gate_off_leaves_existing_conditions_and_writes_nothing_on_a_quiet_cluster() -> None:
+    # A cluster created under the default gate carries conditions; the operator then
+    # restarts with RayClusterStatusConditions=false. KubeRay leaves those conditions
+    # as they are, so an unchanged cluster must not be rewritten on every pass.
+    pods = [pod("h", "head", "Running", ready=True)] + [
+        pod(f"w{i}", "worker", "Running", ready=True) for i in range(3)
+    ]
+    c = cluster()
+    c["status"] = status_of(c, pods)
+    before = copy.deepcopy(c["status"]["conditions"])
+    s = status_of(c, pods, gates=False)
+    assert s["conditions"] == before
+    assert not status_changed(c["status"], s)
+    # ... and a real change is still written, conditions untouched.
+    pods[1] = pod("w0", "worker", "Running", ready=False)
+    s2 = status_of(c, pods, gates=False)
+    assert status_changed(c["status"], s2)
+    assert s2["conditions"] == before
+
+
+def test_provisioned_needs_every_existing_pod_running_not_every_desired_pod() -> None:
+    # A ResourceQuota lets only the head and one of three workers exist: KubeRay's
+    # CheckAllPodsRunning looks at the pods that exist, so the cluster is provisioned
+    # (but not "ready": that still needs every desired pod).
+    pods = [pod("h", "head", "Running", ready=True), pod("w0", "worker", "Running", ready=True)]
+    s = status_of(cluster(), pods)
+    assert conds(s)["RayClusterProvisioned"][:2] == ("True", "AllPodRunningAndReadyFirstTime")
+    assert s.get("state") is None
+    # A pod without a Ready condition counts as ready; Ready=Unknown does not.
+    no_cond = [pod("h", "head", "Running"), pod("w0", "worker", "Running")]
+    assert conds(status_of(cluster(), no_cond))["RayClusterProvisioned"][0] == "True"
+    unknown = copy.deepcopy(no_cond)
+    unknown[1]["status"]["conditions"] = [{"type": "Ready", "status": "Unknown"}]
+    assert conds(status_of(cluster(), unknown))["RayClusterProvisioned"][0] == "False"
+    pending = [pod("h", "head", "Running", ready=True), pod("w0", "worker", "Pending")]
+    assert conds(status_of(cluster(), pending))["RayClusterProvisioned"][0] == "False"
