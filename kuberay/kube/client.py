@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import collections
+import copy
 import os
 import ssl
 import urllib.parse
@@ -128,6 +129,22 @@ class Client:
         self._ssl_server_name: str | None = getattr(configuration, "tls_server_name", None)
         self._resources: dict[tuple[str, str], ResourceInfo] = dict(BUILTIN_RESOURCES)
         self._watches: set[aiohttp.ClientResponse] = set()
+        # Set on views: the client whose session (connection pool) this one uses.
+        self._parent: Client | None = None
+
+    def view(self, *, qps: float = 0.0, burst: int = 1) -> Client:
+        """A client on the same connection pool, discovery cache and request stats,
+        with its *own* token bucket (``qps <= 0``: unthrottled).
+
+        For traffic that must not queue behind the main client's rate limit, such
+        as leader-election renewals. Closing a view closes nothing; close the
+        original client.
+        """
+        clone = copy.copy(self)
+        clone.throttle = TokenBucket(qps, burst)
+        clone._session = None
+        clone._parent = self._parent or self
+        return clone
 
     # ----- construction -------------------------------------------------
     @classmethod
@@ -196,6 +213,8 @@ class Client:
     @property
     def session(self) -> aiohttp.ClientSession:
         """The shared aiohttp session (created lazily inside the running loop)."""
+        if self._parent is not None:
+            return self._parent.session
         if self._session is None or self._session.closed:
             self._session = self._make_session()
         return self._session
@@ -215,7 +234,11 @@ class Client:
         return len(watches)
 
     async def close(self) -> None:
-        """Abort watches and close the HTTP session (a later request opens a new one)."""
+        """Abort watches and close the HTTP session (a later request opens a new one).
+
+        A no-op on a :meth:`view`."""
+        if self._parent is not None:
+            return
         self.close_watches()
         if self._session is not None:
             await self._session.close()
