@@ -24,6 +24,9 @@ Contracts:
 * Like client-go, an answer of 429 or 5xx that carries ``Retry-After`` is
   retried after that many seconds (capped at ``max_retry_wait``), up to
   ``max_retries`` times; each attempt takes a rate-limiter token and is counted.
+* A write guard (:meth:`Client.set_write_guard`) is asked before every mutating
+  request; when it says no, :class:`~kuberay.kube.errors.WriteRefused` is raised
+  and nothing is sent (a process that lost its leader lease writes nothing).
 * ``metadata_only`` lists and watches ask for ``PartialObjectMetadata`` (no spec,
   data or status on the wire); their items are labelled with the listed kind.
 """
@@ -37,7 +40,7 @@ import copy
 import os
 import ssl
 import urllib.parse
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -49,6 +52,7 @@ from kuberay.kube.errors import (
     ApiError,
     NotFound,
     TransportError,
+    WriteRefused,
     error_from_response,
     error_from_status,
 )
@@ -153,6 +157,12 @@ class Client:
         self._watches: set[aiohttp.ClientResponse] = set()
         # Set on views: the client whose session (connection pool) this one uses.
         self._parent: Client | None = None
+        self._write_guard: Callable[[], bool] | None = None
+
+    def set_write_guard(self, guard: Callable[[], bool] | None) -> None:
+        """Ask ``guard()`` before every create/update/patch/delete of this client
+        (not of its views); False refuses the write with WriteRefused. None: no guard."""
+        self._write_guard = guard
 
     def view(self, *, qps: float = 0.0, burst: int = 1) -> Client:
         """A client on the same connection pool, discovery cache and request stats,
@@ -166,6 +176,7 @@ class Client:
         clone.throttle = TokenBucket(qps, burst)
         clone._session = None
         clone._parent = self._parent or self
+        clone._write_guard = None
         return clone
 
     # ----- construction -------------------------------------------------
@@ -334,6 +345,11 @@ class Client:
                 )
                 await asyncio.sleep(wait)
 
+    def _check_write(self, method: str, path: str, verb: str) -> None:
+        guard = self._write_guard
+        if guard is not None and verb in RequestStats.WRITE_VERBS and not guard():
+            raise WriteRefused(f"{method} {path}: refused by the write guard")
+
     def _retry_wait(self, exc: ApiError) -> float | None:
         """Seconds to wait before retrying ``exc`` (client-go ``checkWait``), or None."""
         if exc.retry_after is None or not (exc.status == 429 or exc.status >= 500):
@@ -351,7 +367,9 @@ class Client:
         accept: str,
         client_timeout: aiohttp.ClientTimeout,
     ) -> Any:
+        self._check_write(method, path, verb)
         await self.throttle.acquire()
+        self._check_write(method, path, verb)  # the wait for a token may be long
         headers = await self._headers(content_type if data is not None else None, accept)
         code = 0
         try:
@@ -733,4 +751,4 @@ def _clean_params(params: dict[str, Any] | None) -> dict[str, str]:
     return {k: str(v) for k, v in params.items() if v is not None and v != ""}
 
 
-__all__ = ["ApiError", "Client", "PatchType", "RequestStats", "WatchEvent"]
+__all__ = ["ApiError", "Client", "PatchType", "RequestStats", "WatchEvent", "WriteRefused"]

@@ -215,6 +215,6 @@ class Controller:
 
 
 def _expected(exc: Exception) -> bool:
-    from kuberay.kube import ApiError, TransportError
+    from kuberay.kube import ApiError, TransportError, WriteRefused
 
-    return isinstance(exc, ApiError | TransportError | RequeueError)
+    return isinstance(exc, ApiError | TransportError | WriteRefused | RequeueError)

@@ -10,12 +10,17 @@ retry period and steps down if it could not renew within the renew deadline.
 wait out the lease. Each request has a 5 s timeout so one hung call cannot cost
 the lease.
 
-The renew deadline is a hard bound, as client-go's context timeout: a renew
-round (GET + PUT, retried every retry period) still in flight when the deadline
-passes is *cancelled*, so a stalled apiserver makes the leader step down at the
-deadline (10 s), before its 15 s lease can be taken by someone else -- not
-after an extra request or two. Losing the lease raises
-:class:`LeaderElectionLost` from :meth:`LeaderElector.run`.
+The renew deadline is a hard bound, counted from the start of the last
+successful renewal (slightly stricter than client-go, which counts from the
+start of each renew round): a renew round (GET + PUT, retried every retry
+period) still in flight when the deadline passes is *cancelled*, so a stalled
+apiserver -- or a process paused past its lease -- makes the leader step down
+at the deadline (10 s), before its 15 s lease can be taken by someone else.
+Losing the lease raises :class:`LeaderElectionLost` from
+:meth:`LeaderElector.run`. :meth:`LeaderElector.lease_expired` answers the same
+question synchronously from the clock, so a write path can refuse to write the
+instant the deadline passes, before the elector's task even gets to run (see
+:meth:`kuberay.kube.Client.set_write_guard`).
 
 Time (expiry, retry sleeps, the deadline) is read from an injected
 :class:`~kuberay.workqueue.Clock`, so tests drive it with a ``FakeClock``.
@@ -87,6 +92,9 @@ class LeaderElector:
         self._observed: dict[str, Any] | None = None
         self._observed_at = 0.0
         self.is_leader = False
+        # Clock time at which the last successful acquire/renew attempt started.
+        self._renewed_at = 0.0
+        self._lost = False
         self.request_timeout = max(renew_deadline / 2, 1.0)
 
     async def run(
@@ -124,12 +132,22 @@ class LeaderElector:
             if on_stopped_leading is not None:
                 await on_stopped_leading()
         if lost:
+            self._lost = True
             raise LeaderElectionLost(
                 f"could not renew lease {self.lease_ref} within {self.renew_deadline:g}s"
             )
         failure = None if leading.cancelled() else leading.exception()
         if failure is not None:
             raise failure
+
+    def lease_expired(self) -> bool:
+        """True once this process led and then could not renew within the renew
+        deadline (by its own clock), even if :meth:`run` has not noticed yet; stays
+        True after the loss. False for a candidate that never led, and after a clean
+        release."""
+        if self._lost:
+            return True
+        return self.is_leader and self.clock.now() >= self._renewed_at + self.renew_deadline
 
     @property
     def lease_ref(self) -> str:
@@ -162,15 +180,20 @@ class LeaderElector:
     async def _renew_until_lost(self, leading: asyncio.Task[None]) -> bool:
         """Renew until ``leading`` finishes (True) or a renew deadline passes (False).
 
-        As client-go: every retry period a renew round starts with its own deadline
-        ``renew_deadline`` ahead; the round retries every retry period and is
-        cancelled, request in flight included, when the deadline passes.
+        Every retry period a renew round starts; it retries every retry period and
+        is cancelled, request in flight included, once ``renew_deadline`` has passed
+        since the last successful renewal (at once if it already has, e.g. after the
+        process was paused).
         """
+        loop = asyncio.get_running_loop()
         while True:
             if await self._wait_or_done(self.retry_period, leading):
                 return True
-            round_ = asyncio.get_running_loop().create_task(self._renew_round())
-            deadline = asyncio.get_running_loop().create_task(self.clock.sleep(self.renew_deadline))
+            remaining = self._renewed_at + self.renew_deadline - self.clock.now()
+            round_ = loop.create_task(self._renew_round())
+            if remaining <= 0:
+                round_.cancel()
+            deadline = loop.create_task(self.clock.sleep(remaining))
             try:
                 await asyncio.wait({round_, deadline, leading}, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -215,6 +238,13 @@ class LeaderElector:
             return None
 
     async def _try_acquire_or_renew(self) -> bool:
+        started = self.clock.now()
+        if await self._attempt():
+            self._renewed_at = started
+            return True
+        return False
+
+    async def _attempt(self) -> bool:
         now_s = _micro_now()
         try:
             lease = await self._get()

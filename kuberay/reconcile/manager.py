@@ -11,7 +11,9 @@ stop -> pending Events are written -> the Lease is released -> HTTP servers stop
 Losing the lease is not a graceful stop (controller-runtime forces the shutdown
 timeout to 0): at once, in-flight reconciles and leader-only runnables are
 cancelled, nothing queued is started and pending Events are dropped, so this
-process makes no more writes; then everything stops and :meth:`run` raises
+process makes no more writes (the client's write guard already refuses them
+from the instant the renew deadline passes, even before the elector's task
+runs); then everything stops and :meth:`run` raises
 :class:`LeaderElectionLost` (the process should exit non-zero). Any other
 failure of leader election or of starting the controllers is raised as itself.
 """
@@ -119,6 +121,10 @@ class Manager:
                 renew_deadline=renew_deadline,
                 retry_period=retry_period,
             )
+            # From the instant the renew deadline passes, this client writes nothing,
+            # whichever task gets to run first after, say, the process was paused.
+            elector = self.elector
+            client.set_write_guard(lambda: not elector.lease_expired())
         self.leading = asyncio.Event()
         self._leader_tasks: list[asyncio.Task[None]] = []
 

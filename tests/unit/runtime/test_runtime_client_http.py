@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 from kubernetes_asyncio import client as k8s_client
 
-from kuberay.kube import Client, ServerError, TooManyRequests, TransportError
+from kuberay.kube import Client, ServerError, TooManyRequests, TransportError, WriteRefused
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -251,3 +251,30 @@ async def test_a_view_has_its_own_rate_limiter() -> None:
         finally:
             await view.close()
             await client.close()
+
+
+async def test_a_write_guard_refuses_writes_without_sending_them() -> None:
+    methods: list[str] = []
+
+    async def ok(request: web.Request) -> web.StreamResponse:
+        methods.append(request.method)
+        return web.json_response(configmap("x"))
+
+    async with http_server(ok) as port:
+        client = make_client(port)
+        allowed = True
+        client.set_write_guard(lambda: allowed)
+        try:
+            await client.create(configmap("x") | {"metadata": {"name": "x", "namespace": "ns"}})
+            allowed = False
+            with pytest.raises(WriteRefused):
+                await client.patch("v1", "ConfigMap", "x", {"data": {"a": "b"}}, "ns")
+            with pytest.raises(WriteRefused):
+                await client.delete("v1", "ConfigMap", "x", "ns")
+            await client.get("v1", "ConfigMap", "x", "ns")  # reads are not guarded
+            await client.view().create(
+                configmap("x") | {"metadata": {"name": "x", "namespace": "ns"}}
+            )
+        finally:
+            await client.close()
+    assert methods == ["POST", "GET", "POST"], "refused writes never reached the server"

@@ -31,8 +31,10 @@ class FakeLeases:
         self.raise_once: Exception | None = None
         self.hung_cancelled = 0
         self.updates = 0
+        self.gets = 0
 
     async def get(self, api_version: str, kind: str, name: str, namespace: str) -> Any:
+        self.gets += 1
         if self.raise_once is not None:
             exc, self.raise_once = self.raise_once, None
             raise exc
@@ -97,11 +99,13 @@ async def test_a_renew_stalled_in_flight_is_cut_at_the_renew_deadline() -> None:
         leases.hang = True
         clock.advance(2.0)  # the next renew round starts and its GET hangs
         await settle()
-        clock.advance(9.9)
+        clock.advance(7.9)
         await settle()
         assert not run.done() and le.is_leader, "still within the renew deadline"
+        assert not le.lease_expired()
         updates_before = leases.updates
-        clock.advance(0.1)  # the renew deadline
+        clock.advance(0.1)  # renew_deadline after the last successful renewal (t=0)
+        assert le.lease_expired(), "known from the clock before the elector task runs"
         await settle()
         assert run.done(), "the leader stepped down at the deadline"
         with pytest.raises(LeaderElectionLost):
@@ -111,6 +115,24 @@ async def test_a_renew_stalled_in_flight_is_cut_at_the_renew_deadline() -> None:
     assert not le.is_leader
     assert leases.updates == updates_before, "a lost lease is not written (not released)"
     assert [e for e in logs if e["event"] == "leader election lost"]
+
+
+async def test_a_process_paused_past_its_deadline_steps_down_without_a_request() -> None:
+    """After a pause (SIGSTOP) longer than the renew deadline, the leader gives up as
+    soon as it runs again: it does not start a renew round with a fresh deadline."""
+    clock, leases, leading = FakeClock(), FakeLeases(), Leading()
+    le = elector(leases, clock)
+    run = asyncio.create_task(le.run(leading))
+    await settle()
+    assert le.is_leader
+    gets = leases.gets
+    clock.advance(30.0)  # nothing ran meanwhile: the loop was stopped
+    assert le.lease_expired()
+    await settle()
+    with pytest.raises(LeaderElectionLost):
+        run.result()
+    assert leading.cancelled
+    assert leases.gets == gets, "no lease request after the deadline passed"
 
 
 async def test_an_unexpected_error_is_logged_as_itself_and_does_not_lose_the_lease() -> None:
