@@ -121,6 +121,8 @@ class LeaderElector:
         lost = False
         try:
             lost = not await self._renew_until_lost(leading)
+            # Before is_leader drops: lease_expired() must never flicker to False.
+            self._lost = lost
         finally:
             self.is_leader = False
             metrics.LEADER_ELECTION_STATUS.labels(name=self.name).set(0)
@@ -132,7 +134,6 @@ class LeaderElector:
             if on_stopped_leading is not None:
                 await on_stopped_leading()
         if lost:
-            self._lost = True
             raise LeaderElectionLost(
                 f"could not renew lease {self.lease_ref} within {self.renew_deadline:g}s"
             )

@@ -355,10 +355,7 @@ async def test_leader_whose_renewals_stall_stops_writing_at_once_and_run_fails(
         async def reconcile(self, request: Request) -> Result:
             nonlocal writes_while_leading, writes_after_loss
             await asyncio.sleep(0.02)
-            if elector.is_leader:
-                writes_while_leading += 1
-            else:
-                writes_after_loss += 1
+            leader_before = elector.is_leader and not elector.lease_expired()
             await client.patch(
                 "v1",
                 "ConfigMap",
@@ -366,6 +363,10 @@ async def test_leader_whose_renewals_stall_stops_writing_at_once_and_run_fails(
                 {"metadata": {"annotations": {"n": str(time.monotonic())}}},
                 request.namespace,
             )
+            if leader_before:
+                writes_while_leading += 1
+            else:
+                writes_after_loss += 1  # the patch went out after the lease was gone
             return Result(requeue_after=0.01)
 
     mgr.controller("stall").for_("v1", "ConfigMap").complete(Writer())
@@ -387,7 +388,15 @@ async def test_leader_whose_renewals_stall_stops_writing_at_once_and_run_fails(
 
     lease_client.get = get  # type: ignore[method-assign]
     lease_client.update = update  # type: ignore[method-assign]
+    expired_at: list[float] = []
+
+    async def watch_expiry() -> None:
+        while not elector.lease_expired():
+            await asyncio.sleep(0.02)
+        expired_at.append(time.monotonic())
+
     task = asyncio.create_task(mgr.run())
+    watcher = asyncio.create_task(watch_expiry())
     try:
         await eventually(lambda: writes_while_leading >= 20, timeout=20, message="writing")
         stalled.set()
@@ -396,12 +405,12 @@ async def test_leader_whose_renewals_stall_stops_writing_at_once_and_run_fails(
         await admin.update(lease)
         with pytest.raises(LeaderElectionLost):
             await asyncio.wait_for(task, 20)
-        lost_at = time.monotonic()
         assert writes_after_loss == 0, "the leader kept writing after losing its lease"
         assert not mgr.leading.is_set()
         # Stepped down within the renew deadline, so before the lease could expire.
-        last_renewal = max(t for t in renewed_at if t < lost_at)
-        assert lost_at - last_renewal < 4.0
+        await asyncio.wait_for(watcher, 1)
+        last_renewal = max(t for t in renewed_at if t < expired_at[0])
+        assert expired_at[0] - last_renewal < 4.0
         # Nothing lingers: no write reaches the apiserver after run() ended.
         writes = client.stats.writes
         before = {n: (await admin.get("v1", "ConfigMap", n, namespace))["metadata"] for n in names}
@@ -415,8 +424,9 @@ async def test_leader_whose_renewals_stall_stops_writing_at_once_and_run_fails(
         assert lease["spec"]["holderIdentity"] == "intruder", "a lost lease is not released"
     finally:
         mgr.stop()
-        if not task.done():
-            task.cancel()
-        await asyncio.wait([task])
+        for t in (task, watcher):
+            if not t.done():
+                t.cancel()
+        await asyncio.wait([task, watcher])
         await client.close()
         await admin.close()
