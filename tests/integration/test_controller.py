@@ -398,7 +398,9 @@ async def test_leader_whose_renewals_stall_stops_writing_at_once_and_run_fails(
     task = asyncio.create_task(mgr.run())
     watcher = asyncio.create_task(watch_expiry())
     try:
-        await eventually(lambda: writes_while_leading >= 20, timeout=20, message="writing")
+        await eventually(
+            lambda: writes_while_leading >= 20 and renewed_at, timeout=20, message="writing"
+        )
         stalled.set()
         lease = await admin.get("coordination.k8s.io/v1", "Lease", "stall", namespace)
         lease["spec"]["holderIdentity"] = "intruder"
