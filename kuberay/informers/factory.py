@@ -14,7 +14,7 @@ from kuberay.informers.shared_informer import SharedIndexInformer, Transform, st
 from kuberay.informers.store import IndexFunc
 from kuberay.kube import Client
 
-InformerKey = tuple[str, str, str | None, str | None, str | None]
+InformerKey = tuple[str, str, str | None, str | None, str | None, bool]
 
 
 class SharedInformerFactory:
@@ -44,12 +44,23 @@ class SharedInformerFactory:
         label_selector: str | None = None,
         field_selector: str | None = None,
         indexers: Mapping[str, IndexFunc] | None = None,
+        metadata_only: bool = False,
     ) -> SharedIndexInformer:
         """The shared informer for this scope (created on first request).
 
+        ``metadata_only`` informers cache ``PartialObjectMetadata`` (only
+        ``metadata``); they are distinct from full informers of the same scope.
+
         ``indexers`` are added to the informer if it has none of those names yet.
         """
-        key: InformerKey = (api_version, kind, namespace, label_selector, field_selector)
+        key: InformerKey = (
+            api_version,
+            kind,
+            namespace,
+            label_selector,
+            field_selector,
+            metadata_only,
+        )
         informer = self._informers.get(key)
         if informer is None:
             lw = ClientListerWatcher(
@@ -59,6 +70,7 @@ class SharedInformerFactory:
                 namespace=namespace,
                 label_selector=label_selector,
                 field_selector=field_selector,
+                metadata_only=metadata_only,
             )
             informer = SharedIndexInformer(
                 lw,

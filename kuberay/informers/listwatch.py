@@ -27,7 +27,11 @@ class ListerWatcher(Protocol):
 
 
 class ClientListerWatcher:
-    """A ListerWatcher for one kind, optionally one namespace and label/field selector."""
+    """A ListerWatcher for one kind, optionally one namespace and label/field selector.
+
+    ``metadata_only`` lists and watches ``PartialObjectMetadata``: objects carry
+    ``apiVersion``, ``kind`` and ``metadata`` only (e.g. to cache Secrets without
+    their data)."""
 
     def __init__(
         self,
@@ -39,6 +43,7 @@ class ClientListerWatcher:
         label_selector: str | None = None,
         field_selector: str | None = None,
         page_size: int = 500,
+        metadata_only: bool = False,
     ) -> None:
         self.client = client
         self.api_version = api_version
@@ -47,9 +52,11 @@ class ClientListerWatcher:
         self.label_selector = label_selector
         self.field_selector = field_selector
         self.page_size = page_size
+        self.metadata_only = metadata_only
         where = f" in {namespace}" if namespace else ""
         sel = f" [{label_selector}]" if label_selector else ""
-        self.description = f"{kind}.{api_version}{where}{sel}"
+        meta = " (metadata only)" if metadata_only else ""
+        self.description = f"{kind}.{api_version}{where}{sel}{meta}"
 
     async def list(self, resource_version: str | None) -> tuple[list[Obj], str]:
         return await self.client.list_all(
@@ -60,6 +67,7 @@ class ClientListerWatcher:
             field_selector=self.field_selector,
             page_size=self.page_size,
             resource_version=resource_version,
+            metadata_only=self.metadata_only,
         )
 
     def watch(
@@ -74,4 +82,5 @@ class ClientListerWatcher:
             field_selector=self.field_selector,
             timeout_seconds=timeout_seconds,
             inactivity_timeout=inactivity_timeout,
+            metadata_only=self.metadata_only,
         )

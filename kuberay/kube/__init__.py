@@ -15,6 +15,7 @@ from kuberay.kube.errors import (
     TooManyRequests,
     TransportError,
     Unauthorized,
+    WriteRefused,
 )
 from kuberay.kube.resources import ResourceInfo, split_api_version
 
@@ -37,5 +38,6 @@ __all__ = [
     "TransportError",
     "Unauthorized",
     "WatchEvent",
+    "WriteRefused",
     "split_api_version",
 ]

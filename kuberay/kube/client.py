@@ -13,10 +13,22 @@ Contracts:
   :attr:`Client.stats` (by verb, for tests and benchmarks).
 * Non-2xx answers raise the typed errors of :mod:`kuberay.kube.errors`; transport
   failures raise :class:`~kuberay.kube.errors.TransportError`.
-* Ordinary requests have a total timeout (``request_timeout``, 30 s default).
-  Watches have none but carry an inactivity deadline: no event or bookmark for
-  ``inactivity_timeout`` seconds ends the stream, so a half-open connection cannot
-  stall a cache forever.
+* Ordinary requests have a total timeout (``request_timeout``, 30 s default) per
+  attempt. A list page has no total (a big page may take long to transfer) but
+  the same bound on connecting and on each wait for data, so a stalled list
+  fails and a large one does not.
+* Watches are bounded end to end: connect plus response headers within
+  ``request_timeout``, then each line (event or bookmark) within
+  ``inactivity_timeout``; so neither a server that never answers nor a
+  half-open connection can stall a cache forever.
+* Like client-go, an answer of 429 or 5xx that carries ``Retry-After`` is
+  retried after that many seconds (capped at ``max_retry_wait``), up to
+  ``max_retries`` times; each attempt takes a rate-limiter token and is counted.
+* A write guard (:meth:`Client.set_write_guard`) is asked before every mutating
+  request; when it says no, :class:`~kuberay.kube.errors.WriteRefused` is raised
+  and nothing is sent (a process that lost its leader lease writes nothing).
+* ``metadata_only`` lists and watches ask for ``PartialObjectMetadata`` (no spec,
+  data or status on the wire); their items are labelled with the listed kind.
 """
 
 from __future__ import annotations
@@ -24,20 +36,23 @@ from __future__ import annotations
 import asyncio
 import builtins
 import collections
+import copy
 import os
 import ssl
 import urllib.parse
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 import aiohttp
 import orjson
+import structlog
 
 from kuberay.kube.errors import (
     ApiError,
     NotFound,
     TransportError,
+    WriteRefused,
     error_from_response,
     error_from_status,
 )
@@ -58,6 +73,14 @@ DEFAULT_QPS = 100.0
 DEFAULT_BURST = 200
 DEFAULT_REQUEST_TIMEOUT = 30.0
 DEFAULT_INACTIVITY_TIMEOUT = 70.0
+DEFAULT_MAX_RETRIES = 10
+DEFAULT_MAX_RETRY_WAIT = 30.0
+
+_ACCEPT_JSON = "application/json"
+_ACCEPT_METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+_ACCEPT_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
+log = structlog.get_logger("kuberay.kube")
 
 
 class WatchEvent(NamedTuple):
@@ -116,18 +139,45 @@ class Client:
         burst: int = DEFAULT_BURST,
         request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
         user_agent: str = "kuberay-operator",
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
     ) -> None:
         self.configuration = configuration
         self.host = str(configuration.host).rstrip("/")
         self._host_label = urllib.parse.urlsplit(self.host).netloc or self.host
         self.request_timeout = request_timeout
         self.user_agent = user_agent
+        self.max_retries = max_retries
+        self.max_retry_wait = max_retry_wait
         self.throttle = TokenBucket(qps, burst)
         self.stats = RequestStats()
         self._session: aiohttp.ClientSession | None = None
         self._ssl_server_name: str | None = getattr(configuration, "tls_server_name", None)
         self._resources: dict[tuple[str, str], ResourceInfo] = dict(BUILTIN_RESOURCES)
         self._watches: set[aiohttp.ClientResponse] = set()
+        # Set on views: the client whose session (connection pool) this one uses.
+        self._parent: Client | None = None
+        self._write_guard: Callable[[], bool] | None = None
+
+    def set_write_guard(self, guard: Callable[[], bool] | None) -> None:
+        """Ask ``guard()`` before every create/update/patch/delete of this client
+        (not of its views); False refuses the write with WriteRefused. None: no guard."""
+        self._write_guard = guard
+
+    def view(self, *, qps: float = 0.0, burst: int = 1) -> Client:
+        """A client on the same connection pool, discovery cache and request stats,
+        with its *own* token bucket (``qps <= 0``: unthrottled).
+
+        For traffic that must not queue behind the main client's rate limit, such
+        as leader-election renewals. Closing a view closes nothing; close the
+        original client.
+        """
+        clone = copy.copy(self)
+        clone.throttle = TokenBucket(qps, burst)
+        clone._session = None
+        clone._parent = self._parent or self
+        clone._write_guard = None
+        return clone
 
     # ----- construction -------------------------------------------------
     @classmethod
@@ -196,6 +246,8 @@ class Client:
     @property
     def session(self) -> aiohttp.ClientSession:
         """The shared aiohttp session (created lazily inside the running loop)."""
+        if self._parent is not None:
+            return self._parent.session
         if self._session is None or self._session.closed:
             self._session = self._make_session()
         return self._session
@@ -215,7 +267,11 @@ class Client:
         return len(watches)
 
     async def close(self) -> None:
-        """Abort watches and close the HTTP session (a later request opens a new one)."""
+        """Abort watches and close the HTTP session (a later request opens a new one).
+
+        A no-op on a :meth:`view`."""
+        if self._parent is not None:
+            return
         self.close_watches()
         if self._session is not None:
             await self._session.close()
@@ -228,8 +284,10 @@ class Client:
         await self.close()
 
     # ----- transport ----------------------------------------------------
-    async def _headers(self, content_type: str | None) -> dict[str, str]:
-        headers = {"Accept": "application/json"}
+    async def _headers(
+        self, content_type: str | None, accept: str = _ACCEPT_JSON
+    ) -> dict[str, str]:
+        headers = {"Accept": accept}
         if content_type:
             headers["Content-Type"] = content_type
         auth = await self.configuration.auth_settings()
@@ -248,13 +306,71 @@ class Client:
         body: Any = None,
         content_type: str | None = "application/json",
         timeout: float | None = None,
+        accept: str = _ACCEPT_JSON,
     ) -> Any:
-        """Send one request and return the decoded JSON answer (raises on non-2xx)."""
-        await self.throttle.acquire()
-        headers = await self._headers(content_type if body is not None else None)
+        """Send one request and return the decoded JSON answer (raises on non-2xx).
+
+        A 429 or 5xx answer with ``Retry-After`` is retried (see the module doc).
+        For ``verb="list"`` the timeout bounds connecting and each wait for data,
+        not the whole transfer.
+        """
         data: bytes | None = None
         if body is not None:
             data = body if isinstance(body, bytes) else orjson.dumps(body)
+        seconds = timeout or self.request_timeout
+        if verb == "list":
+            client_timeout = aiohttp.ClientTimeout(
+                total=None, sock_connect=seconds, sock_read=seconds
+            )
+        else:
+            client_timeout = aiohttp.ClientTimeout(total=seconds)
+        retries = 0
+        while True:
+            try:
+                return await self._request_once(
+                    method, path, verb, params, data, content_type, accept, client_timeout
+                )
+            except ApiError as exc:
+                wait = self._retry_wait(exc)
+                if wait is None or retries >= self.max_retries:
+                    raise
+                retries += 1
+                log.info(
+                    "apiserver asked to retry later",
+                    method=method,
+                    path=path,
+                    code=exc.status,
+                    retry_after=wait,
+                    attempt=retries,
+                )
+                await asyncio.sleep(wait)
+
+    def _check_write(self, method: str, path: str, verb: str) -> None:
+        guard = self._write_guard
+        if guard is not None and verb in RequestStats.WRITE_VERBS and not guard():
+            raise WriteRefused(f"{method} {path}: refused by the write guard")
+
+    def _retry_wait(self, exc: ApiError) -> float | None:
+        """Seconds to wait before retrying ``exc`` (client-go ``checkWait``), or None."""
+        if exc.retry_after is None or not (exc.status == 429 or exc.status >= 500):
+            return None
+        return min(max(exc.retry_after, 0.0), self.max_retry_wait)
+
+    async def _request_once(
+        self,
+        method: str,
+        path: str,
+        verb: str,
+        params: dict[str, Any] | None,
+        data: bytes | None,
+        content_type: str | None,
+        accept: str,
+        client_timeout: aiohttp.ClientTimeout,
+    ) -> Any:
+        self._check_write(method, path, verb)
+        await self.throttle.acquire()
+        self._check_write(method, path, verb)  # the wait for a token may be long
+        headers = await self._headers(content_type if data is not None else None, accept)
         code = 0
         try:
             async with self.session.request(
@@ -263,7 +379,7 @@ class Client:
                 params=_clean_params(params),
                 data=data,
                 headers=headers,
-                timeout=aiohttp.ClientTimeout(total=timeout or self.request_timeout),
+                timeout=client_timeout,
                 server_hostname=self._ssl_server_name,
             ) as resp:
                 code = resp.status
@@ -345,8 +461,12 @@ class Client:
         continue_token: str | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
+        metadata_only: bool = False,
     ) -> dict[str, Any]:
-        """One page of a list: the raw ``*List`` object (``items``, ``metadata.continue``)."""
+        """One page of a list: the raw ``*List`` object (``items``, ``metadata.continue``).
+
+        ``metadata_only`` asks for a ``PartialObjectMetadataList`` (items carry only
+        ``metadata``)."""
         info = await self.resource(api_version, kind)
         params = {
             "labelSelector": label_selector,
@@ -357,7 +477,11 @@ class Client:
             "resourceVersionMatch": resource_version_match,
         }
         result: dict[str, Any] = await self.request(
-            "GET", info.path(namespace), verb="list", params=params
+            "GET",
+            info.path(namespace),
+            verb="list",
+            params=params,
+            accept=_ACCEPT_METADATA_LIST if metadata_only else _ACCEPT_JSON,
         )
         return result
 
@@ -371,8 +495,14 @@ class Client:
         field_selector: str | None = None,
         page_size: int = 500,
         resource_version: str | None = None,
+        metadata_only: bool = False,
     ) -> tuple[builtins.list[dict[str, Any]], str]:
-        """Every item across pages, and the list's resourceVersion."""
+        """Every item across pages, and the list's resourceVersion.
+
+        Each page is its own request with its own timeout (there is no total), as
+        client-go's pager. Items get ``apiVersion``/``kind`` of the listed kind (also
+        when ``metadata_only``, whose items the server labels PartialObjectMetadata).
+        """
         items: builtins.list[dict[str, Any]] = []
         token: str | None = None
         while True:
@@ -385,11 +515,15 @@ class Client:
                 limit=page_size,
                 continue_token=token,
                 resource_version=resource_version if token is None else None,
+                metadata_only=metadata_only,
             )
-            kind_name = kind
             for item in page.get("items") or []:
-                item.setdefault("apiVersion", api_version)
-                item.setdefault("kind", kind_name)
+                if metadata_only:
+                    item["apiVersion"] = api_version
+                    item["kind"] = kind
+                else:
+                    item.setdefault("apiVersion", api_version)
+                    item.setdefault("kind", kind)
                 items.append(item)
             meta = page.get("metadata") or {}
             token = meta.get("continue") or None
@@ -408,12 +542,16 @@ class Client:
         timeout_seconds: int | None = 300,
         allow_bookmarks: bool = True,
         inactivity_timeout: float = DEFAULT_INACTIVITY_TIMEOUT,
+        metadata_only: bool = False,
     ) -> AsyncIterator[WatchEvent]:
         """Stream watch events until the server closes the watch.
 
         An ERROR event raises its typed error (``Gone`` for a compacted
-        resourceVersion). No event or bookmark within ``inactivity_timeout``
-        seconds raises :class:`TransportError`.
+        resourceVersion). Raises :class:`TransportError` when connecting plus
+        receiving the response headers takes over ``request_timeout`` seconds, or
+        when no event or bookmark arrives within ``inactivity_timeout`` seconds.
+        ``metadata_only`` streams ``PartialObjectMetadata`` objects, labelled with
+        ``api_version``/``kind``.
         """
         info = await self.resource(api_version, kind)
         params = {
@@ -425,51 +563,60 @@ class Client:
             "allowWatchBookmarks": "true" if allow_bookmarks else None,
         }
         await self.throttle.acquire()
-        headers = await self._headers(None)
+        headers = await self._headers(None, _ACCEPT_METADATA if metadata_only else _ACCEPT_JSON)
         code = 0
-        opened: aiohttp.ClientResponse | None = None
+        resp: aiohttp.ClientResponse | None = None
         try:
-            async with self.session.get(
-                self.host + info.path(namespace),
-                params=_clean_params(params),
-                headers=headers,
-                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.request_timeout),
-                server_hostname=self._ssl_server_name,
-            ) as resp:
-                code = resp.status
-                self._count("GET", "watch", code)
-                if code >= 400:
-                    raise error_from_response(code, await resp.read(), dict(resp.headers))
-                self._watches.add(resp)
-                opened = resp
-                while True:
-                    try:
-                        async with asyncio.timeout(inactivity_timeout):
-                            line = await resp.content.readline()
-                    except TimeoutError as exc:
-                        raise TransportError(
-                            f"watch {info.plural}: no event for {inactivity_timeout:.0f}s"
-                        ) from exc
-                    if not line:
-                        if resp.closed and resp in self._watches:
-                            raise TransportError(f"watch {info.plural}: connection closed")
-                        return
-                    line = line.strip()
-                    if not line:
-                        continue
-                    event = orjson.loads(line)
-                    etype = event.get("type")
-                    obj = event.get("object") or {}
-                    if etype == "ERROR":
-                        raise error_from_status(obj)
-                    yield WatchEvent(etype, obj)
+            try:
+                async with asyncio.timeout(self.request_timeout):
+                    resp = await self.session.get(
+                        self.host + info.path(namespace),
+                        params=_clean_params(params),
+                        headers=headers,
+                        timeout=aiohttp.ClientTimeout(total=None),
+                        server_hostname=self._ssl_server_name,
+                    )
+            except TimeoutError as exc:
+                raise TransportError(
+                    f"watch {info.plural}: no response within {self.request_timeout:g}s"
+                ) from exc
+            code = resp.status
+            self._count("GET", "watch", code)
+            if code >= 400:
+                raise error_from_response(code, await resp.read(), dict(resp.headers))
+            self._watches.add(resp)
+            while True:
+                try:
+                    async with asyncio.timeout(inactivity_timeout):
+                        line = await resp.content.readline()
+                except TimeoutError as exc:
+                    raise TransportError(
+                        f"watch {info.plural}: no event for {inactivity_timeout:.0f}s"
+                    ) from exc
+                if not line:
+                    if resp.closed and resp in self._watches:
+                        raise TransportError(f"watch {info.plural}: connection closed")
+                    return
+                line = line.strip()
+                if not line:
+                    continue
+                event = orjson.loads(line)
+                etype = event.get("type")
+                obj = event.get("object") or {}
+                if etype == "ERROR":
+                    raise error_from_status(obj)
+                if metadata_only:
+                    obj["apiVersion"] = api_version
+                    obj["kind"] = kind
+                yield WatchEvent(etype, obj)
         except (aiohttp.ClientError, OSError) as exc:
-            if code == 0:
-                self._count("GET", "watch", 0)
             raise TransportError(f"watch {info.plural}: {exc!r}") from exc
         finally:
-            if opened is not None:
-                self._watches.discard(opened)
+            if code == 0:
+                self._count("GET", "watch", 0)
+            if resp is not None:
+                self._watches.discard(resp)
+                resp.release()
 
     # ----- writes ---------------------------------------------------------
     async def create(
@@ -604,4 +751,4 @@ def _clean_params(params: dict[str, Any] | None) -> dict[str, str]:
     return {k: str(v) for k, v in params.items() if v is not None and v != ""}
 
 
-__all__ = ["ApiError", "Client", "PatchType", "RequestStats", "WatchEvent"]
+__all__ = ["ApiError", "Client", "PatchType", "RequestStats", "WatchEvent", "WriteRefused"]

@@ -22,6 +22,11 @@ class TransportError(KubeError):
     """The request never got an HTTP answer (connection refused, reset, timed out)."""
 
 
+class WriteRefused(KubeError):
+    """The client refused to send a write: its write guard said no (e.g. the process
+    lost its leader lease). Nothing was sent."""
+
+
 class ApiError(KubeError):
     """The apiserver answered with a non-2xx status.
 

@@ -7,7 +7,8 @@ controller create duplicates).
 
 Scope: ``namespaces`` (None = all) applies to namespaced kinds; ``by_object``
 narrows one kind with a label/field selector, e.g. only pods labelled
-``app.kubernetes.io/created-by=kuberay-operator``.
+``app.kubernetes.io/created-by=kuberay-operator``, and can make its cache
+metadata-only (e.g. Secrets: names, labels and owners without the data).
 """
 
 from __future__ import annotations
@@ -32,10 +33,14 @@ class NotRegistered(LookupError):
 
 @attrs.frozen
 class ByObject:
-    """Cache scope for one kind: ``label_selector`` / ``field_selector`` strings."""
+    """Cache scope for one kind: ``label_selector`` / ``field_selector`` strings, and
+    ``metadata_only`` to cache ``PartialObjectMetadata`` (objects keep
+    ``apiVersion``, ``kind`` and ``metadata``; spec, data and status are never
+    fetched). Default: full objects, no selectors."""
 
     label_selector: str | None = None
     field_selector: str | None = None
+    metadata_only: bool = False
 
 
 def label_selector_from(labels: Mapping[str, str]) -> str:
@@ -80,6 +85,7 @@ class Cache:
                 label_selector=scope.label_selector,
                 field_selector=scope.field_selector,
                 indexers=self._indexers.get(key),
+                metadata_only=scope.metadata_only,
             )
             for ns in namespaces
         ]

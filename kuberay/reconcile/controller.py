@@ -116,8 +116,18 @@ class Controller:
         self.started = True
         log.info("controller started", controller=self.name, workers=self.max_concurrent_reconciles)
 
+    def abort(self) -> None:
+        """Stop at once, synchronously: nothing queued is handed out any more and the
+        in-flight reconciles are cancelled. Await :meth:`stop` afterwards to reap the
+        workers."""
+        if self.queue is not None:
+            self.queue.shutdown()
+        for task in self._workers:
+            task.cancel()
+
     async def stop(self, *, drain: bool = True, timeout: float = 30.0) -> None:
-        """Stop taking work; with ``drain`` wait (up to ``timeout``) for in-flight reconciles."""
+        """Stop taking work (queued requests are not started); with ``drain`` wait (up
+        to ``timeout``) for in-flight reconciles to finish, else cancel them."""
         if self.queue is None or not self.started:
             if self.queue is not None:
                 self.queue.shutdown()
@@ -205,6 +215,6 @@ class Controller:
 
 
 def _expected(exc: Exception) -> bool:
-    from kuberay.kube import ApiError, TransportError
+    from kuberay.kube import ApiError, TransportError, WriteRefused
 
-    return isinstance(exc, ApiError | TransportError | RequeueError)
+    return isinstance(exc, ApiError | TransportError | WriteRefused | RequeueError)

@@ -55,11 +55,14 @@ class EventRecorder:
         # seen[(object id, type, reason, message)] = (namespace, event name, count, last seen)
         self._seen: dict[tuple[str, str, str, str], tuple[str, str, int, float]] = {}
         self._task: asyncio.Task[None] | None = None
+        self._aborted = False
         self.written = 0
 
     def event(self, obj: Obj, event_type: str, reason: str, message: str, action: str = "") -> None:
         """Record an Event about ``obj`` (``event_type`` is ``Normal`` or ``Warning``;
         ``action`` is what was done, e.g. ``Create``, as events.k8s.io records it)."""
+        if self._aborted:
+            return
         try:
             self._queue.put_nowait((obj, event_type, reason, message, action))
         except asyncio.QueueFull:
@@ -83,12 +86,26 @@ class EventRecorder:
         """Wait until every recorded event has been written (or failed)."""
         await self._queue.join()
 
-    async def close(self) -> None:
-        """Write what is queued, then stop the writer task."""
+    def abort(self) -> None:
+        """Drop every pending event and stop writing now (the process lost its right
+        to write, e.g. its leader lease). Later :meth:`event` calls are dropped too."""
+        self._aborted = True
+        while not self._queue.empty():
+            self._queue.get_nowait()
+            self._queue.task_done()
         if self._task is not None:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(5):
-                    await self.flush()
+            self._task.cancel()
+
+    async def close(self, *, flush: bool = True) -> None:
+        """Write what is queued (unless ``flush`` is False: drop it), then stop the
+        writer task."""
+        if not flush:
+            self.abort()
+        if self._task is not None:
+            if flush:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(5):
+                        await self.flush()
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task

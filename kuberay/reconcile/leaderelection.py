@@ -9,6 +9,24 @@ retry period and steps down if it could not renew within the renew deadline.
 ``release_on_cancel`` clears the holder on a clean stop so a successor need not
 wait out the lease. Each request has a 5 s timeout so one hung call cannot cost
 the lease.
+
+The renew deadline is a hard bound, counted from the start of the last
+successful renewal (slightly stricter than client-go, which counts from the
+start of each renew round): a renew round (GET + PUT, retried every retry
+period) still in flight when the deadline passes is *cancelled*, so a stalled
+apiserver -- or a process paused past its lease -- makes the leader step down
+at the deadline (10 s), before its 15 s lease can be taken by someone else.
+Losing the lease raises :class:`LeaderElectionLost` from
+:meth:`LeaderElector.run`. :meth:`LeaderElector.lease_expired` answers the same
+question synchronously from the clock, so a write path can refuse to write the
+instant the deadline passes, before the elector's task even gets to run (see
+:meth:`kuberay.kube.Client.set_write_guard`).
+
+Time (expiry, retry sleeps, the deadline) is read from an injected
+:class:`~kuberay.workqueue.Clock`, so tests drive it with a ``FakeClock``.
+Give the elector a client with its own rate limiter (see
+:meth:`kuberay.kube.Client.view`): renewals must not queue behind reconcilers'
+requests in a shared token bucket.
 """
 
 from __future__ import annotations
@@ -18,7 +36,6 @@ import contextlib
 import datetime as dt
 import random
 import socket
-import time
 import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -27,8 +44,13 @@ import structlog
 
 from kuberay.kube import ApiError, Client, Conflict, KubeError, NotFound
 from kuberay.reconcile import metrics
+from kuberay.workqueue import Clock, RealClock
 
 log = structlog.get_logger("kuberay.leaderelection")
+
+
+class LeaderElectionLost(RuntimeError):
+    """This process held the lease and could not renew it; it must stop working."""
 
 
 def _micro_now() -> str:
@@ -54,6 +76,7 @@ class LeaderElector:
         renew_deadline: float = 10.0,
         retry_period: float = 2.0,
         release_on_cancel: bool = True,
+        clock: Clock | None = None,
     ) -> None:
         if not lease_duration > renew_deadline > 1.2 * retry_period:
             raise ValueError("need lease_duration > renew_deadline > 1.2 * retry_period")
@@ -65,9 +88,13 @@ class LeaderElector:
         self.renew_deadline = renew_deadline
         self.retry_period = retry_period
         self.release_on_cancel = release_on_cancel
+        self.clock: Clock = clock or RealClock()
         self._observed: dict[str, Any] | None = None
         self._observed_at = 0.0
         self.is_leader = False
+        # Clock time at which the last successful acquire/renew attempt started.
+        self._renewed_at = 0.0
+        self._lost = False
         self.request_timeout = max(renew_deadline / 2, 1.0)
 
     async def run(
@@ -77,29 +104,56 @@ class LeaderElector:
     ) -> None:
         """Acquire, run ``on_started_leading`` while leading, return when leadership ends.
 
-        Leadership ends when ``on_started_leading`` returns, when renewal fails for
-        ``renew_deadline``, or when this task is cancelled. Unless it was lost, the
-        lease is then released (``release_on_cancel``) so a successor need not wait.
+        Returns when ``on_started_leading`` returns (the lease is then released if
+        ``release_on_cancel``), or is cancelled like any task. Raises
+        :class:`LeaderElectionLost` when the lease could not be renewed within
+        ``renew_deadline``: the ``on_started_leading`` task is cancelled at once
+        (it must stop all work when cancelled) and the lease is not touched again.
+        Any other exception out of ``on_started_leading`` propagates as itself.
         """
         await self._acquire()
         self.is_leader = True
         metrics.LEADER_ELECTION_STATUS.labels(name=self.name).set(1)
-        log.info("became leader", lease=f"{self.namespace}/{self.name}", identity=self.identity)
-        leading = asyncio.get_running_loop().create_task(on_started_leading())
+        log.info("became leader", lease=self.lease_ref, identity=self.identity)
+        leading = asyncio.get_running_loop().create_task(
+            on_started_leading(), name=f"leading {self.lease_ref}"
+        )
         lost = False
         try:
             lost = not await self._renew_until_lost(leading)
+            # Before is_leader drops: lease_expired() must never flicker to False.
+            self._lost = lost
         finally:
             self.is_leader = False
             metrics.LEADER_ELECTION_STATUS.labels(name=self.name).set(0)
             if not leading.done():
                 leading.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await leading
+                await asyncio.wait([leading])
             if self.release_on_cancel and not lost:
                 await asyncio.shield(self.release())
             if on_stopped_leading is not None:
                 await on_stopped_leading()
+        if lost:
+            raise LeaderElectionLost(
+                f"could not renew lease {self.lease_ref} within {self.renew_deadline:g}s"
+            )
+        failure = None if leading.cancelled() else leading.exception()
+        if failure is not None:
+            raise failure
+
+    def lease_expired(self) -> bool:
+        """True once this process led and then could not renew within the renew
+        deadline (by its own clock), even if :meth:`run` has not noticed yet; stays
+        True after the loss. False for a candidate that never led, and after a clean
+        release."""
+        if self._lost:
+            return True
+        return self.is_leader and self.clock.now() >= self._renewed_at + self.renew_deadline
+
+    @property
+    def lease_ref(self) -> str:
+        """``namespace/name`` of the Lease."""
+        return f"{self.namespace}/{self.name}"
 
     async def release(self) -> None:
         """Give the lease up now (holder cleared) if we hold it."""
@@ -116,31 +170,64 @@ class LeaderElector:
         with contextlib.suppress(KubeError):
             async with asyncio.timeout(self.request_timeout):
                 await self.client.update(lease)
-            log.info("released lease", lease=f"{self.namespace}/{self.name}")
+            log.info("released lease", lease=self.lease_ref)
 
     async def _acquire(self) -> None:
         while True:
             if await self._try_acquire_or_renew():
                 return
-            await asyncio.sleep(self.retry_period * (1 + 0.2 * random.random()))
+            await self.clock.sleep(self.retry_period * (1 + 0.2 * random.random()))
 
     async def _renew_until_lost(self, leading: asyncio.Task[None]) -> bool:
-        """Renew until ``leading`` finishes (True) or a renewal deadline passes (False)."""
+        """Renew until ``leading`` finishes (True) or a renew deadline passes (False).
+
+        Every retry period a renew round starts; it retries every retry period and
+        is cancelled, request in flight included, once ``renew_deadline`` has passed
+        since the last successful renewal (at once if it already has, e.g. after the
+        process was paused).
+        """
+        loop = asyncio.get_running_loop()
         while True:
-            deadline = time.monotonic() + self.renew_deadline
-            renewed = False
-            while time.monotonic() < deadline:
-                if leading.done():
-                    return True
-                await asyncio.sleep(self.retry_period)
-                if leading.done():
-                    return True
-                if await self._try_acquire_or_renew():
-                    renewed = True
-                    break
-            if not renewed:
-                log.error("leader election lost", lease=f"{self.namespace}/{self.name}")
-                return False
+            if await self._wait_or_done(self.retry_period, leading):
+                return True
+            remaining = self._renewed_at + self.renew_deadline - self.clock.now()
+            round_ = loop.create_task(self._renew_round())
+            if remaining <= 0:
+                round_.cancel()
+            deadline = loop.create_task(self.clock.sleep(remaining))
+            try:
+                await asyncio.wait({round_, deadline, leading}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (round_, deadline):
+                    task.cancel()
+                await asyncio.wait({round_, deadline})
+            if round_.done() and not round_.cancelled():
+                round_.result()  # a bug in the round surfaces as itself
+                continue
+            if leading.done():
+                return True
+            log.error(
+                "leader election lost",
+                lease=self.lease_ref,
+                identity=self.identity,
+                reason=f"could not renew within the renew deadline ({self.renew_deadline:g}s)",
+            )
+            return False
+
+    async def _renew_round(self) -> None:
+        """Try to renew now and then every retry period until it works."""
+        while not await self._try_acquire_or_renew():
+            await self.clock.sleep(self.retry_period)
+
+    async def _wait_or_done(self, seconds: float, task: asyncio.Task[None]) -> bool:
+        """Sleep ``seconds`` on the clock; True at once if ``task`` finishes first."""
+        sleeper = asyncio.get_running_loop().create_task(self.clock.sleep(seconds))
+        try:
+            await asyncio.wait({sleeper, task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+            await asyncio.wait({sleeper})
+        return task.done()
 
     async def _get(self) -> dict[str, Any] | None:
         try:
@@ -152,6 +239,13 @@ class LeaderElector:
             return None
 
     async def _try_acquire_or_renew(self) -> bool:
+        started = self.clock.now()
+        if await self._attempt():
+            self._renewed_at = started
+            return True
+        return False
+
+    async def _attempt(self) -> bool:
         now_s = _micro_now()
         try:
             lease = await self._get()
@@ -177,7 +271,7 @@ class LeaderElector:
             holder = spec.get("holderIdentity") or ""
             duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
             held_by_other = holder and holder != self.identity
-            if held_by_other and time.monotonic() < self._observed_at + duration:
+            if held_by_other and self.clock.now() < self._observed_at + duration:
                 return False
             new_spec = dict(spec)
             new_spec["holderIdentity"] = self.identity
@@ -191,11 +285,26 @@ class LeaderElector:
                 updated = await self.client.update(lease)
             self._see(updated)
             return True
-        except (Conflict, TimeoutError) as exc:
-            log.debug("lease update lost a race", error=str(exc) or repr(exc))
+        except Conflict as exc:
+            log.debug("lease update lost a race", lease=self.lease_ref, error=str(exc))
+            return False
+        except TimeoutError:
+            log.warning(
+                "lease request timed out", lease=self.lease_ref, timeout=self.request_timeout
+            )
             return False
         except (ApiError, KubeError) as exc:
-            log.warning("lease request failed", error=str(exc))
+            log.warning("lease request failed", lease=self.lease_ref, error=str(exc))
+            return False
+        except Exception as exc:
+            # Not an apiserver answer: a bug or a malformed Lease. Say so (with the
+            # traceback); the attempt counts as failed, so the deadline still applies.
+            log.error(
+                "unexpected error in leader election",
+                lease=self.lease_ref,
+                error=repr(exc),
+                exc_info=True,
+            )
             return False
 
     def _see(self, lease: dict[str, Any]) -> None:
@@ -207,4 +316,4 @@ class LeaderElector:
         }
         if record != self._observed:
             self._observed = record
-            self._observed_at = time.monotonic()
+            self._observed_at = self.clock.now()

@@ -4,10 +4,18 @@ metrics/probe servers, and runs them in controller-runtime's order.
 Start: HTTP servers -> caches of every controller (warmed even before
 leadership, so a new leader starts with a full cache) -> leader election (if
 enabled) -> controller workers and leader-only runnables. Stop (SIGTERM/SIGINT
-or :meth:`stop`): workers drain for up to ``graceful_shutdown_timeout`` s ->
-informers stop -> pending Events are written -> the Lease is released -> HTTP
-servers stop. Losing the lease stops everything and makes :meth:`run` raise
-:class:`LeaderElectionLost` (a process should then exit non-zero).
+or :meth:`stop`): in-flight reconciles finish for up to
+``graceful_shutdown_timeout`` s (queued requests are not started) -> informers
+stop -> pending Events are written -> the Lease is released -> HTTP servers stop.
+
+Losing the lease is not a graceful stop (controller-runtime forces the shutdown
+timeout to 0): at once, in-flight reconciles and leader-only runnables are
+cancelled, nothing queued is started and pending Events are dropped, so this
+process makes no more writes (the client's write guard already refuses them
+from the instant the renew deadline passes, even before the elector's task
+runs); then everything stops and :meth:`run` raises
+:class:`LeaderElectionLost` (the process should exit non-zero). Any other
+failure of leader election or of starting the controllers is raised as itself.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ from kuberay.reconcile.httpserver import (
     parse_bind_address,
     probes_app,
 )
-from kuberay.reconcile.leaderelection import LeaderElector
+from kuberay.reconcile.leaderelection import LeaderElectionLost, LeaderElector
 
 log = structlog.get_logger("kuberay.manager")
 
@@ -44,9 +52,7 @@ Runnable = Callable[[], Coroutine[Any, Any, None]]
 
 _SA_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
-
-class LeaderElectionLost(RuntimeError):
-    """This process held the lease and lost it; it must stop working."""
+__all__ = ["LeaderElectionLost", "Manager", "Runnable"]
 
 
 class Manager:
@@ -107,13 +113,18 @@ class Manager:
                     "when running outside a cluster"
                 )
             self.elector = LeaderElector(
-                client,
+                # Its own (unthrottled) limiter: renewals never wait behind reconciles.
+                client.view(),
                 ns,
                 leader_election_id,
                 lease_duration=lease_duration,
                 renew_deadline=renew_deadline,
                 retry_period=retry_period,
             )
+            # From the instant the renew deadline passes, this client writes nothing,
+            # whichever task gets to run first after, say, the process was paused.
+            elector = self.elector
+            client.set_write_guard(lambda: not elector.lease_expired())
         self.leading = asyncio.Event()
         self._leader_tasks: list[asyncio.Task[None]] = []
 
@@ -165,7 +176,7 @@ class Manager:
                     loop.add_signal_handler(sig, self.stop)
                     installed.append(sig)
         tasks: list[asyncio.Task[None]] = []
-        lost = False
+        failure: BaseException | None = None
         try:
             await self._start_servers()
             for ctrl in self.controllers:
@@ -177,27 +188,10 @@ class Manager:
                 await self._lead()
                 await self._stop.wait()
             else:
-                elector = self.elector
-                election = loop.create_task(elector.run(self._lead_until_stopped))
-                stop_wait = loop.create_task(self._stop.wait())
-                done, _ = await asyncio.wait(
-                    {election, stop_wait}, return_when=asyncio.FIRST_COMPLETED
-                )
-                if election in done and not self._stop.is_set():
-                    lost = True
-                stop_wait.cancel()
-                if not election.done() and elector.is_leader:
-                    # Leading ends by itself once stop is set: controllers drain first,
-                    # then the elector releases the lease.
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(self.graceful_shutdown_timeout + 10):
-                            await asyncio.shield(election)
-                if not election.done():
-                    election.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await election
+                failure = await self._run_elected(self.elector)
         finally:
-            await self._stop_controllers()
+            lost = isinstance(failure, LeaderElectionLost)
+            await self._stop_controllers(drain=not lost)
             for task in tasks:
                 task.cancel()
             for task in tasks:
@@ -205,14 +199,36 @@ class Manager:
                     await task
             await self.factory.shutdown()
             for recorder in self._recorders:
-                await recorder.close()
+                await recorder.close(flush=not lost)
             for server in self.servers.values():
                 await server.stop()
             for sig in installed:
                 loop.remove_signal_handler(sig)
             log.info("manager stopped")
-        if lost:
-            raise LeaderElectionLost(f"lost lease {self.elector.name if self.elector else ''}")
+        if failure is not None:
+            raise failure
+
+    async def _run_elected(self, elector: LeaderElector) -> BaseException | None:
+        """Campaign and lead until stop or loss; the election's failure, if any."""
+        loop = asyncio.get_running_loop()
+        election = loop.create_task(elector.run(self._lead_until_stopped), name="leader-election")
+        stop_wait = loop.create_task(self._stop.wait())
+        try:
+            await asyncio.wait({election, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+            if not election.done() and elector.is_leader:
+                # Leading ends by itself once stop is set: in-flight reconciles finish
+                # first, then the elector releases the lease.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.graceful_shutdown_timeout + 10):
+                        await asyncio.shield(election)
+        finally:
+            stop_wait.cancel()
+            if not election.done():
+                election.cancel()
+            await asyncio.wait({election})
+        if election.cancelled():
+            return None
+        return election.exception()
 
     async def _lead(self) -> None:
         self.leading.set()
@@ -222,14 +238,33 @@ class Manager:
         self._leader_tasks = [loop.create_task(fn()) for fn, needs in self._runnables if needs]
 
     async def _lead_until_stopped(self) -> None:
-        await self._lead()
-        await self._stop.wait()
-        await self._stop_controllers()
+        """Leader-only work. Cancelled (lease lost): stop everything at once, no drain."""
+        try:
+            await self._lead()
+            await self._stop.wait()
+            await self._stop_controllers()
+        except asyncio.CancelledError:
+            self._abort()
+            await self._stop_controllers(drain=False)
+            raise
 
-    async def _stop_controllers(self) -> None:
+    def _abort(self) -> None:
+        """Stop every write path now, synchronously: no reconcile is started or goes
+        on, leader-only runnables are cancelled, pending Events are dropped."""
+        self.leading.clear()
+        for ctrl in self.controllers:
+            ctrl.abort()
+        for task in self._leader_tasks:
+            task.cancel()
+        for recorder in self._recorders:
+            recorder.abort()
+
+    async def _stop_controllers(self, *, drain: bool = True) -> None:
+        """Stop the controllers: with ``drain`` in-flight reconciles finish (up to the
+        graceful shutdown timeout), else they are cancelled. Queued ones never start."""
         self.leading.clear()
         await asyncio.gather(
-            *(c.stop(timeout=self.graceful_shutdown_timeout) for c in self.controllers)
+            *(c.stop(drain=drain, timeout=self.graceful_shutdown_timeout) for c in self.controllers)
         )
         for task in self._leader_tasks:
             task.cancel()

@@ -11,6 +11,13 @@ reconciled must not be lost.  The queue guarantees both:
 
 Everything runs on one asyncio event loop; the methods other than :meth:`Queue.get`
 and :meth:`Queue.shutdown_with_drain` are synchronous and therefore atomic.
+
+Shutdown contract (controller-runtime's priority queue, not client-go's FIFO):
+once :meth:`Queue.shutdown` is called, :meth:`Queue.get` hands out *nothing*
+more, not even items queued before -- a stopping controller (or one that lost its
+leader lease) must not start new work.  :meth:`Queue.shutdown_with_drain`
+additionally waits for the items already handed out (in flight) to be
+:meth:`Queue.done`; queued items are dropped, not drained.
 """
 
 from __future__ import annotations
@@ -89,8 +96,8 @@ class Queue(Generic[T]):
     async def get(self) -> tuple[T | None, bool]:
         """Wait for the next item and mark it as being processed.
 
-        Returns ``(item, False)``, or ``(None, True)`` once the queue is shutting down
-        *and* empty -- items queued before shutdown are still handed out.
+        Returns ``(item, False)``, or ``(None, True)`` as soon as the queue is shutting
+        down -- items still queued at shutdown are not handed out.
         """
         while not self._queue and not self._shutting_down:
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -105,7 +112,7 @@ class Queue(Generic[T]):
                     with contextlib.suppress(ValueError):
                         self._getters.remove(waiter)
                 raise
-        if not self._queue:
+        if self._shutting_down:
             return None, True
         item = self._queue.popleft()
         self._processing.add(item)
@@ -128,10 +135,11 @@ class Queue(Generic[T]):
         return len(self._queue)
 
     def shutdown(self) -> None:
-        """Stop accepting adds and wake every blocked :meth:`get`.
+        """Stop accepting adds and handing out items; wake every blocked :meth:`get`.
 
-        Items already queued are still delivered; ``get`` reports shutdown once the
-        queue is empty.  Idempotent.
+        From now on ``get`` returns ``(None, True)`` at once, even if items are still
+        queued (they are abandoned).  In-flight items may still be :meth:`done`.
+        Idempotent.
         """
         self._shutting_down = True
         while self._getters:
@@ -140,7 +148,8 @@ class Queue(Generic[T]):
                 waiter.set_result(None)
 
     async def shutdown_with_drain(self) -> None:
-        """Shut down, then wait until no item is being processed."""
+        """Shut down, then wait until no item is being processed (in-flight items are
+        waited for; queued ones are not handed out)."""
         self.shutdown()
         while self._processing:
             drainer: asyncio.Future[None] = asyncio.get_running_loop().create_future()

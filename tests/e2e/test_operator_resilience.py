@@ -5,6 +5,8 @@ operators (leader election on, Lease in the operator's namespace)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 from typing import Any
 
@@ -134,6 +136,40 @@ async def test_leader_failover_on_sigterm(
     assert await follower.is_leader()
     assert await follower.reconciles() > 0
     assert await lease_holder(admin, operator_identity.namespace) not in ("", holder)
+
+
+async def test_leader_paused_past_its_lease_steps_down_on_resume(
+    e2e_cluster: E2ECluster,
+    operator_identity: OperatorIdentity,
+    start_operator: OperatorStarter,
+    admin: Client,
+    ns: str,
+) -> None:
+    """(f) the leader is frozen (SIGSTOP) past its 15 s lease; the other replica takes
+    over and reconciles a new RayCluster. Resumed, the old leader must not act on
+    what it missed: it writes nothing, logs "leader election lost" and exits 1."""
+    a = start_operator("paused-a")
+    await a.wait_ready(e2e_cluster.timeout(60))
+    await a.wait_leading(e2e_cluster.timeout(60))
+    b = start_operator("paused-b")
+    await b.wait_ready(e2e_cluster.timeout(60))
+    os.kill(a.pid, signal.SIGSTOP)
+    try:
+        await b.wait_leading(e2e_cluster.timeout(60))
+        await admin.create(sample_raycluster("paused", ns, replicas=1))
+        await wait_workers(admin, ns, "paused", 1, e2e_cluster.timeout(60))
+    finally:
+        os.kill(a.pid, signal.SIGCONT)
+    assert a.popen is not None
+    code = await asyncio.to_thread(a.popen.wait, 30)
+    assert code == 1, f"the paused leader exited with {code}:\n{a.log_tail()}"
+    assert "leader election lost" in a.log_tail()
+    await asyncio.sleep(1.0)  # anything the old leader might have sent has landed
+    pods = await cluster_pods(admin, ns, "paused", include_terminating=True)
+    assert sorted(node_type(p) for p in pods) == ["head", "worker"], [
+        p["metadata"]["name"] for p in pods
+    ]
+    assert await b.is_leader()
 
 
 async def test_watches_recover_after_apiserver_restart(

@@ -318,3 +318,117 @@ async def test_clean_stop_releases_lease_after_draining(kclient: Client, namespa
     assert finished, "the in-flight reconcile was drained, not cut"
     lease = await kclient.get("coordination.k8s.io/v1", "Lease", "release", namespace)
     assert lease["spec"]["holderIdentity"] == ""
+
+
+async def test_leader_whose_renewals_stall_stops_writing_at_once_and_run_fails(
+    kubeconfig_path: Path, namespace: str
+) -> None:
+    """The apiserver stops answering this leader's lease requests (a stalled or
+    partitioned leader) and another identity takes the Lease. The leader steps down
+    before its lease could have expired, issues no write from then on (no draining
+    of queued keys), and ``run()`` fails with LeaderElectionLost."""
+    from kuberay.reconcile import LeaderElectionLost
+
+    client = await Client.from_kubeconfig(kubeconfig_path, qps=0)
+    admin = await Client.from_kubeconfig(kubeconfig_path, qps=0)
+    names = [f"w{i}" for i in range(10)]
+    for name in names:
+        await admin.create(cm(name, namespace))
+    mgr = manager(
+        client,
+        namespace,
+        leader_election=True,
+        leader_election_id="stall",
+        leader_election_namespace=namespace,
+        lease_duration=4.0,
+        renew_deadline=2.0,
+        retry_period=0.5,
+    )
+    elector = mgr.elector
+    assert elector is not None
+    writes_while_leading = 0
+    writes_after_loss = 0
+
+    class Writer:
+        """Keeps every ConfigMap busy: each reconcile patches it and requeues."""
+
+        async def reconcile(self, request: Request) -> Result:
+            nonlocal writes_while_leading, writes_after_loss
+            await asyncio.sleep(0.02)
+            leader_before = elector.is_leader and not elector.lease_expired()
+            await client.patch(
+                "v1",
+                "ConfigMap",
+                request.name,
+                {"metadata": {"annotations": {"n": str(time.monotonic())}}},
+                request.namespace,
+            )
+            if leader_before:
+                writes_while_leading += 1
+            else:
+                writes_after_loss += 1  # the patch went out after the lease was gone
+            return Result(requeue_after=0.01)
+
+    mgr.controller("stall").for_("v1", "ConfigMap").complete(Writer())
+    # Make the elector's own requests hang on demand; record its last good renewal.
+    lease_client = elector.client
+    stalled = asyncio.Event()
+    renewed_at: list[float] = []
+    real_get, real_update = lease_client.get, lease_client.update
+
+    async def get(*args: Any, **kw: Any) -> Any:
+        if stalled.is_set():
+            await asyncio.Event().wait()
+        return await real_get(*args, **kw)
+
+    async def update(*args: Any, **kw: Any) -> Any:
+        result = await real_update(*args, **kw)
+        renewed_at.append(time.monotonic())
+        return result
+
+    lease_client.get = get  # type: ignore[method-assign]
+    lease_client.update = update  # type: ignore[method-assign]
+    expired_at: list[float] = []
+
+    async def watch_expiry() -> None:
+        while not elector.lease_expired():
+            await asyncio.sleep(0.02)
+        expired_at.append(time.monotonic())
+
+    task = asyncio.create_task(mgr.run())
+    watcher = asyncio.create_task(watch_expiry())
+    try:
+        await eventually(
+            lambda: writes_while_leading >= 20 and renewed_at, timeout=20, message="writing"
+        )
+        stalled.set()
+        lease = await admin.get("coordination.k8s.io/v1", "Lease", "stall", namespace)
+        lease["spec"]["holderIdentity"] = "intruder"
+        await admin.update(lease)
+        with pytest.raises(LeaderElectionLost):
+            await asyncio.wait_for(task, 20)
+        assert writes_after_loss == 0, "the leader kept writing after losing its lease"
+        assert not mgr.leading.is_set()
+        # Stepped down within the renew deadline, so before the lease could expire.
+        await asyncio.wait_for(watcher, 1)
+        last_renewal = max(t for t in renewed_at if t < expired_at[0])
+        assert expired_at[0] - last_renewal < 4.0
+        # Nothing lingers: no write reaches the apiserver after run() ended.
+        writes = client.stats.writes
+        before = {n: (await admin.get("v1", "ConfigMap", n, namespace))["metadata"] for n in names}
+        await asyncio.sleep(0.5)
+        after = {n: (await admin.get("v1", "ConfigMap", n, namespace))["metadata"] for n in names}
+        assert {n: m["resourceVersion"] for n, m in before.items()} == {
+            n: m["resourceVersion"] for n, m in after.items()
+        }
+        assert client.stats.writes == writes
+        lease = await admin.get("coordination.k8s.io/v1", "Lease", "stall", namespace)
+        assert lease["spec"]["holderIdentity"] == "intruder", "a lost lease is not released"
+    finally:
+        mgr.stop()
+        for t in (task, watcher):
+            if not t.done():
+                t.cancel()
+        await asyncio.wait([task, watcher])
+        await client.close()
+        await admin.close()

@@ -192,3 +192,58 @@ async def test_indexer_by_label(kclient: Client, namespace: str) -> None:
         ] == ["one"]
     finally:
         await factory.shutdown()
+
+
+async def test_metadata_only_cache_holds_secrets_without_their_data(
+    kclient: Client, namespace: str
+) -> None:
+    """``ByObject(metadata_only=True)``: the cache knows names, labels and owners of the
+    selected Secrets, follows their changes, and never holds (or fetches) their data."""
+    from kuberay.reconcile import ByObject, Cache
+
+    def secret(name: str, app: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"app": app}},
+            "stringData": {"password": "hunter2"},
+        }
+
+    await kclient.create(secret("mine", "ray"))
+    await kclient.create(secret("other", "not-ray"))
+    factory = SharedInformerFactory(kclient)
+    cache = Cache(
+        kclient,
+        factory,
+        namespaces=[namespace],
+        by_object={("v1", "Secret"): ByObject(label_selector="app=ray", metadata_only=True)},
+    )
+    assert len(await cache.register("v1", "Secret")) == 1
+    factory.start()
+    try:
+        assert await factory.wait_for_cache_sync(30)
+        cached = cache.get("v1", "Secret", namespace, "mine")
+        assert cached is not None
+        assert cached["kind"] == "Secret" and cached["apiVersion"] == "v1"
+        assert cached["metadata"]["labels"] == {"app": "ray"}
+        assert "data" not in cached and "stringData" not in cached
+        assert cache.get("v1", "Secret", namespace, "other") is None
+        # Watch events are metadata-only too.
+        await kclient.create(secret("later", "ray"))
+        await kclient.patch(
+            "v1", "Secret", "mine", {"metadata": {"labels": {"app": "ray", "v": "2"}}}, namespace
+        )
+        await eventually(
+            lambda: (
+                cache.get("v1", "Secret", namespace, "later") is not None
+                and (cache.get("v1", "Secret", namespace, "mine") or {})["metadata"]["labels"].get(
+                    "v"
+                )
+                == "2"
+            ),
+            timeout=15,
+        )
+        for obj in cache.list("v1", "Secret", namespace):
+            assert obj["kind"] == "Secret" and "data" not in obj, obj
+    finally:
+        await factory.shutdown()

@@ -52,6 +52,10 @@ class QueueMachine(RuleBasedStateMachine):
         # must have produced exactly one delivery.
         for in_flight in sorted(self.model_processing):
             self.done_item(in_flight)
+        if self.shut:
+            # After shutdown nothing more is handed out, even what is still queued.
+            assert self._get() == (None, True)
+            return
         while len(self.q):
             item, shutdown = self._get()
             assert not shutdown and item is not None
@@ -69,7 +73,7 @@ class QueueMachine(RuleBasedStateMachine):
         if item not in self.model_processing:
             self.model_queue.append(item)
 
-    @precondition(lambda self: bool(self.model_queue))
+    @precondition(lambda self: bool(self.model_queue) and not self.shut)
     @rule()
     def get(self) -> None:
         item, shutdown = self._get()
@@ -96,9 +100,9 @@ class QueueMachine(RuleBasedStateMachine):
         self.q.shutdown()
         self.shut = True
 
-    @precondition(lambda self: self.shut and not self.model_queue)
+    @precondition(lambda self: self.shut)
     @rule()
-    def get_when_shut_down_and_empty(self) -> None:
+    def get_when_shut_down(self) -> None:
         assert self._get() == (None, True)
 
     @invariant()

@@ -106,26 +106,38 @@ async def test_shutdown_wakes_getters() -> None:
     assert q.shutting_down()
 
 
-async def test_get_after_shutdown_drains_remaining_items_first() -> None:
+async def test_get_after_shutdown_hands_out_nothing_even_if_items_are_queued() -> None:
+    """A stopping controller (or one that lost its lease) must not start queued work."""
     q: Queue[str] = Queue()
     q.add("a")
     q.add("b")
     q.shutdown()
     q.add("c")  # ignored
-    assert await q.get() == ("a", False)
-    assert await q.get() == ("b", False)
     assert await q.get() == (None, True)
     assert await q.get() == (None, True)
 
 
-async def test_done_after_shutdown_still_requeues_dirty_item() -> None:
+async def test_done_after_shutdown_does_not_hand_the_item_out_again() -> None:
     q: Queue[str] = Queue()
     q.add("a")
     await get_now(q)
     q.add("a")
     q.shutdown()
     q.done("a")
-    assert await q.get() == ("a", False)
+    assert await q.get() == (None, True)
+
+
+async def test_shutdown_with_drain_waits_for_in_flight_not_queued() -> None:
+    q: Queue[str] = Queue()
+    q.add("a")
+    q.add("b")
+    await get_now(q)  # "a" in flight, "b" queued
+    drain = asyncio.create_task(q.shutdown_with_drain())
+    await settle()
+    assert not drain.done()
+    assert await q.get() == (None, True), "queued 'b' is not handed out while draining"
+    q.done("a")
+    await asyncio.wait_for(drain, timeout=1)
 
 
 async def test_shutdown_with_drain_waits_for_in_flight_items() -> None:
@@ -179,7 +191,7 @@ async def test_an_item_is_never_processed_by_two_workers_at_once() -> None:
     await q.shutdown_with_drain()
     await asyncio.wait_for(asyncio.gather(*workers), timeout=1)
     assert set(range(20)) <= set(processed)
-    assert len(q) == 0
+    assert not in_flight
 
 
 @pytest.mark.parametrize("name", [None, ""])
