@@ -6,7 +6,7 @@ BIN := $(abspath $(VENV))/bin
 RUN_DIR ?= $(abspath .run)
 PYTEST_ARGS ?=
 
-.PHONY: helm deps binaries binaries-all lint unit integration e2e test run crds clean
+.PHONY: helm deps binaries binaries-all lint unit integration e2e test test-stress run crds clean
 
 deps: $(VENV)/.installed
 
@@ -38,6 +38,10 @@ integration: binaries
 
 test: lint binaries-all helm
 	$(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
+
+# the test suite while busy loops keep every core loaded (tests must not race async writes)
+test-stress: lint binaries-all helm
+	$(BIN)/python hack/cpu_hog.py -- $(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # the operator as a separate process against a full local cluster (KUBERAY_TEST_KUBECONFIG:
 # against that cluster instead)
