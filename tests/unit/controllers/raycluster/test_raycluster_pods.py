@@ -14,9 +14,10 @@ from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.raycluster.context import Ctx, RayClusterSettings
 from kuberay.controllers.raycluster.pods import PodReconciler
+from kuberay.controllers.raycluster.reconciler import RayClusterReconciler
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.kube import ApiError, NotFound
-from kuberay.reconcile import Expectations
+from kuberay.reconcile import Expectations, Request
 from tests.integration.raycluster.helpers import raycluster
 
 Obj = dict[str, Any]
@@ -328,6 +329,14 @@ async def test_expectations_of_removed_groups_are_dropped() -> None:
     await h.reconcile()
     assert h.ctx.expectations.pending(f"{NS}/rc/{stale}") == (frozenset(), frozenset())
     assert h.ctx.expectations.pending(f"{NS}/other/{stale}") == (frozenset(), frozenset({"x"}))
+
+
+async def test_deleted_cluster_drops_every_group_expectation() -> None:
+    h = Harness(new_cluster())
+    for key in (f"{NS}/rc/", f"{NS}/rc/small-group", f"{NS}/rc-2/small-group"):
+        h.ctx.expectations.expect_deletions(key, ["x"])
+    await RayClusterReconciler(h.ctx).reconcile(Request(NS, "rc"))  # not in the cache
+    assert h.ctx.expectations.owners(f"{NS}/") == [f"{NS}/rc-2/small-group"]
 
 
 def test_deletions_never_expire_creations_do() -> None:
