@@ -4,10 +4,20 @@ shown yet.
 Why: right after creating a pod, the informer may not have delivered it. A
 reconcile that runs in that window would count too few pods and create another.
 Record what you did with ``expect_creations`` / ``expect_deletions``; the cache
-event handlers call ``creation_observed`` / ``deletion_observed``; while
+event handlers call ``creation_observed`` / ``deletion_observed`` (or a lazy
+controller settles them with ``observe`` against its cache); while
 ``satisfied(owner)`` is False, a reconcile must not scale that owner again.
-Expectations expire after ``ttl`` seconds (default 5 minutes, as client-go's
-controller expectations), so a lost watch event cannot wedge an owner forever.
+
+The two kinds age differently (as KubeRay's scale expectations):
+
+* an expected creation expires ``ttl`` seconds after it was recorded, so a child
+  that vanished before the cache ever showed it (or a lost watch event) cannot
+  wedge its owner;
+* an expected deletion never expires: it holds until the child is gone from the
+  cache. A child can stay in the cache for a long time after its delete call
+  (finalizers, a long grace period, a dead node); an owner that scaled again
+  meanwhile would count that child and delete or create one more. Deletions
+  that the informer missed are still settled by its relist.
 """
 
 from __future__ import annotations
@@ -20,9 +30,9 @@ import attrs
 
 @attrs.define
 class _Pending:
-    adds: set[str] = attrs.field(factory=set)
+    # adds[name]: when the creation was recorded (only creations expire).
+    adds: dict[str, float] = attrs.field(factory=dict)
     deletes: set[str] = attrs.field(factory=set)
-    since: float = 0.0
 
 
 class Expectations:
@@ -32,34 +42,39 @@ class Expectations:
         self.ttl = ttl
         self._now = now
         # pending[owner key]: child names created/deleted but not yet observed.
-        # An owner with empty sets is removed.
+        # An owner with nothing pending is removed.
         self._pending: dict[str, _Pending] = {}
 
     def _entry(self, owner: str) -> _Pending:
         entry = self._pending.get(owner)
         if entry is None:
-            entry = self._pending[owner] = _Pending(since=self._now())
+            entry = self._pending[owner] = _Pending()
         return entry
 
     def expect_creations(self, owner: str, names: Iterable[str]) -> None:
-        """``owner`` created children ``names``; wait for the cache to show them."""
+        """``owner`` created children ``names``; wait (at most ``ttl``) for the cache."""
         entry = self._entry(owner)
-        entry.adds.update(names)
-        entry.since = self._now()
+        now = self._now()
+        for name in names:
+            entry.adds[name] = now
 
     def expect_deletions(self, owner: str, names: Iterable[str]) -> None:
-        """``owner`` deleted children ``names``; wait for the cache to drop them."""
-        entry = self._entry(owner)
-        entry.deletes.update(names)
-        entry.since = self._now()
+        """``owner`` deleted children ``names``; wait until the cache no longer has them."""
+        self._entry(owner).deletes.update(names)
 
     def creation_observed(self, owner: str, name: str) -> None:
         """The cache now has child ``name``."""
-        self._observe(owner, name, adds=True)
+        entry = self._pending.get(owner)
+        if entry is not None:
+            entry.adds.pop(name, None)
+            self._gc(owner, entry)
 
     def deletion_observed(self, owner: str, name: str) -> None:
         """The cache no longer has child ``name``."""
-        self._observe(owner, name, adds=False)
+        entry = self._pending.get(owner)
+        if entry is not None:
+            entry.deletes.discard(name)
+            self._gc(owner, entry)
 
     def observe(self, owner: str, exists: Callable[[str], bool]) -> None:
         """Settle ``owner``'s expectations against a cache lookup: expected
@@ -69,7 +84,7 @@ class Expectations:
         entry = self._pending.get(owner)
         if entry is None:
             return
-        entry.adds = {name for name in entry.adds if not exists(name)}
+        entry.adds = {name: at for name, at in entry.adds.items() if not exists(name)}
         entry.deletes = {name for name in entry.deletes if exists(name)}
         self._gc(owner, entry)
 
@@ -77,30 +92,24 @@ class Expectations:
         """Forget one expectation, e.g. because the create or delete call failed."""
         entry = self._pending.get(owner)
         if entry is not None:
-            entry.adds.discard(name)
+            entry.adds.pop(name, None)
             entry.deletes.discard(name)
             self._gc(owner, entry)
-
-    def _observe(self, owner: str, name: str, *, adds: bool) -> None:
-        entry = self._pending.get(owner)
-        if entry is None:
-            return
-        (entry.adds if adds else entry.deletes).discard(name)
-        self._gc(owner, entry)
 
     def _gc(self, owner: str, entry: _Pending) -> None:
         if not entry.adds and not entry.deletes:
             self._pending.pop(owner, None)
 
     def satisfied(self, owner: str) -> bool:
-        """True when nothing is pending for ``owner`` or its expectations expired."""
+        """True when nothing is pending for ``owner``: every expected creation was
+        observed or expired, and every expected deletion was observed."""
         entry = self._pending.get(owner)
         if entry is None:
             return True
-        if self._now() - entry.since > self.ttl:
-            self._pending.pop(owner, None)
-            return True
-        return False
+        deadline = self._now() - self.ttl
+        entry.adds = {name: at for name, at in entry.adds.items() if at >= deadline}
+        self._gc(owner, entry)
+        return owner not in self._pending
 
     def pending(self, owner: str) -> tuple[frozenset[str], frozenset[str]]:
         """(names expected to appear, names expected to disappear)."""
@@ -112,3 +121,13 @@ class Expectations:
     def delete(self, owner: str) -> None:
         """Drop everything pending for ``owner`` (it was deleted)."""
         self._pending.pop(owner, None)
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Drop everything pending for every owner whose key starts with ``prefix``
+        (e.g. ``"ns/cluster/"``: all groups of a deleted cluster)."""
+        for owner in [o for o in self._pending if o.startswith(prefix)]:
+            del self._pending[owner]
+
+    def owners(self, prefix: str = "") -> list[str]:
+        """Owner keys with something pending, optionally only those starting with ``prefix``."""
+        return [o for o in self._pending if o.startswith(prefix)]

@@ -8,7 +8,8 @@
 * scale-down without autoscaler hints happens only when autoscaling is off or
   ``ENABLE_RANDOM_POD_DELETE`` is set;
 * multi-host groups (``numOfHosts > 1`` with gate ``RayMultiHostIndexing``) are reconciled in
-  whole replicas; new pods take the lowest unused ``ray.io/worker-group-replica-index``.
+  whole replicas; new pods take the lowest ``ray.io/worker-group-replica-index`` that no
+  existing pod of the group holds (terminating pods included).
 """
 
 from __future__ import annotations

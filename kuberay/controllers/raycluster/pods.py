@@ -3,16 +3,32 @@
 Rules, in order: suspension deletes every pod; ``upgradeStrategy: Recreate``
 deletes every pod when the spec hash on the head pod no longer matches (unless
 the pod was stamped by another operator version, whose annotations are then
-rewritten instead - the drop-in takeover path); the head pod is deleted when
-terminal and created when missing; per worker group, unhealthy pods are deleted
-(and nothing is created in that pass), ``scaleStrategy.workersToDelete`` is
-honoured (and left in the spec for the autoscaler), then the group is topped up
-or, without the autoscaler, scaled down.
+rewritten instead - the drop-in takeover path; a failed rewrite is logged and
+the pass goes on); the head pod is deleted when terminal and created when
+missing; per worker group, unhealthy pods are deleted (and nothing is created
+in that pass), ``scaleStrategy.workersToDelete`` is honoured (and left in the
+spec for the autoscaler), then the group is topped up or, without the
+autoscaler, scaled down.
+
+Counting (KubeRay's ``diff``): every pod of the group counts as running,
+terminating ones included, except those named in ``workersToDelete``.
+Scale-down victims come from that same set, terminating pods first, so a pod
+stuck terminating (finalizer, long grace period, dead node) stands in for a
+victim instead of costing a healthy one. A pod already terminating is never
+deleted again, only awaited. New pods take the lowest replica index no
+existing pod (terminating included) holds.
+
+Multi-host groups are reconciled in whole replicas (pods sharing
+``ray.io/worker-group-replica-name``, terminating members included). Pods
+without that label - made by a KubeRay from before replica names - are left
+alone: neither counted nor deleted (as KubeRay), so a takeover never restarts
+a running slice.
 
 Every create and delete is recorded in Expectations (keyed
-``ns/cluster/group``; head group ""), and a group whose expectations are not yet
-visible in the cache is left alone, so a stale cache never creates or deletes a
-pod twice.
+``ns/cluster/group``; head group ""), and a group with pending expectations is
+left alone, so a stale cache never creates or deletes a pod twice. Creations
+are awaited at most ``expectation_timeout``; deletions until the pod has left
+the cache. Expectations of groups no longer in the spec are dropped.
 """
 
 from __future__ import annotations
@@ -20,6 +36,8 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Iterable
+
+import structlog
 
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
@@ -40,6 +58,8 @@ from kuberay.controllers.raycluster.context import Ctx, Obj
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.kube import ApiError
 from kuberay.reconcile import NORMAL, WARNING
+
+log = structlog.get_logger("kuberay.raycluster")
 
 HEAD_GROUP = ""
 
@@ -64,6 +84,13 @@ def _replica_indices(pods: Iterable[Obj]) -> set[int]:
         if raw is not None and raw.isdigit():
             out.add(int(raw))
     return out
+
+
+def _victim_rank(pod: Obj) -> int:
+    """Scale-down order: terminating pods, then pods not running yet, then running ones."""
+    if _terminating(pod):
+        return 0
+    return 2 if (pod.get("status") or {}).get("phase") == "Running" else 1
 
 
 def _key(cluster: Obj, group: str) -> str:
@@ -106,6 +133,7 @@ class PodReconciler:
     # ----- entry ----------------------------------------------------------------------------
     async def run(self) -> None:
         """Bring the cluster's pods to the desired state (raises ReconcileError)."""
+        self._forget_removed_groups()
         if await self._suspend():
             return
         cluster_hash = ray_cluster_recreate_hash(self.cluster)
@@ -114,6 +142,16 @@ class PodReconciler:
         await self._reconcile_head(cluster_hash)
         for group in self.spec.get("workerGroupSpecs") or []:
             await self._reconcile_group(group)
+
+    def _forget_removed_groups(self) -> None:
+        """Drop the expectations of worker groups no longer in the spec."""
+        prefix = _key(self.cluster, "")
+        groups = {HEAD_GROUP} | {
+            g.get("groupName", "") for g in self.spec.get("workerGroupSpecs") or []
+        }
+        for owner in self.ctx.expectations.owners(prefix):
+            if owner[len(prefix) :] not in groups:
+                self.ctx.expectations.delete(owner)
 
     # ----- suspend --------------------------------------------------------------------------
     async def _suspend(self) -> bool:
@@ -157,20 +195,28 @@ class PodReconciler:
         if version and version != self.options.kuberay_version:
             # Another operator (or version) stamped this pod: adopt it by restamping, never
             # by recreating - its hash was computed by different code.
-            await self.ctx.client.patch(
-                "v1",
-                "Pod",
-                head["metadata"]["name"],
-                {
-                    "metadata": {
-                        "annotations": {
-                            C.UPGRADE_STRATEGY_RECREATE_HASH_KEY: cluster_hash,
-                            C.KUBERAY_VERSION_ANNOTATION_KEY: self.options.kuberay_version,
+            try:
+                await self.ctx.client.patch(
+                    "v1",
+                    "Pod",
+                    head["metadata"]["name"],
+                    {
+                        "metadata": {
+                            "annotations": {
+                                C.UPGRADE_STRATEGY_RECREATE_HASH_KEY: cluster_hash,
+                                C.KUBERAY_VERSION_ANNOTATION_KEY: self.options.kuberay_version,
+                            }
                         }
-                    }
-                },
-                self.ns,
-            )
+                    },
+                    self.ns,
+                )
+            except ApiError as exc:
+                # As KubeRay: logged, and the pass goes on (the next pass retries).
+                log.warning(
+                    "failed to restamp the head pod's Recreate annotations",
+                    pod=head["metadata"]["name"],
+                    error=str(exc),
+                )
             return False
         stamped = annotations.get(C.UPGRADE_STRATEGY_RECREATE_HASH_KEY, "")
         if stamped and stamped != cluster_hash:
@@ -261,17 +307,7 @@ class PodReconciler:
             **{C.RAY_NODE_GROUP_LABEL_KEY: group_name, C.RAY_NODE_TYPE_LABEL_KEY: C.WORKER_NODE}
         )
         if group.get("suspend"):
-            live = [p for p in pods if not _terminating(p)]
-            if live:
-                await self._delete_workers(key, live, "FailedDeleteWorkerPod")
-                self.ctx.event(
-                    self.cluster,
-                    NORMAL,
-                    "DeletedWorkerPod",
-                    f"Deleted all pods for suspended worker group {group_name} in RayCluster "
-                    f"{self.ns}/{self.name}",
-                    "Delete",
-                )
+            await self._suspend_group(key, group_name, pods)
             return
         desired = worker_group_desired_replicas(group)
         if is_multi_host_indexing(group, self.features):
@@ -285,50 +321,63 @@ class PodReconciler:
                 unhealthy.append((pod, why))
         if unhealthy:
             for pod, why in unhealthy:
-                await self._delete_workers(key, [pod], "FailedDeleteWorkerPod")
-                self.ctx.event(
-                    self.cluster,
-                    NORMAL,
-                    "DeletedWorkerPod",
-                    f"Deleted worker Pod {self.ns}/{pod['metadata']['name']}; {why}",
-                    "Delete",
+                await self._delete_worker(
+                    key, pod, f"Deleted worker Pod {self.ns}/{pod['metadata']['name']}; {why}"
                 )
             raise ReconcileError(f"delete {len(unhealthy)} unhealthy worker Pods")
 
-        to_delete = set(workers_to_delete(group))
-        doomed = [p for p in pods if p["metadata"]["name"] in to_delete and not _terminating(p)]
-        for pod in doomed:
-            await self._delete_workers(key, [pod], "FailedDeleteWorkerPod")
-            self.ctx.event(
-                self.cluster,
-                NORMAL,
-                "DeletedWorkerPod",
-                f"Deleted worker Pod {self.ns}/{pod['metadata']['name']}",
-                "Delete",
-            )
-        doomed_names = {p["metadata"]["name"] for p in doomed}
-        running = [p for p in pods if p["metadata"]["name"] not in doomed_names]
+        # Pods named in workersToDelete are deleted (or, already terminating, awaited) and
+        # no longer count; every other pod counts, terminating or not (KubeRay's diff).
+        named = set(workers_to_delete(group))
+        running: list[Obj] = []
+        for pod in pods:
+            if pod["metadata"]["name"] in named:
+                await self._delete_worker(
+                    key, pod, f"Deleted worker Pod {self.ns}/{pod['metadata']['name']}"
+                )
+            else:
+                running.append(pod)
         diff = desired - len(running)
         if diff > 0:
-            used = _replica_indices(p for p in running if not _terminating(p))
-            for index in lowest_free_indices(used, diff):
+            # No index held by a pod that still exists (terminating or just deleted) is reused.
+            for index in lowest_free_indices(_replica_indices(pods), diff):
                 await self._create_worker(key, group, replica_index=index)
         elif diff < 0:
             if not random_scale_down_allowed(self.cluster, self.options):
                 return
-            live = [p for p in running if not _terminating(p)]
-            # Prefer pods that are not running yet; then keep the cache's order.
-            live.sort(key=lambda p: (p.get("status") or {}).get("phase") == "Running")
-            victims = live[:-diff]
-            for pod in victims:
-                await self._delete_workers(key, [pod], "FailedDeleteWorkerPod")
-                self.ctx.event(
-                    self.cluster,
-                    NORMAL,
-                    "DeletedWorkerPod",
-                    f"Deleted worker Pod {self.ns}/{pod['metadata']['name']}",
-                    "Delete",
+            # Victims come from the pods counted above: terminating ones first (they are
+            # going anyway), then pods not running yet, then the cache's order.
+            running.sort(key=_victim_rank)
+            for pod in running[:-diff]:
+                await self._delete_worker(
+                    key, pod, f"Deleted worker Pod {self.ns}/{pod['metadata']['name']}"
                 )
+
+    async def _suspend_group(self, key: str, group_name: str, pods: list[Obj]) -> None:
+        live = [p for p in pods if not _terminating(p)]
+        if not live:
+            return
+        try:
+            for pod in live:
+                await self._remove(key, pod)
+        except ApiError as exc:
+            self.ctx.event(
+                self.cluster,
+                WARNING,
+                "FailedToDeleteWorkerPodCollection",
+                f"Failed deleting worker Pods for suspended group {group_name} in RayCluster "
+                f"{self.ns}/{self.name}, {exc}",
+                "Delete",
+            )
+            raise ReconcileError(str(exc), "FailedDeleteWorkerPod") from exc
+        self.ctx.event(
+            self.cluster,
+            NORMAL,
+            "DeletedWorkerPod",
+            f"Deleted all pods for suspended worker group {group_name} in RayCluster "
+            f"{self.ns}/{self.name}",
+            "Delete",
+        )
 
     async def _create_worker(
         self,
@@ -371,75 +420,93 @@ class PodReconciler:
             "Create",
         )
 
-    async def _delete_workers(self, key: str, pods: list[Obj], reason: str) -> None:
-        for pod in pods:
-            name = pod["metadata"]["name"]
-            try:
-                if await self.ctx.delete_pod(pod):
-                    self.ctx.expectations.expect_deletions(key, [name])
-            except ApiError as exc:
-                self.ctx.event(
-                    self.cluster,
-                    WARNING,
-                    "FailedToDeleteWorkerPod",
-                    f"Failed deleting worker Pod {self.ns}/{name}; {exc}",
-                    "Delete",
-                )
-                raise ReconcileError(str(exc), reason) from exc
+    async def _remove(self, key: str, pod: Obj) -> bool:
+        """Delete ``pod`` and expect it gone; True when a delete call removed it.
+
+        A pod already terminating is not deleted again (the call would change
+        nothing) but is expected gone all the same, so the group waits for it
+        exactly as for a pod deleted now. ApiError propagates."""
+        name = pod["metadata"]["name"]
+        if _terminating(pod):
+            self.ctx.expectations.expect_deletions(key, [name])
+            return False
+        if await self.ctx.delete_pod(pod):
+            self.ctx.expectations.expect_deletions(key, [name])
+            return True
+        return False
+
+    async def _delete_worker(self, key: str, pod: Obj, message: str) -> None:
+        """``_remove`` one worker with its Events (``message`` on success)."""
+        name = pod["metadata"]["name"]
+        try:
+            removed = await self._remove(key, pod)
+        except ApiError as exc:
+            self.ctx.event(
+                self.cluster,
+                WARNING,
+                "FailedToDeleteWorkerPod",
+                f"Failed deleting worker Pod {self.ns}/{name}; {exc}",
+                "Delete",
+            )
+            raise ReconcileError(str(exc), "FailedDeleteWorkerPod") from exc
+        if removed:
+            self.ctx.event(self.cluster, NORMAL, "DeletedWorkerPod", message, "Delete")
 
     # ----- multi-host -----------------------------------------------------------------------
+    async def _delete_replica(self, key: str, group_name: str, pods: list[Obj], why: str) -> None:
+        for pod in pods:
+            await self._delete_worker(
+                key,
+                pod,
+                f"Deleted worker Pod {self.ns}/{pod['metadata']['name']} for group "
+                f"{group_name}: {why}",
+            )
+
     async def _reconcile_multi_host(self, group: Obj, pods: list[Obj], desired_pods: int) -> None:
-        key = _key(self.cluster, group.get("groupName", ""))
+        group_name = group.get("groupName", "")
+        key = _key(self.cluster, group_name)
         hosts = num_of_hosts(group)
+        # Replicas by name, terminating members included. Pods without a replica name
+        # (made by a KubeRay before replica names) are neither counted nor deleted.
         replicas: dict[str, list[Obj]] = defaultdict(list)
         for pod in pods:
-            if _terminating(pod):
-                continue
-            replicas[_labels(pod).get(C.RAY_WORKER_REPLICA_NAME_KEY, "")].append(pod)
+            replica = _labels(pod).get(C.RAY_WORKER_REPLICA_NAME_KEY, "")
+            if replica:
+                replicas[replica].append(pod)
 
-        incomplete = {n: ps for n, ps in replicas.items() if len(ps) < hosts or not n}
+        incomplete = {n: ps for n, ps in replicas.items() if len(ps) < hosts}
         if incomplete:
             for members in incomplete.values():
-                await self._delete_workers(key, members, "FailedDeleteWorkerPod")
-            raise ReconcileError(
-                f"deleted {len(incomplete)} incomplete multi-host replicas of group "
-                f"{group.get('groupName')}"
-            )
-        unhealthy = [
-            n
-            for n, ps in replicas.items()
-            if any(should_delete_pod(p, C.WORKER_NODE)[0] for p in ps)
-        ]
-        to_delete = set(workers_to_delete(group))
-        named = [
-            n for n, ps in replicas.items() if any(p["metadata"]["name"] in to_delete for p in ps)
-        ]
-        doomed = list(dict.fromkeys(unhealthy + named))
-        if doomed:
-            for name in doomed:
-                await self._delete_workers(key, replicas[name], "FailedDeleteWorkerPod")
-                self.ctx.event(
-                    self.cluster,
-                    NORMAL,
-                    "DeletedWorkerPod",
-                    f"Deleted all {hosts} Pods of multi-host replica {name} in RayCluster "
-                    f"{self.ns}/{self.name}",
-                    "Delete",
+                await self._delete_replica(
+                    key, group_name, members, "cleanup of incomplete multi-host group"
                 )
             raise ReconcileError(
-                f"deleted {len(doomed)} multi-host replicas of group {group.get('groupName')}"
+                f"deleted {len(incomplete)} incomplete multi-host replicas of group {group_name}"
             )
+        doomed: dict[str, str] = {}
+        for name, members in replicas.items():
+            for pod in members:
+                delete, why = should_delete_pod(pod, C.WORKER_NODE)
+                if delete:
+                    doomed.setdefault(name, why)
+        to_delete = set(workers_to_delete(group))
+        for name, members in replicas.items():
+            if any(p["metadata"]["name"] in to_delete for p in members):
+                doomed.setdefault(name, "autoscaler scale-down request")
+        if doomed:
+            for name, why in doomed.items():
+                await self._delete_replica(key, group_name, replicas[name], why)
+            raise ReconcileError(f"deleted {len(doomed)} multi-host replicas of group {group_name}")
         if desired_pods % hosts != 0:
             raise ReconcileError(
-                f"desired pods {desired_pods} of group {group.get('groupName')} is not a multiple "
+                f"desired pods {desired_pods} of group {group_name} is not a multiple "
                 f"of numOfHosts {hosts}"
             )
         want = desired_pods // hosts
         have = len(replicas)
         if want > have:
-            used = _replica_indices(ps[0] for ps in replicas.values())
-            for index in lowest_free_indices(used, want - have):
-                replica_name = generate_ray_worker_replica_group_name(group.get("groupName", ""))
+            for index in lowest_free_indices(_replica_indices(pods), want - have):
+                replica_name = generate_ray_worker_replica_group_name(group_name)
                 for host in range(hosts):
                     await self._create_worker(
                         key, group, replica_index=index, replica_name=replica_name, host_index=host
@@ -447,7 +514,8 @@ class PodReconciler:
         elif want < have:
             if not random_scale_down_allowed(self.cluster, self.options):
                 return
-            names = sorted(replicas)
+            names = list(replicas)
             random.shuffle(names)
+            names.sort(key=lambda n: min(_victim_rank(p) for p in replicas[n]))
             for name in names[: have - want]:
-                await self._delete_workers(key, replicas[name], "FailedDeleteWorkerPod")
+                await self._delete_replica(key, group_name, replicas[name], "scaling down")

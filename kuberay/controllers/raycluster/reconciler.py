@@ -99,9 +99,7 @@ class RayClusterReconciler:
             RAY_API_VERSION, RAY_CLUSTER_KIND, request.namespace, request.name
         )
         if cached is None:
-            for key in list(self.ctx.expectations._pending):
-                if key.startswith(f"{request.namespace}/{request.name}/"):
-                    self.ctx.expectations.delete(key)
+            self.ctx.expectations.delete_prefix(f"{request.namespace}/{request.name}/")
             if self.ctx.metrics is not None:
                 self.ctx.metrics.forget(request.namespace, request.name)
             return Result()
