@@ -21,8 +21,8 @@ from typing import Any
 from . import constants as c
 from .names import (
     autoscaler_role_binding_name,
-    autoscaler_service_account_name,
     autoscaler_role_name,
+    autoscaler_service_account_name,
     check_name,
     head_group_service_account_name,
 )
