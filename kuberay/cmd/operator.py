@@ -24,6 +24,7 @@ from kuberay.cmd.config import (
     refuse_unimplemented,
 )
 from kuberay.controllers.features import new_feature_gate
+from kuberay.controllers.raycluster import detect_openshift_api_groups
 from kuberay.featuregates import FeatureGate
 from kuberay.kube import Client, KubeError
 from kuberay.logging import configure_logging
@@ -34,10 +35,13 @@ log = structlog.get_logger("kuberay.operator")
 
 USER_AGENT = "kuberay-operator/nightly"
 
-# KubeRay caches only the pods and jobs it manages (main.go / managercache).
+# KubeRay caches only the pods and jobs it manages (main.go / managercache). Secrets
+# too: the only one the operator reads is the token-auth Secret it creates, labelled
+# ray.io/cluster, so user Secrets (and their data) never enter the cache.
 CACHE_SCOPE = {
     ("v1", "Pod"): ByObject(label_selector="ray.io/node-type in (head,worker,redis-cleanup)"),
     ("batch/v1", "Job"): ByObject(label_selector="app.kubernetes.io/created-by=kuberay-operator"),
+    ("v1", "Secret"): ByObject(label_selector="ray.io/cluster"),
 }
 
 
@@ -56,11 +60,16 @@ def build_manager(cfg: OperatorConfig, client: Client) -> Manager:
     )
 
 
-def register_controllers(mgr: Manager, cfg: OperatorConfig, gates: FeatureGate) -> list[str]:
+def register_controllers(
+    mgr: Manager,
+    cfg: OperatorConfig,
+    gates: FeatureGate,
+    openshift_api_groups: frozenset[str] = frozenset(),
+) -> list[str]:
     """Register every controller the gates allow; returns their names."""
     from kuberay.controllers.setup import register_all
 
-    return register_all(mgr, cfg, gates)
+    return register_all(mgr, cfg, gates, openshift_api_groups=openshift_api_groups)
 
 
 async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
@@ -73,8 +82,13 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
         log.error("cannot configure the Kubernetes client", error=str(exc) or repr(exc))
         return 1
     try:
+        try:
+            openshift = await detect_openshift_api_groups(client)
+        except (KubeError, OSError) as exc:
+            log.error("unable to detect cluster type (OpenShift vs Kubernetes)", error=str(exc))
+            return 1
         mgr = build_manager(cfg, client)
-        names = register_controllers(mgr, cfg, gates)
+        names = register_controllers(mgr, cfg, gates, openshift)
         log.info(
             "starting operator",
             controllers=names,

@@ -8,6 +8,7 @@ This build registers the controllers implemented so far; see the README.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -23,13 +24,20 @@ REQUEUE_ENV = "RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV"
 DEFAULT_REQUEUE_SECONDS = 300.0
 
 
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
 def requeue_seconds(env: Mapping[str, str]) -> float:
-    """``RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV`` when a positive number, else 300."""
-    try:
-        value = float(env.get(REQUEUE_ENV, ""))
-    except ValueError:
+    """``RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV`` as KubeRay reads it (``strconv.Atoi``):
+    a decimal integer, used as is, so 0 or a negative value means no periodic requeue;
+    anything else (unset, "1.5", " 5", "abc", beyond int64) means 300."""
+    raw = env.get(REQUEUE_ENV, "")
+    if not _GO_INT.fullmatch(raw):
         return DEFAULT_REQUEUE_SECONDS
-    return value if value > 0 else DEFAULT_REQUEUE_SECONDS
+    value = int(raw)
+    if not -(2**63) <= value < 2**63:
+        return DEFAULT_REQUEUE_SECONDS
+    return float(value)
 
 
 def build_options(cfg: OperatorConfig, env: Mapping[str, str]) -> BuildOptions:
@@ -49,14 +57,18 @@ def register_all(
     cfg: OperatorConfig,
     gates: FeatureGate,
     env: Mapping[str, str] | None = None,
+    *,
+    openshift_api_groups: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """Register every implemented controller the gates allow; their names."""
+    """Register every implemented controller the gates allow; their names.
+    ``openshift_api_groups``: from ``detect_openshift_api_groups`` at start-up."""
     environ = dict(os.environ if env is None else env)
     settings = RayClusterSettings(
         options=build_options(cfg, environ),
         features=gates.as_dict(),
         requeue_seconds=requeue_seconds(environ),
         enable_metrics=cfg.enable_metrics,
+        openshift_api_groups=openshift_api_groups,
     )
     controller = setup_raycluster_controller(mgr, settings)
     return [controller.name]

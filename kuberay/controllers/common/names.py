@@ -186,7 +186,17 @@ def head_group_service_account_name(cluster: Mapping[str, Any]) -> str:
 
 
 def autoscaler_service_account_name(cluster: Mapping[str, Any]) -> str:
-    """Name of the autoscaler ServiceAccount KubeRay creates (and the head pod uses)."""
+    """The ServiceAccount the autoscaling head pod runs as and the RoleBinding binds.
+
+    A head template ``serviceAccountName`` is used exactly as written (the user
+    created that account; KubeRay clips it with ``CheckName``, which names a
+    nonexistent account once it exceeds 50 characters). Otherwise the account
+    KubeRay creates: ``CheckName(<cluster name>)``.
+    """
+    template = as_map(spec(cluster).get("headGroupSpec")).get("template")
+    account = pod_spec_of_template(template).get("serviceAccountName")
+    if isinstance(account, str) and account:
+        return account
     return check_name(head_group_service_account_name(cluster))
 
 

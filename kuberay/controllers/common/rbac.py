@@ -1,11 +1,13 @@
 """RBAC objects for the in-tree autoscaler (only with ``enableInTreeAutoscaling: true``).
 
-* ServiceAccount ``CheckName(<head serviceAccountName or cluster>)`` — created only when the
-  head template does not name one (if it does, the user must create it; KubeRay emits
-  ``AutoscalerServiceAccountNotFound`` otherwise, see :func:`user_provided_service_account`);
+* ServiceAccount ``CheckName(<cluster>)`` — created only when the head template does not
+  name one; a named one is the user's to create, looked up by exactly that name (KubeRay
+  emits ``AutoscalerServiceAccountNotFound`` while it is missing, see
+  :func:`user_provided_service_account`);
 * Role ``CheckName(<cluster>)``: ``pods`` get/list/watch/patch, ``pods/resize`` patch,
   ``ray.io`` ``rayclusters`` get/patch;
-* RoleBinding ``CheckName(<cluster>)`` binding that Role to the ServiceAccount.
+* RoleBinding ``CheckName(<cluster>)`` binding that Role to the ServiceAccount (the user's
+  name verbatim; KubeRay clips it with ``CheckName``, which breaks names over 50 chars).
 
 All carry labels ``ray.io/cluster``, ``app.kubernetes.io/name=kuberay``,
 ``app.kubernetes.io/created-by=kuberay-operator`` and a controller owner reference.
@@ -20,6 +22,7 @@ from . import constants as c
 from .names import (
     autoscaler_role_binding_name,
     autoscaler_role_name,
+    autoscaler_service_account_name,
     check_name,
     head_group_service_account_name,
 )
@@ -97,7 +100,7 @@ def build_autoscaler_role_binding(cluster: Mapping[str, Any]) -> dict[str, Any]:
         "subjects": [
             {
                 "kind": "ServiceAccount",
-                "name": check_name(head_group_service_account_name(cluster)),
+                "name": autoscaler_service_account_name(cluster),
                 "namespace": as_str(metadata(cluster).get("namespace")),
             }
         ],

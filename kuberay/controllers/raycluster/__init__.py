@@ -2,11 +2,16 @@
 
 from kuberay.controllers.raycluster.context import RayClusterSettings
 from kuberay.controllers.raycluster.reconciler import RayClusterReconciler
-from kuberay.controllers.raycluster.setup import CONTROLLER_NAME, setup_raycluster_controller
+from kuberay.controllers.raycluster.setup import (
+    CONTROLLER_NAME,
+    detect_openshift_api_groups,
+    setup_raycluster_controller,
+)
 
 __all__ = [
     "CONTROLLER_NAME",
     "RayClusterReconciler",
     "RayClusterSettings",
+    "detect_openshift_api_groups",
     "setup_raycluster_controller",
 ]

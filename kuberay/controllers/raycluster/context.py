@@ -19,6 +19,9 @@ Obj = dict[str, Any]
 RAY_API_VERSION = "ray.io/v1"
 RAY_CLUSTER_KIND = "RayCluster"
 FIELD_MANAGER = "kuberay-operator"
+ROUTE_API_GROUP = "route.openshift.io"
+#: API groups whose presence means "OpenShift" (KubeRay ``IsOpenShiftCluster``).
+OPENSHIFT_API_GROUPS = (ROUTE_API_GROUP, "security.openshift.io", "config.openshift.io")
 #: Index of cached children by ``<namespace>/<ray.io/cluster label>``.
 CLUSTER_INDEX = "ray.io/cluster"
 
@@ -40,8 +43,10 @@ class RayClusterSettings:
     """Operator-level inputs of the RayCluster controller.
 
     ``requeue_seconds``: steady-state requeue (``RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV``,
-    default 300). ``expectation_timeout``: how long a created pod may stay invisible
-    in the cache before the group is scaled again (KubeRay: 30 s).
+    default 300; 0 or less: none). ``expectation_timeout``: how long a created pod may
+    stay invisible in the cache before the group is scaled again (KubeRay: 30 s).
+    ``openshift_api_groups``: which of KubeRay's OpenShift marker API groups the
+    apiserver serves (discovered once at start-up, see ``detect_openshift_api_groups``).
     """
 
     options: BuildOptions = attrs.field(factory=BuildOptions)
@@ -50,6 +55,23 @@ class RayClusterSettings:
     error_requeue_seconds: float = 2.0
     expectation_timeout: float = 30.0
     enable_metrics: bool = False
+    openshift_api_groups: frozenset[str] = frozenset()
+
+    @property
+    def is_openshift(self) -> bool:
+        """Any OpenShift marker group (route/security/config.openshift.io) is served."""
+        return bool(self.openshift_api_groups)
+
+    @property
+    def has_route_api(self) -> bool:
+        """``route.openshift.io`` is served (Routes can be created and watched)."""
+        return ROUTE_API_GROUP in self.openshift_api_groups
+
+    @property
+    def routes_enabled(self) -> bool:
+        """``enableIngress`` makes an OpenShift Route (and Routes are watched): the Route
+        API is served and ``USE_INGRESS_ON_OPENSHIFT`` is not "true"."""
+        return self.has_route_api and not self.options.use_ingress_on_openshift
 
 
 @attrs.define

@@ -7,16 +7,19 @@ is gone a ``<cluster>-redis-cleanup`` Job wipes the cluster's Redis storage
 namespace; when that Job finishes (Complete or Failed) the finalizer is
 removed. A deletion stuck longer than ``ray.io/gcs-ft-deletion-timeout``
 seconds (default 300) is force-finished with a ``ForceDeletedStuckCluster``
-Warning. The embedded (RocksDB) backend needs none of this: a stale finalizer is
-simply removed.
+Warning naming the Redis storage namespace left behind. A failed Job creation is
+retried with the queue's exponential backoff. The embedded (RocksDB) backend
+needs none of this: a stale finalizer is simply removed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 
 from kuberay.controllers.common import constants as C
+from kuberay.controllers.common.gcs_ft import external_storage_namespace
 from kuberay.controllers.common.job import build_redis_cleanup_job
 from kuberay.controllers.common.predicates import (
     is_gcs_fault_tolerance_embedded,
@@ -24,7 +27,7 @@ from kuberay.controllers.common.predicates import (
 )
 from kuberay.controllers.raycluster.context import RAY_API_VERSION, RAY_CLUSTER_KIND, Ctx, Obj
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
-from kuberay.reconcile import NORMAL, WARNING, Result
+from kuberay.reconcile import NORMAL, WARNING, RequeueError, Result
 
 FINALIZER = C.GCS_FAULT_TOLERANCE_REDIS_CLEANUP_FINALIZER
 DEFAULT_DELETION_TIMEOUT = 300.0
@@ -41,6 +44,18 @@ def deletion_timeout(cluster: Obj) -> float:
     except (TypeError, ValueError):
         return DEFAULT_DELETION_TIMEOUT
     return float(value) if value > 0 else DEFAULT_DELETION_TIMEOUT
+
+
+def go_duration(seconds: float) -> str:
+    """Whole seconds the way Go prints a ``time.Duration``: ``45s``, ``5m3s``, ``1h0m7s``."""
+    total = max(0, int(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    if minutes:
+        return f"{minutes}m{secs}s"
+    return f"{secs}s"
 
 
 def _parse_time(text: str) -> dt.datetime:
@@ -89,7 +104,7 @@ async def reconcile_gcs_ft_finalizer(ctx: Ctx, cluster: Obj) -> Result | None:
     if FINALIZER not in finalizers:
         return None
 
-    ns, name = meta["namespace"], meta["name"]
+    ns = meta["namespace"]
     pods = ctx.children("v1", "Pod", cluster)
     for pod in pods:
         labels = pod["metadata"].get("labels") or {}
@@ -110,8 +125,9 @@ async def reconcile_gcs_ft_finalizer(ctx: Ctx, cluster: Obj) -> Result | None:
             cluster,
             WARNING,
             "ForceDeletedStuckCluster",
-            f"RayCluster {ns}/{name} has been stuck in deletion for {int(age)}s (longer than "
-            f"{int(timeout)}s); removed finalizer {FINALIZER} without cleaning up Redis",
+            f"Force-removed GCS FT finalizer after {go_duration(age)} due to Redis cleanup "
+            f"timeout; Redis storage namespace {json.dumps(external_storage_namespace(cluster))} "
+            "may need manual cleanup",
             "Cleanup",
         )
         return Result()
@@ -132,14 +148,17 @@ async def reconcile_gcs_ft_finalizer(ctx: Ctx, cluster: Obj) -> Result | None:
     except AlreadyExists:
         pass
     except (ApiError, NotFound) as exc:
+        where = f"{ns}/{job['metadata']['name']}"
         ctx.event(
             cluster,
             WARNING,
             "FailedToCreateRedisCleanupJob",
-            f"Failed to create Redis cleanup Job: {exc}",
+            f"Failed to create Redis cleanup Job {where}, {exc}",
             "Create",
         )
-        return Result(requeue_after=requeue)
+        # Raised, not a fixed requeue: retried with the queue's per-item exponential
+        # backoff, as controller-runtime does when KubeRay returns the error.
+        raise RequeueError(f"failed to create Redis cleanup Job {where}: {exc}") from exc
     else:
         ctx.event(
             cluster,

@@ -2,13 +2,20 @@
 
 Order per pass: skip clusters another controller manages (``spec.managedBy``);
 validate (an invalid spec gets an ``InvalidSpec`` condition and a Warning Event
-naming every bad field; nothing is created or deleted); GCS-FT Redis cleanup
+naming every bad field; nothing is created or deleted); warn (once per distinct
+message) about worker restartPolicy under autoscaler v1; GCS-FT Redis cleanup
 finalizer; then the named steps ``reconcile_autoscaler_rbac``,
-``reconcile_ingress``, ``reconcile_auth_secret``, ``reconcile_head_service``,
+``reconcile_ingress`` (an OpenShift Route instead when the apiserver serves
+``route.openshift.io`` and ``USE_INGRESS_ON_OPENSHIFT`` is unset),
+``reconcile_auth_secret``, ``reconcile_head_service``,
 ``reconcile_headless_service``, ``reconcile_serve_service``,
-``reconcile_gcs_storage_pvc`` and ``reconcile_pods``, stopping at the first
-error; finally ``update_status`` writes the status only when it changed.
-Requeue: 2 s after an error or a status write, else the steady-state period.
+``reconcile_gcs_storage_pvc`` (see :mod:`~kuberay.controllers.raycluster.children`)
+and ``reconcile_pods``, stopping at the first error. A child whose name is taken
+by someone else's object stops the pass before any pod is created and sets the
+``ChildResourceConflict`` condition (removed once the name is free); finally
+``update_status`` writes the status only when it changed.
+Requeue: 2 s after an error or a status write, else the steady-state period
+(none when it is 0 or less).
 """
 
 from __future__ import annotations
@@ -19,48 +26,28 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from kuberay.api.v1.validation import validate_raycluster
-from kuberay.controllers.common import constants as C
-from kuberay.controllers.common.auth import (
-    build_auth_secret,
-    generate_auth_token,
-    needs_auth_secret,
-)
-from kuberay.controllers.common.gcs_ft import build_gcs_storage_pvc
-from kuberay.controllers.common.ingress import (
-    build_head_ingress,
-    ingress_enabled,
-    ingress_needs_update,
-)
-from kuberay.controllers.common.names import auth_secret_name
 from kuberay.controllers.common.predicates import (
     is_autoscaling_enabled,
+    is_autoscaling_v1_enabled,
     is_gcs_fault_tolerance_embedded,
     is_gcs_fault_tolerance_enabled,
-    is_serve_service_enabled,
-)
-from kuberay.controllers.common.rbac import (
-    build_autoscaler_role,
-    build_autoscaler_role_binding,
-    build_autoscaler_service_account,
-    user_provided_service_account,
-)
-from kuberay.controllers.common.service import (
-    build_head_service,
-    build_headless_service,
-    build_serve_service,
-    needs_headless_service,
 )
 from kuberay.controllers.features import (
     GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE,
     RAY_CLUSTER_STATUS_CONDITIONS,
 )
 from kuberay.controllers.raycluster import conditions as cond
+from kuberay.controllers.raycluster.children import (
+    CONFLICT_CONDITION,
+    ChildConflict,
+    ChildReconciler,
+)
 from kuberay.controllers.raycluster.context import RAY_API_VERSION, RAY_CLUSTER_KIND, Ctx, Obj
 from kuberay.controllers.raycluster.gcs_ft import reconcile_gcs_ft_finalizer
 from kuberay.controllers.raycluster.pods import PodReconciler
 from kuberay.controllers.raycluster.status import ReconcileError, calculate_status, status_changed
-from kuberay.kube import AlreadyExists, ApiError, NotFound
-from kuberay.reconcile import NORMAL, WARNING, Request, Result
+from kuberay.kube import ApiError, NotFound
+from kuberay.reconcile import WARNING, Request, Result
 
 log = structlog.get_logger("kuberay.raycluster")
 
@@ -75,6 +62,7 @@ class RayClusterReconciler:
 
     def __init__(self, ctx: Ctx) -> None:
         self.ctx = ctx
+        self.children = ChildReconciler(ctx)
         self.steps: list[tuple[str, Step]] = [
             ("reconcile_autoscaler_rbac", self.reconcile_autoscaler_rbac),
             ("reconcile_ingress", self.reconcile_ingress),
@@ -102,6 +90,7 @@ class RayClusterReconciler:
             self.ctx.expectations.delete_prefix(f"{request.namespace}/{request.name}/")
             if self.ctx.metrics is not None:
                 self.ctx.metrics.forget(request.namespace, request.name)
+            self.children.forget(request.namespace, request.name)
             return Result()
         spec = cached.get("spec") or {}
         managed_by = spec.get("managedBy")
@@ -113,6 +102,7 @@ class RayClusterReconciler:
 
         if await self._reject_if_invalid(cluster):
             return Result()
+        self._warn_autoscaler_v1_restart_policy(cluster)
 
         finalizer_result = await reconcile_gcs_ft_finalizer(self.ctx, cluster)
         if finalizer_result is not None:
@@ -121,6 +111,7 @@ class RayClusterReconciler:
             return Result()
 
         error: ReconcileError | None = None
+        failed_step = ""
         for step_name, step in self.steps:
             try:
                 await step(cluster)
@@ -129,9 +120,11 @@ class RayClusterReconciler:
             except ApiError as exc:
                 error = ReconcileError(f"{step_name}: {exc}")
             if error is not None:
+                failed_step = step_name
                 log.info("reconcile step failed", step=step_name, error=str(error))
                 break
 
+        await self._record_conflict(cluster, error, failed_step)
         written = await self.update_status(cluster, error)
         if error is not None:
             raise error
@@ -194,6 +187,55 @@ class RayClusterReconciler:
         cluster["metadata"]["resourceVersion"] = updated["metadata"]["resourceVersion"]
         cluster["status"] = updated.get("status") or {}
 
+    def _warn_autoscaler_v1_restart_policy(self, cluster: Obj) -> None:
+        """KubeRay's warning (not an error): autoscaler v1 wants worker restartPolicy
+        Never or unset."""
+        topic = "autoscaler-v1-restart-policy"
+        message: str | None = None
+        if is_autoscaling_enabled(cluster) and is_autoscaling_v1_enabled(cluster):
+            groups = [
+                str(g.get("groupName"))
+                for g in (cluster.get("spec") or {}).get("workerGroupSpecs") or []
+                if ((g.get("template") or {}).get("spec") or {}).get("restartPolicy")
+                not in (None, "", "Never")
+            ]
+            if groups:
+                meta = cluster["metadata"]
+                message = (
+                    f"RayCluster spec warning {meta['namespace']}/{meta['name']}: restartPolicy "
+                    f"for worker groups [{', '.join(groups)}] should be Never or unset when "
+                    "using autoscaler V1"
+                )
+        self.children.warn_once(cluster, topic, "InvalidRayClusterSpec", message, "Validate")
+
+    async def _record_conflict(
+        self, cluster: Obj, error: ReconcileError | None, failed_step: str
+    ) -> None:
+        """Keep the ``ChildResourceConflict`` condition in line with this pass: set when a
+        child's name is taken, removed once every child step got past its check."""
+        conditions: list[Obj] = list((cluster.get("status") or {}).get("conditions") or [])
+        previous = cond.find(conditions, CONFLICT_CONDITION)
+        if isinstance(error, ChildConflict):
+            if (
+                previous is not None
+                and previous.get("message") == error.message
+                and previous.get("reason") == error.event_reason
+            ):
+                return
+            cond.set_condition(
+                conditions,
+                CONFLICT_CONDITION,
+                True,
+                error.event_reason,
+                error.message,
+                self.ctx.now(),
+            )
+        elif previous is not None and failed_step in ("", "reconcile_pods"):
+            cond.remove_condition(conditions, CONFLICT_CONDITION)
+        else:
+            return
+        await self._write_status_fields(cluster, {"conditions": conditions})
+
     # ----- status -------------------------------------------------------------------------
     async def update_status(self, cluster: Obj, error: ReconcileError | None) -> bool:
         """Compute the status and write it if it changed; True when written."""
@@ -220,201 +262,33 @@ class RayClusterReconciler:
             self.ctx.metrics.observe_provisioned(cluster)
         return True
 
-    def _head_services(self, cluster: Obj) -> list[Obj]:
-        return self.ctx.children(
-            "v1",
-            "Service",
-            cluster,
-            **{
-                C.RAY_NODE_TYPE_LABEL_KEY: C.HEAD_NODE,
-                C.RAY_ID_LABEL_KEY: f"{cluster['metadata']['name']}-head",
-            },
-        )
-
     def _head_service(self, cluster: Obj) -> Obj | None:
-        services = self._head_services(cluster)
+        services = self.children.head_services(cluster)
         return services[0] if len(services) == 1 else None
 
-    # ----- steps --------------------------------------------------------------------------
-    async def _create_child(
-        self, cluster: Obj, obj: Obj, kind_word: str, reason_ok: str, reason_fail: str
-    ) -> None:
-        meta = obj["metadata"]
-        meta.setdefault("namespace", cluster["metadata"]["namespace"])
-        where = f"{meta['namespace']}/{meta['name']}"
-        try:
-            await self.ctx.create(obj)
-        except AlreadyExists:
-            return
-        except ApiError as exc:
-            self.ctx.event(
-                cluster,
-                WARNING,
-                reason_fail,
-                f"Failed creating {kind_word} {where}, {exc}",
-                "Create",
-            )
-            raise ReconcileError(f"failed to create {kind_word} {where}: {exc}") from exc
-        if reason_ok:
-            self.ctx.event(cluster, NORMAL, reason_ok, f"Created {kind_word} {where}", "Create")
-
+    # ----- steps (children in :mod:`~kuberay.controllers.raycluster.children`) -----------
     async def reconcile_autoscaler_rbac(self, cluster: Obj) -> None:
-        """ServiceAccount, Role and RoleBinding the in-tree autoscaler needs."""
-        if not is_autoscaling_enabled(cluster):
-            return
-        ns = cluster["metadata"]["namespace"]
-        sa = build_autoscaler_service_account(cluster)
-        if self.ctx.cached("v1", "ServiceAccount", ns, sa["metadata"]["name"]) is None:
-            user_sa = user_provided_service_account(cluster)
-            if user_sa:
-                msg = (
-                    f"RayCluster {ns}/{cluster['metadata']['name']} has head Pod spec "
-                    f"serviceAccountName {user_sa} but the ServiceAccount does not exist; "
-                    "please create it"
-                )
-                self.ctx.event(cluster, WARNING, "AutoscalerServiceAccountNotFound", msg, "Create")
-                raise ReconcileError(msg)
-            await self._create_child(
-                cluster,
-                sa,
-                "service account",
-                "CreatedServiceAccount",
-                "FailedToCreateServiceAccount",
-            )
-        role = build_autoscaler_role(cluster)
-        if (
-            self.ctx.cached("rbac.authorization.k8s.io/v1", "Role", ns, role["metadata"]["name"])
-            is None
-        ):
-            await self._create_child(cluster, role, "role", "CreatedRole", "FailedToCreateRole")
-        binding = build_autoscaler_role_binding(cluster)
-        if (
-            self.ctx.cached(
-                "rbac.authorization.k8s.io/v1", "RoleBinding", ns, binding["metadata"]["name"]
-            )
-            is None
-        ):
-            await self._create_child(
-                cluster, binding, "role binding", "CreatedRoleBinding", "FailedToCreateRoleBinding"
-            )
+        await self.children.reconcile_autoscaler_rbac(cluster)
 
     async def reconcile_ingress(self, cluster: Obj) -> None:
-        """The dashboard Ingress of ``headGroupSpec.enableIngress``; drift is repaired."""
-        if not ingress_enabled(cluster):
-            return
-        desired = build_head_ingress(cluster)
-        ns = cluster["metadata"]["namespace"]
-        name = desired["metadata"]["name"]
-        desired["metadata"].setdefault("namespace", ns)
-        live = self.ctx.cached("networking.k8s.io/v1", "Ingress", ns, name)
-        if live is None:
-            await self._create_child(
-                cluster, desired, "ingress", "CreatedIngress", "FailedToCreateIngress"
-            )
-            return
-        owners = live["metadata"].get("ownerReferences") or []
-        uid = cluster["metadata"].get("uid")
-        if not any(o.get("controller") and o.get("uid") == uid for o in owners):
-            self.ctx.event(
-                cluster,
-                WARNING,
-                "FailedToCreateIngress",
-                f"Ingress {ns}/{name} already exists and is not owned by this RayCluster",
-                "Create",
-            )
-            return
-        updated = ingress_needs_update(live, desired)
-        if updated is None:
-            return
-        try:
-            await self.ctx.client.update(updated)
-        except ApiError as exc:
-            self.ctx.event(
-                cluster,
-                WARNING,
-                "FailedToUpdateIngress",
-                f"Failed updating ingress {ns}/{name}, {exc}",
-                "Update",
-            )
-            raise ReconcileError(str(exc)) from exc
-        self.ctx.event(cluster, NORMAL, "UpdatedIngress", f"Updated ingress {ns}/{name}", "Update")
+        await self.children.reconcile_ingress(cluster)
 
     async def reconcile_auth_secret(self, cluster: Obj) -> None:
-        """The token-auth Secret (generated once, never rotated)."""
-        if not needs_auth_secret(cluster):
-            return
-        ns = cluster["metadata"]["namespace"]
-        name = auth_secret_name(cluster["metadata"]["name"])
-        if self.ctx.cached("v1", "Secret", ns, name) is not None:
-            return
-        secret = build_auth_secret(cluster, generate_auth_token())
-        await self._create_child(cluster, secret, "secret", "", "FailedToCreateSecret")
+        await self.children.reconcile_auth_secret(cluster)
 
     async def reconcile_head_service(self, cluster: Obj) -> None:
-        """Exactly one head Service; created once, never updated."""
-        services = self._head_services(cluster)
-        if len(services) == 1:
-            return
-        if len(services) > 1:
-            raise ReconcileError(
-                f"found {len(services)} head services for RayCluster "
-                f"{cluster['metadata']['namespace']}/{cluster['metadata']['name']}"
-            )
-        service = build_head_service(cluster, self.ctx.settings.options)
-        service["metadata"]["namespace"] = cluster["metadata"]["namespace"]
-        await self._create_child(
-            cluster, service, "service", "CreatedService", "FailedToCreateService"
-        )
+        await self.children.reconcile_head_service(cluster)
 
     async def reconcile_headless_service(self, cluster: Obj) -> None:
-        """``<cluster>-headless`` for multi-host worker groups."""
-        if not needs_headless_service(cluster):
-            return
-        service = build_headless_service(cluster)
-        ns = cluster["metadata"]["namespace"]
-        if self.ctx.cached("v1", "Service", ns, service["metadata"]["name"]) is None:
-            await self._create_child(
-                cluster, service, "service", "CreatedService", "FailedToCreateService"
-            )
+        await self.children.reconcile_headless_service(cluster)
 
     async def reconcile_serve_service(self, cluster: Obj) -> None:
-        """``<cluster>-serve-svc`` when annotated ``ray.io/enable-serve-service: "true"``."""
-        if not is_serve_service_enabled(cluster):
-            return
-        try:
-            service = build_serve_service(cluster)
-        except ValueError as exc:
-            raise ReconcileError(str(exc)) from exc
-        ns = cluster["metadata"]["namespace"]
-        if self.ctx.cached("v1", "Service", ns, service["metadata"]["name"]) is None:
-            await self._create_child(cluster, service, "service", "", "FailedToCreateService")
+        await self.children.reconcile_serve_service(cluster)
 
     async def reconcile_gcs_storage_pvc(self, cluster: Obj) -> None:
-        """The embedded (RocksDB) GCS storage claim, behind GCSFaultToleranceEmbeddedStorage."""
-        if not (
-            is_gcs_fault_tolerance_embedded(cluster)
-            and self._gate(GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE, False)
-        ):
-            return
-        ns = cluster["metadata"]["namespace"]
-        storage = ((cluster.get("spec") or {}).get("gcsFaultToleranceOptions") or {}).get(
-            "storage"
-        ) or {}
-        claim = storage.get("claimName")
-        if claim:
-            if self.ctx.cached("v1", "PersistentVolumeClaim", ns, claim) is None:
-                self.ctx.event(
-                    cluster,
-                    WARNING,
-                    "FailedToCreatePVC",
-                    f"PersistentVolumeClaim {ns}/{claim} named by "
-                    "gcsFaultToleranceOptions.storage.claimName does not exist",
-                    "Create",
-                )
-            return
-        pvc = build_gcs_storage_pvc(cluster)
-        if self.ctx.cached("v1", "PersistentVolumeClaim", ns, pvc["metadata"]["name"]) is None:
-            await self._create_child(cluster, pvc, "PVC", "CreatedPVC", "FailedToCreatePVC")
+        await self.children.reconcile_gcs_storage_pvc(
+            cluster, self._gate(GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE, False)
+        )
 
     async def reconcile_pods(self, cluster: Obj) -> None:
         """Head and worker pods (see :mod:`kuberay.controllers.raycluster.pods`)."""

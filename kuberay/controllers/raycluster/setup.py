@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import structlog
+
+from kuberay.controllers.raycluster.children import ROUTE_API_VERSION, ROUTE_KIND
 from kuberay.controllers.raycluster.context import (
     CLUSTER_INDEX,
+    OPENSHIFT_API_GROUPS,
     RAY_API_VERSION,
     RAY_CLUSTER_KIND,
     Ctx,
@@ -12,6 +16,7 @@ from kuberay.controllers.raycluster.context import (
 )
 from kuberay.controllers.raycluster.metrics import RayClusterMetrics
 from kuberay.controllers.raycluster.reconciler import RayClusterReconciler
+from kuberay.kube import Client
 from kuberay.reconcile import (
     AnnotationChangedPredicate,
     Controller,
@@ -21,6 +26,8 @@ from kuberay.reconcile import (
     Manager,
     or_,
 )
+
+log = structlog.get_logger("kuberay.raycluster")
 
 CONTROLLER_NAME = "raycluster-controller"
 
@@ -38,15 +45,28 @@ OWNED_KINDS = (
 )
 
 
+async def detect_openshift_api_groups(client: Client) -> frozenset[str]:
+    """KubeRay ``IsOpenShiftCluster``: which of route/security/config.openshift.io the
+    apiserver serves (one discovery GET of ``/apis``; errors propagate, as KubeRay
+    refuses to start when it cannot tell)."""
+    doc = await client.request("GET", "/apis", verb="get")
+    served = {str(g.get("name")) for g in doc.get("groups") or []}
+    found = frozenset(g for g in OPENSHIFT_API_GROUPS if g in served)
+    if found:
+        log.info("OpenShift API groups found", groups=sorted(found))
+    return found
+
+
 def setup_raycluster_controller(mgr: Manager, settings: RayClusterSettings) -> Controller:
     """Register the RayCluster controller: For(RayCluster) ignoring status-only
-    writes, owning pods, services, secrets, RBAC, PVCs, jobs and ingresses."""
-    for api_version, kind in (
-        ("v1", "Pod"),
-        ("v1", "Service"),
-        ("v1", "Secret"),
-        ("batch/v1", "Job"),
-    ):
+    writes, owning pods, services, secrets, RBAC, PVCs, jobs, ingresses and, on
+    OpenShift with Routes enabled, routes."""
+    owned = list(OWNED_KINDS)
+    indexed = [("v1", "Pod"), ("v1", "Service"), ("v1", "Secret"), ("batch/v1", "Job")]
+    if settings.routes_enabled:
+        owned.append((ROUTE_API_VERSION, ROUTE_KIND))
+        indexed.append((ROUTE_API_VERSION, ROUTE_KIND))
+    for api_version, kind in indexed:
         mgr.cache.add_index(api_version, kind, CLUSTER_INDEX, cluster_index)
     ctx = Ctx(
         client=mgr.client,
@@ -64,6 +84,6 @@ def setup_raycluster_controller(mgr: Manager, settings: RayClusterSettings) -> C
             or_(GenerationChangedPredicate, LabelChangedPredicate, AnnotationChangedPredicate)
         ],
     )
-    for api_version, kind in OWNED_KINDS:
+    for api_version, kind in owned:
         builder = builder.owns(api_version, kind)
     return builder.complete(RayClusterReconciler(ctx))

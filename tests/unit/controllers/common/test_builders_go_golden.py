@@ -106,11 +106,31 @@ def _comparable(objects: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]
     return result
 
 
+def _with_known_divergences(expected: dict[str, Any], case: dict[str, Any]) -> dict[str, Any]:
+    """KubeRay's output where this implementation deliberately differs from it.
+
+    A user-written head ``serviceAccountName`` longer than 50 characters: KubeRay clips
+    it with ``CheckName`` in the autoscaling head pod and the RoleBinding subject, so both
+    name an account that does not exist; here the user's name is used verbatim.
+    """
+    result = copy.deepcopy(expected)
+    head = case["cluster"]["spec"].get("headGroupSpec") or {}
+    account = ((head.get("template") or {}).get("spec") or {}).get("serviceAccountName")
+    if account and len(account) > 50:
+        pod_spec = result["headPod"]["spec"]
+        if pod_spec.get("serviceAccountName"):
+            pod_spec["serviceAccountName"] = account
+        for subject in result["roleBinding"].get("subjects") or []:
+            subject["name"] = account
+    return result
+
+
 @pytest.mark.parametrize("entry", GOLDEN, ids=[e["case"]["name"] for e in GOLDEN])
 def test_matches_kuberay_go_output(entry: dict[str, Any]) -> None:
     case = entry["case"]
     before = copy.deepcopy(case)
-    assert _comparable(_build_all(case), case) == _comparable(entry["expected"], case)
+    expected = _with_known_divergences(entry["expected"], case)
+    assert _comparable(_build_all(case), case) == _comparable(expected, case)
     assert case == before  # builders never mutate their input
 
 
