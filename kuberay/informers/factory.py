@@ -7,7 +7,8 @@ informer, so a Pod cache is filled once no matter how many controllers read it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from kuberay.informers.listwatch import ClientListerWatcher
 from kuberay.informers.shared_informer import SharedIndexInformer, Transform, strip_managed_fields
@@ -18,7 +19,10 @@ InformerKey = tuple[str, str, str | None, str | None, str | None, bool]
 
 
 class SharedInformerFactory:
-    """Creates and shares informers; informers made after :meth:`start` start at once."""
+    """Creates and shares informers; informers made after :meth:`start` start at once.
+
+    ``on_task`` is handed to every informer (see :class:`SharedIndexInformer`).
+    """
 
     def __init__(
         self,
@@ -27,8 +31,10 @@ class SharedInformerFactory:
         resync_period: float = 0.0,
         transform: Transform | None = strip_managed_fields,
         inactivity_timeout: float = 70.0,
+        on_task: Callable[[asyncio.Task[Any]], None] | None = None,
     ) -> None:
         self.client = client
+        self.on_task = on_task
         self.resync_period = resync_period
         self.transform = transform
         self.inactivity_timeout = inactivity_timeout
@@ -77,6 +83,7 @@ class SharedInformerFactory:
                 resync_period=self.resync_period,
                 transform=self.transform,
                 inactivity_timeout=self.inactivity_timeout,
+                on_task=self.on_task,
             )
             self._informers[key] = informer
             if self._started:

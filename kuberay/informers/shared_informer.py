@@ -14,7 +14,6 @@ as deletes carrying a :class:`DeletedFinalStateUnknown` tombstone.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -65,7 +64,12 @@ class HandlerRegistration:
 
 
 class SharedIndexInformer:
-    """Cache + event fan-out for one resource. Start with :meth:`start`, stop with :meth:`stop`."""
+    """Cache + event fan-out for one resource. Start with :meth:`start`, stop with :meth:`stop`.
+
+    ``on_task``, if given, is called with each background task (reflector, resync
+    loop) right after it is created, e.g. a supervisor's ``watch``: those tasks
+    are meant to run until :meth:`stop`, and the cache goes stale if one dies.
+    """
 
     def __init__(
         self,
@@ -75,8 +79,10 @@ class SharedIndexInformer:
         resync_period: float = 0.0,
         transform: Transform | None = strip_managed_fields,
         inactivity_timeout: float = 70.0,
+        on_task: Callable[[asyncio.Task[Any]], None] | None = None,
     ) -> None:
         self.lister_watcher = lister_watcher
+        self.on_task = on_task
         self.indexer = Indexer(indexers)
         self.default_resync_period = resync_period
         self.transform = transform
@@ -106,7 +112,7 @@ class SharedIndexInformer:
                 self._safe(handler.on_add, obj, True)
             reg.synced = True
         if period and self._task is not None and self._resync_task is None:
-            self._resync_task = asyncio.get_running_loop().create_task(self._resync_loop())
+            self._start_resync()
         return reg
 
     def remove_event_handler(self, registration: HandlerRegistration) -> None:
@@ -132,18 +138,26 @@ class SharedIndexInformer:
             return
         loop = asyncio.get_running_loop()
         self._task = loop.create_task(self.reflector.run(), name=f"reflector {self.description}")
+        if self.on_task is not None:
+            self.on_task(self._task)
         if any(r.resync_period for r in self._registrations):
-            self._resync_task = loop.create_task(self._resync_loop())
+            self._start_resync()
+
+    def _start_resync(self) -> None:
+        self._resync_task = asyncio.get_running_loop().create_task(
+            self._resync_loop(), name=f"resync {self.description}"
+        )
+        if self.on_task is not None:
+            self.on_task(self._resync_task)
 
     async def stop(self) -> None:
-        """Cancel the reflector and resync tasks and wait for them."""
-        for task in (self._task, self._resync_task):
-            if task is not None:
-                task.cancel()
-        for task in (self._task, self._resync_task):
-            if task is not None:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        """Cancel the reflector and resync tasks and wait for them. A task that had
+        already died is not re-raised here (report it through ``on_task``)."""
+        tasks = [t for t in (self._task, self._resync_task) if t is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
         self._task = None
         self._resync_task = None
 

@@ -31,6 +31,7 @@ from kuberay.reconcile.predicates import (
     or_,
     predicate_funcs,
 )
+from kuberay.reconcile.supervisor import TaskFailure, TaskHook, TaskSupervisor
 from kuberay.reconcile.types import Reconciler, Request, RequeueError, Result, TerminalError
 
 __all__ = [
@@ -58,6 +59,9 @@ __all__ = [
     "RequeueError",
     "ResourceVersionChangedPredicate",
     "Result",
+    "TaskFailure",
+    "TaskHook",
+    "TaskSupervisor",
     "TerminalError",
     "WatchSource",
     "and_",

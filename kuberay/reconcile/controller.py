@@ -22,6 +22,7 @@ import structlog
 from kuberay.informers import ResourceEventHandler
 from kuberay.reconcile import metrics
 from kuberay.reconcile.cache import Cache
+from kuberay.reconcile.supervisor import TaskHook
 from kuberay.reconcile.types import Reconciler, Request, RequeueError, Result, TerminalError
 from kuberay.workqueue import RateLimitingQueue, default_controller_rate_limiter
 
@@ -49,6 +50,11 @@ class Controller:
     Defaults: ``max_concurrent_reconciles=1``, the default controller rate limiter
     (per-item 5 ms..1000 s exponential, max'ed with 10 qps / burst 100),
     ``cache_sync_timeout=120`` s.
+
+    ``on_task`` (a :data:`~kuberay.reconcile.supervisor.TaskHook`; the Manager sets
+    its supervisor's when the controller is added) is called with every worker task
+    and the queue's delayed-add task: they run until :meth:`stop` / :meth:`abort`,
+    and ending otherwise leaves requests unprocessed.
     """
 
     def __init__(
@@ -59,8 +65,10 @@ class Controller:
         max_concurrent_reconciles: int = 1,
         rate_limiter: Any = None,
         cache_sync_timeout: float = 120.0,
+        on_task: TaskHook | None = None,
     ) -> None:
         self.name = name
+        self.on_task = on_task
         self.reconciler = reconciler
         self.max_concurrent_reconciles = max(1, max_concurrent_reconciles)
         self.cache_sync_timeout = cache_sync_timeout
@@ -76,7 +84,7 @@ class Controller:
 
     def _make_queue(self) -> RateLimitingQueue[Request]:
         limiter = self._rate_limiter or default_controller_rate_limiter()
-        return RateLimitingQueue(limiter, name=self.name)
+        return RateLimitingQueue(limiter, name=self.name, on_task=self.on_task)
 
     async def prepare(self, cache: Cache) -> None:
         """Create the queue, hook sources to the cache and wait for it to sync.
@@ -113,6 +121,9 @@ class Controller:
             loop.create_task(self._worker(), name=f"{self.name}-worker-{i}")
             for i in range(self.max_concurrent_reconciles)
         ]
+        if self.on_task is not None:
+            for task in self._workers:
+                self.on_task(task)
         self.started = True
         log.info("controller started", controller=self.name, workers=self.max_concurrent_reconciles)
 
@@ -127,7 +138,8 @@ class Controller:
 
     async def stop(self, *, drain: bool = True, timeout: float = 30.0) -> None:
         """Stop taking work (queued requests are not started); with ``drain`` wait (up
-        to ``timeout``) for in-flight reconciles to finish, else cancel them."""
+        to ``timeout``) for in-flight reconciles to finish, else cancel them. Never
+        raises a worker's own earlier failure."""
         if self.queue is None or not self.started:
             if self.queue is not None:
                 self.queue.shutdown()
@@ -141,9 +153,10 @@ class Controller:
             self.queue.shutdown()
         for task in self._workers:
             task.cancel()
-        for task in self._workers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if self._workers:
+            # Reap without re-raising: a worker that already died was reported
+            # through on_task and must not break the shutdown of everything else.
+            await asyncio.wait(self._workers)
         self._workers = []
         self.started = False
         log.info("controller stopped", controller=self.name)

@@ -5,6 +5,12 @@ events are written by a background task (at most ``queue_size`` waiting; more
 are dropped with a log line, as client-go's broadcaster does). The same
 (object, type, reason, message) within ``aggregate_window`` seconds bumps
 ``count`` and ``lastTimestamp`` of the existing Event instead of creating one.
+
+Aggregation state is bounded like client-go's ``EventCorrelator``: an LRU of at
+most ``max_aggregated`` (default 4096) keys; each write marks its key most
+recently used and, when full, the least recently used key is evicted (its next
+occurrence creates a new Event instead of bumping the old one). Memory therefore
+stays constant however many distinct objects or messages an operator reports.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import contextvars
 import datetime as dt
 import socket
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -28,13 +35,22 @@ Obj = dict[str, Any]
 NORMAL = "Normal"
 WARNING = "Warning"
 
+#: client-go's ``maxLruCacheEntries``: keys of the aggregation LRU.
+DEFAULT_MAX_AGGREGATED = 4096
+
+AggregationKey = tuple[str, str, str, str]
+
 
 def _now_rfc3339() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class EventRecorder:
-    """Writes Events for ``component`` (the ``source.component`` / reportingController)."""
+    """Writes Events for ``component`` (the ``source.component`` / reportingController).
+
+    ``max_aggregated`` (>= 1) bounds how many (object, type, reason, message) keys
+    are remembered for aggregation; see the module docstring.
+    """
 
     def __init__(
         self,
@@ -45,15 +61,20 @@ class EventRecorder:
         aggregate_window: float = 600.0,
         queue_size: int = 1000,
         now: Callable[[], float] = time.monotonic,
+        max_aggregated: int = DEFAULT_MAX_AGGREGATED,
     ) -> None:
+        if max_aggregated < 1:
+            raise ValueError(f"max_aggregated must be >= 1, got {max_aggregated}")
         self.client = client
         self.component = component
         self.host = host or socket.gethostname()
         self.aggregate_window = aggregate_window
         self._now = now
         self._queue: asyncio.Queue[tuple[Obj, str, str, str, str]] = asyncio.Queue(queue_size)
-        # seen[(object id, type, reason, message)] = (namespace, event name, count, last seen)
-        self._seen: dict[tuple[str, str, str, str], tuple[str, str, int, float]] = {}
+        self.max_aggregated = max_aggregated
+        # LRU, oldest first: seen[(object id, type, reason, message)] =
+        # (namespace, event name, count, last seen). Never longer than max_aggregated.
+        self._seen: OrderedDict[AggregationKey, tuple[str, str, int, float]] = OrderedDict()
         self._task: asyncio.Task[None] | None = None
         self._aborted = False
         self.written = 0
@@ -130,6 +151,8 @@ class EventRecorder:
         key = (str(ident), etype, reason, message)
         now = self._now()
         seen = self._seen.get(key)
+        if seen is not None:
+            self._seen.move_to_end(key)
         stamp = _now_rfc3339()
         if seen is not None and now - seen[3] < self.aggregate_window:
             ns, name, count, _ = seen
@@ -137,7 +160,7 @@ class EventRecorder:
                 await self.client.patch(
                     "v1", "Event", name, {"count": count + 1, "lastTimestamp": stamp}, ns
                 )
-                self._seen[key] = (ns, name, count + 1, now)
+                self._remember(key, (ns, name, count + 1, now))
                 self.written += 1
                 return
             except NotFound:
@@ -176,7 +199,12 @@ class EventRecorder:
             log.warning("could not create event", reason=reason, error=str(exc))
             return
         self.written += 1
-        self._seen[key] = (namespace, name, 1, now)
-        if len(self._seen) > 4096:
-            cutoff = now - self.aggregate_window
-            self._seen = {k: v for k, v in self._seen.items() if v[3] >= cutoff}
+        self._remember(key, (namespace, name, 1, now))
+
+    def _remember(self, key: AggregationKey, value: tuple[str, str, int, float]) -> None:
+        """Store ``key`` as the most recently used; evict the least recently used
+        keys beyond ``max_aggregated``."""
+        self._seen[key] = value
+        self._seen.move_to_end(key)
+        while len(self._seen) > self.max_aggregated:
+            self._seen.popitem(last=False)

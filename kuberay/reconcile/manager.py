@@ -16,6 +16,18 @@ from the instant the renew deadline passes, even before the elector's task
 runs); then everything stops and :meth:`run` raises
 :class:`LeaderElectionLost` (the process should exit non-zero). Any other
 failure of leader election or of starting the controllers is raised as itself.
+
+Supervision: every long-lived task the manager's parts start (controller workers,
+work queues' delayed-add loops, informers' reflector and resync loops, runnables)
+is watched by :attr:`Manager.supervisor` (a
+:class:`~kuberay.reconcile.supervisor.TaskSupervisor`). One that raises, or returns
+before shutdown began (runnables may return), is logged with its name and
+traceback, and the built-in ``tasks`` health check then fails: ``/healthz``
+answers 500 naming the dead task, so a liveness probe restarts the operator
+instead of leaving it up but idle. Health checks are named, as in
+controller-runtime: built in are ``ping`` and ``tasks`` on ``/healthz`` and
+``informers`` on ``/readyz``; add more with :meth:`Manager.add_healthz_check` /
+:meth:`Manager.add_readyz_check`.
 """
 
 from __future__ import annotations
@@ -38,6 +50,7 @@ from kuberay.reconcile.cache import GVK, ByObject, Cache
 from kuberay.reconcile.controller import Controller
 from kuberay.reconcile.events import EventRecorder
 from kuberay.reconcile.httpserver import (
+    Check,
     ProbeChecks,
     Server,
     metrics_app,
@@ -45,6 +58,7 @@ from kuberay.reconcile.httpserver import (
     probes_app,
 )
 from kuberay.reconcile.leaderelection import LeaderElectionLost, LeaderElector
+from kuberay.reconcile.supervisor import TaskSupervisor
 
 log = structlog.get_logger("kuberay.manager")
 
@@ -85,7 +99,10 @@ class Manager:
         handle_signals: bool = True,
     ) -> None:
         self.client = client
-        self.factory = SharedInformerFactory(client, resync_period=resync_period)
+        self.supervisor = TaskSupervisor()
+        self.factory = SharedInformerFactory(
+            client, resync_period=resync_period, on_task=self.supervisor.watch
+        )
         self.cache = Cache(client, self.factory, namespaces=namespaces, by_object=by_object)
         self.controllers: list[Controller] = []
         self.max_concurrent_reconciles = max_concurrent_reconciles
@@ -95,6 +112,7 @@ class Manager:
         self.healthz = ProbeChecks()
         self.readyz = ProbeChecks()
         self.healthz.add("ping", lambda: None)
+        self.healthz.add("tasks", self.supervisor.check)
         self.readyz.add("informers", self._check_synced)
         self._metrics_bind = metrics_bind_address
         self._probe_bind = health_probe_bind_address
@@ -142,14 +160,30 @@ class Manager:
         return Builder(self, name)
 
     def add_controller(self, controller: Controller) -> None:
-        """Run ``controller`` as part of this manager."""
+        """Run ``controller`` as part of this manager; its tasks are supervised
+        (unless it already has an ``on_task`` hook of its own)."""
         if any(c.name == controller.name for c in self.controllers):
             raise ValueError(f"controller name {controller.name!r} is already used")
+        if controller.on_task is None:
+            controller.on_task = self.supervisor.watch
         self.controllers.append(controller)
 
     def add_runnable(self, fn: Runnable, *, needs_leader: bool = True) -> None:
-        """Run ``fn()`` as a task (while leading, if ``needs_leader``) until stop."""
+        """Run ``fn()`` as a task (while leading, if ``needs_leader``) until stop.
+
+        It is supervised: returning early is fine, raising is logged and fails the
+        ``tasks`` health check."""
         self._runnables.append((fn, needs_leader))
+
+    def add_healthz_check(self, name: str, check: Check) -> None:
+        """Add a named liveness check (``/healthz``, ``/healthz/<name>``): it passes
+        by returning and fails by raising. Names are unique per endpoint."""
+        _add_check(self.healthz, name, check)
+
+    def add_readyz_check(self, name: str, check: Check) -> None:
+        """Add a named readiness check (``/readyz``, ``/readyz/<name>``); as
+        :meth:`add_healthz_check`."""
+        _add_check(self.readyz, name, check)
 
     def event_recorder(self, component: str) -> EventRecorder:
         """An EventRecorder flushed when the manager stops."""
@@ -163,7 +197,8 @@ class Manager:
 
     # ----- running --------------------------------------------------------
     def stop(self) -> None:
-        """Ask :meth:`run` to shut down gracefully."""
+        """Ask :meth:`run` to shut down gracefully (supervised tasks may end now)."""
+        self.supervisor.close()
         self._stop.set()
 
     async def run(self) -> None:
@@ -183,13 +218,14 @@ class Manager:
                 await ctrl.prepare(self.cache)
             for fn, needs_leader in self._runnables:
                 if not needs_leader:
-                    tasks.append(loop.create_task(fn()))
+                    tasks.append(self._start_runnable(fn))
             if self.elector is None:
                 await self._lead()
                 await self._stop.wait()
             else:
                 failure = await self._run_elected(self.elector)
         finally:
+            self.supervisor.close()
             lost = isinstance(failure, LeaderElectionLost)
             await self._stop_controllers(drain=not lost)
             for task in tasks:
@@ -234,8 +270,14 @@ class Manager:
         self.leading.set()
         for ctrl in self.controllers:
             await ctrl.start(self.cache)
-        loop = asyncio.get_running_loop()
-        self._leader_tasks = [loop.create_task(fn()) for fn, needs in self._runnables if needs]
+        self._leader_tasks = [self._start_runnable(fn) for fn, needs in self._runnables if needs]
+
+    def _start_runnable(self, fn: Runnable) -> asyncio.Task[None]:
+        """Start ``fn()`` as a supervised task: raising is a failure, returning is not."""
+        name = getattr(fn, "__qualname__", None) or repr(fn)
+        task = asyncio.get_running_loop().create_task(fn(), name=f"runnable {name}")
+        self.supervisor.watch(task, may_return=True)
+        return task
 
     async def _lead_until_stopped(self) -> None:
         """Leader-only work. Cancelled (lease lost): stop everything at once, no drain."""
@@ -251,6 +293,7 @@ class Manager:
     def _abort(self) -> None:
         """Stop every write path now, synchronously: no reconcile is started or goes
         on, leader-only runnables are cancelled, pending Events are dropped."""
+        self.supervisor.close()
         self.leading.clear()
         for ctrl in self.controllers:
             ctrl.abort()
@@ -281,6 +324,14 @@ class Manager:
             self.servers["probes"] = Server(probes_app(self.healthz, self.readyz), *probe_addr)
         for server in self.servers.values():
             await server.start()
+
+
+def _add_check(checks: ProbeChecks, name: str, check: Check) -> None:
+    if not name or "/" in name:
+        raise ValueError(f"invalid health check name {name!r}")
+    if name in checks.checks:
+        raise ValueError(f"a health check named {name!r} already exists")
+    checks.add(name, check)
 
 
 def _pod_namespace() -> str | None:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from collections.abc import Hashable
-from typing import TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry
 
@@ -36,7 +36,9 @@ class DelayingQueue(Queue[T]):
     The background task that performs delayed adds is started lazily by the first
     ``add_after``/``get`` made inside a running event loop, or explicitly by
     :meth:`start`.  Call :meth:`aclose` (or ``shutdown`` and let the loop run) to
-    stop it cleanly.
+    stop it cleanly.  ``on_task``, if given, is called with that task right after
+    it is created (e.g. a supervisor's ``watch``): if the task dies, delayed adds
+    silently stop, so an owner should notice.
     """
 
     def __init__(
@@ -45,9 +47,12 @@ class DelayingQueue(Queue[T]):
         name: str | None = None,
         clock: Clock | None = None,
         registry: CollectorRegistry | None = None,
+        on_task: Callable[[asyncio.Task[Any]], None] | None = None,
     ) -> None:
-        """Create an empty delaying queue; arguments as for :class:`Queue`."""
+        """Create an empty delaying queue; arguments as for :class:`Queue`, plus
+        ``on_task`` (see the class docstring)."""
         super().__init__(name=name, clock=clock, registry=registry)
+        self.on_task = on_task
         # Heap of (ready_at, tie-breaker, item).  An entry is live only while
         # _ready_at[item] == ready_at; entries superseded by an earlier time go stale
         # and are skipped when they surface.
@@ -94,6 +99,8 @@ class DelayingQueue(Queue[T]):
             self._task = asyncio.get_running_loop().create_task(
                 self._run(), name=f"workqueue-delay-{self.name or 'unnamed'}"
             )
+            if self.on_task is not None:
+                self.on_task(self._task)
 
     async def get(self) -> tuple[T | None, bool]:
         """As :meth:`Queue.get`; also makes sure delayed adds are being processed."""

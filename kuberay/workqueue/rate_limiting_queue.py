@@ -8,8 +8,9 @@ starts from the shortest delay again.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import TypeVar
+import asyncio
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry
 
@@ -32,10 +33,12 @@ class RateLimitingQueue(DelayingQueue[T]):
         name: str | None = None,
         clock: Clock | None = None,
         registry: CollectorRegistry | None = None,
+        on_task: Callable[[asyncio.Task[Any]], None] | None = None,
     ) -> None:
         """Create a queue; ``rate_limiter`` defaults to
-        :func:`default_controller_rate_limiter` on the same clock."""
-        super().__init__(name=name, clock=clock, registry=registry)
+        :func:`default_controller_rate_limiter` on the same clock; other arguments
+        as for :class:`DelayingQueue`."""
+        super().__init__(name=name, clock=clock, registry=registry, on_task=on_task)
         self.rate_limiter: RateLimiter[T] = (
             default_controller_rate_limiter(clock=self._clock)
             if rate_limiter is None

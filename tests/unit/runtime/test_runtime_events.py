@@ -1,0 +1,82 @@
+"""EventRecorder: aggregation of repeats, bounded like client-go's EventCorrelator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kuberay.kube import Client
+from kuberay.reconcile import NORMAL, EventRecorder
+
+
+class FakeEventsClient:
+    """Records Event creates and patches; every write succeeds."""
+
+    def __init__(self) -> None:
+        self.created: list[dict[str, Any]] = []
+        self.patched: list[tuple[str, dict[str, Any]]] = []
+
+    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.created.append(body)
+        return body
+
+    async def patch(
+        self, api_version: str, kind: str, name: str, body: dict[str, Any], namespace: str
+    ) -> dict[str, Any]:
+        self.patched.append((name, body))
+        return body
+
+
+def pod(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ns"}}
+
+
+def recorder(client: FakeEventsClient, **kw: Any) -> EventRecorder:
+    fake: Client = client  # type: ignore[assignment]
+    return EventRecorder(fake, "test", host="h", queue_size=100_000, **kw)
+
+
+async def test_aggregation_map_stays_bounded_and_recent_keys_still_aggregate() -> None:
+    client = FakeEventsClient()
+    rec = recorder(client)  # the default bound: client-go's 4096 LRU entries
+    bound = 4096
+    total = bound + 1000
+    for i in range(total):
+        rec.event(pod(f"p{i}"), NORMAL, "Created", "created")
+        if i == 4000:
+            # Touch p0 again just before it would be evicted: it becomes the most
+            # recently used key and survives the next 1095 new keys.
+            rec.event(pod("p0"), NORMAL, "Created", "created")
+    await rec.flush()
+    # Every Event was written once and aggregation memory stopped at the bound
+    # (all within the aggregation window: age-based pruning alone keeps all 5096).
+    assert len(rec._seen) == bound
+    assert len(client.created) == total
+    assert len(client.patched) == 1
+
+    # A recent key still aggregates into its existing Event.
+    last = f"p{total - 1}"
+    rec.event(pod(last), NORMAL, "Created", "created")
+    # p0 was used recently enough (LRU, not FIFO) to still aggregate.
+    rec.event(pod("p0"), NORMAL, "Created", "created")
+    # p1 was among the least recently used: evicted, so a new Event is created.
+    rec.event(pod("p1"), NORMAL, "Created", "created")
+    await rec.flush()
+    assert [n.split(".")[0] for n, _ in client.patched[1:]] == [last, "p0"]
+    assert client.patched[-1][1]["count"] == 3
+    assert client.created[-1]["involvedObject"]["name"] == "p1"
+    assert len(client.created) == total + 1
+    assert len(rec._seen) == bound
+    await rec.close()
+
+
+async def test_a_small_bound_evicts_the_least_recently_used_key() -> None:
+    client = FakeEventsClient()
+    rec = recorder(client, max_aggregated=2)
+    for name in ("a", "b", "a", "c", "a", "b"):
+        rec.event(pod(name), NORMAL, "R", "m")
+        await rec.flush()
+    # a, b created; a bumped; c created (evicts b); a bumped; b created again.
+    assert [b["involvedObject"]["name"] for b in client.created] == ["a", "b", "c", "b"]
+    assert [n.split(".")[0] for n, _ in client.patched] == ["a", "a"]
+    assert len(rec._seen) == 2
+    await rec.close()
