@@ -8,7 +8,7 @@ Result``), declares what it watches with ``manager.controller(name).for_(...)
 from kuberay.reconcile.builder import Builder, BuilderError
 from kuberay.reconcile.cache import ByObject, Cache, NotRegistered, label_selector_from
 from kuberay.reconcile.controller import CacheSyncTimeout, Controller, WatchSource
-from kuberay.reconcile.events import NORMAL, WARNING, EventRecorder
+from kuberay.reconcile.events import CORE_V1, EVENTS_V1, NORMAL, WARNING, EventRecorder
 from kuberay.reconcile.expectations import Expectations
 from kuberay.reconcile.handlers import (
     EnqueueHandler,
@@ -35,6 +35,8 @@ from kuberay.reconcile.supervisor import TaskFailure, TaskHook, TaskSupervisor
 from kuberay.reconcile.types import Reconciler, Request, RequeueError, Result, TerminalError
 
 __all__ = [
+    "CORE_V1",
+    "EVENTS_V1",
     "NORMAL",
     "WARNING",
     "AnnotationChangedPredicate",

@@ -1,10 +1,22 @@
-"""EventRecorder: core/v1 Events about objects, with repeats aggregated.
+"""EventRecorder: Events about objects, with repeats aggregated.
 
 ``event(obj, type, reason, message, action=...)`` never blocks and never fails the caller:
 events are written by a background task (at most ``queue_size`` waiting; more
-are dropped with a log line, as client-go's broadcaster does). The same
-(object, type, reason, message) within ``aggregate_window`` seconds bumps
-``count`` and ``lastTimestamp`` of the existing Event instead of creating one.
+are dropped with a log line, as client-go's broadcaster does).
+
+Two wire formats, chosen by ``api``:
+
+* ``events.k8s.io/v1`` (default; what controller-runtime's current recorder and
+  KubeRay v1.7 write, so KubeRay's ClusterRole, which grants only ``events.k8s.io``
+  ``create``/``patch``, is enough): ``regarding``, ``note``, ``action``,
+  ``reportingController``/``reportingInstance``, ``eventTime``. A repeat of the same
+  (object, type, reason, message) within ``aggregate_window`` seconds becomes an
+  event series: ``series.count`` and ``series.lastObservedTime`` are patched.
+* ``v1`` (core/v1, the legacy recorder): ``involvedObject``, ``message``, ``source``;
+  a repeat bumps ``count`` and ``lastTimestamp``.
+
+Both are the same objects on the server; ``kubectl get events`` and ``kubectl
+describe`` show either.
 
 Aggregation state is bounded like client-go's ``EventCorrelator``: an LRU of at
 most ``max_aggregated`` (default 4096) keys; each write marks its key most
@@ -35,6 +47,11 @@ Obj = dict[str, Any]
 NORMAL = "Normal"
 WARNING = "Warning"
 
+#: The events API group/version of :class:`EventRecorder` (the default) ...
+EVENTS_V1 = "events.k8s.io/v1"
+#: ... and the legacy core/v1 Events.
+CORE_V1 = "v1"
+
 #: client-go's ``maxLruCacheEntries``: keys of the aggregation LRU.
 DEFAULT_MAX_AGGREGATED = 4096
 
@@ -45,11 +62,17 @@ def _now_rfc3339() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _now_micro() -> str:
+    """metav1.MicroTime: RFC 3339 with microseconds."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 class EventRecorder:
     """Writes Events for ``component`` (the ``source.component`` / reportingController).
 
     ``max_aggregated`` (>= 1) bounds how many (object, type, reason, message) keys
-    are remembered for aggregation; see the module docstring.
+    are remembered for aggregation; ``api`` is :data:`EVENTS_V1` (default) or
+    :data:`CORE_V1`; see the module docstring.
     """
 
     def __init__(
@@ -62,7 +85,11 @@ class EventRecorder:
         queue_size: int = 1000,
         now: Callable[[], float] = time.monotonic,
         max_aggregated: int = DEFAULT_MAX_AGGREGATED,
+        api: str = EVENTS_V1,
     ) -> None:
+        if api not in (EVENTS_V1, CORE_V1):
+            raise ValueError(f"api must be {EVENTS_V1!r} or {CORE_V1!r}, got {api!r}")
+        self.api = api
         if max_aggregated < 1:
             raise ValueError(f"max_aggregated must be >= 1, got {max_aggregated}")
         self.client = client
@@ -153,35 +180,69 @@ class EventRecorder:
         seen = self._seen.get(key)
         if seen is not None:
             self._seen.move_to_end(key)
-        stamp = _now_rfc3339()
         if seen is not None and now - seen[3] < self.aggregate_window:
             ns, name, count, _ = seen
             try:
-                await self.client.patch(
-                    "v1", "Event", name, {"count": count + 1, "lastTimestamp": stamp}, ns
-                )
+                await self.client.patch(self.api, "Event", name, self._repeat_patch(count + 1), ns)
                 self._remember(key, (ns, name, count + 1, now))
                 self.written += 1
                 return
             except NotFound:
                 pass
         name = f"{meta.get('name')}.{time.time_ns():x}"
-        body: Obj = {
-            "apiVersion": "v1",
+        reference = {
+            k: v
+            for k, v in {
+                "apiVersion": obj.get("apiVersion"),
+                "kind": obj.get("kind"),
+                "name": meta.get("name"),
+                "namespace": meta.get("namespace"),
+                "uid": meta.get("uid"),
+                "resourceVersion": meta.get("resourceVersion"),
+            }.items()
+            if v
+        }
+        body = self._new_event(name, namespace, reference, etype, reason, message, action)
+        try:
+            await self.client.create(body)
+        except ApiError as exc:
+            log.warning("could not create event", reason=reason, error=str(exc))
+            return
+        self.written += 1
+        self._remember(key, (namespace, name, 1, now))
+
+    def _new_event(
+        self,
+        name: str,
+        namespace: str,
+        reference: Obj,
+        etype: str,
+        reason: str,
+        message: str,
+        action: str,
+    ) -> Obj:
+        if self.api == EVENTS_V1:
+            return {
+                "apiVersion": EVENTS_V1,
+                "kind": "Event",
+                "metadata": {"name": name, "namespace": namespace},
+                "eventTime": _now_micro(),
+                "regarding": reference,
+                "reason": reason,
+                "note": message[:1024],
+                "type": etype,
+                # events.k8s.io requires an action; the reason says what happened
+                # when the caller gave none.
+                "action": (action or reason)[:128],
+                "reportingController": self.component,
+                "reportingInstance": self.host[:128],
+            }
+        stamp = _now_rfc3339()
+        return {
+            "apiVersion": CORE_V1,
             "kind": "Event",
             "metadata": {"name": name, "namespace": namespace},
-            "involvedObject": {
-                k: v
-                for k, v in {
-                    "apiVersion": obj.get("apiVersion"),
-                    "kind": obj.get("kind"),
-                    "name": meta.get("name"),
-                    "namespace": meta.get("namespace"),
-                    "uid": meta.get("uid"),
-                    "resourceVersion": meta.get("resourceVersion"),
-                }.items()
-                if v
-            },
+            "involvedObject": reference,
             "reason": reason,
             "message": message[:1024],
             "type": etype,
@@ -193,13 +254,11 @@ class EventRecorder:
             "lastTimestamp": stamp,
             "count": 1,
         }
-        try:
-            await self.client.create(body)
-        except ApiError as exc:
-            log.warning("could not create event", reason=reason, error=str(exc))
-            return
-        self.written += 1
-        self._remember(key, (namespace, name, 1, now))
+
+    def _repeat_patch(self, count: int) -> Obj:
+        if self.api == EVENTS_V1:
+            return {"series": {"count": count, "lastObservedTime": _now_micro()}}
+        return {"count": count, "lastTimestamp": _now_rfc3339()}
 
     def _remember(self, key: AggregationKey, value: tuple[str, str, int, float]) -> None:
         """Store ``key`` as the most recently used; evict the least recently used

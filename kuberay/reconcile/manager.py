@@ -48,7 +48,7 @@ from kuberay.kube import Client
 from kuberay.reconcile.builder import Builder
 from kuberay.reconcile.cache import GVK, ByObject, Cache
 from kuberay.reconcile.controller import Controller
-from kuberay.reconcile.events import EventRecorder
+from kuberay.reconcile.events import EVENTS_V1, EventRecorder
 from kuberay.reconcile.httpserver import (
     Check,
     ProbeChecks,
@@ -185,9 +185,10 @@ class Manager:
         :meth:`add_healthz_check`."""
         _add_check(self.readyz, name, check)
 
-    def event_recorder(self, component: str) -> EventRecorder:
-        """An EventRecorder flushed when the manager stops."""
-        recorder = EventRecorder(self.client, component)
+    def event_recorder(self, component: str, *, api: str = EVENTS_V1) -> EventRecorder:
+        """An EventRecorder flushed when the manager stops (``api``: see
+        :class:`EventRecorder`; events.k8s.io/v1 by default)."""
+        recorder = EventRecorder(self.client, component, api=api)
         self._recorders.append(recorder)
         return recorder
 

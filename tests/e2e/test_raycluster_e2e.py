@@ -112,9 +112,20 @@ async def test_operator_runs_as_its_service_account(
         await client.close()
 
 
-async def test_probes_and_metrics(shared_operator: OperatorProcess) -> None:
+async def test_probes_and_metrics(
+    shared_operator: OperatorProcess, admin: Client, ns: str
+) -> None:
     assert await shared_operator.probe("/healthz") == 200
     assert await shared_operator.probe("/readyz") == 200
+    # Histograms have samples only once observed: reconcile something first, whatever
+    # ran before this test.
+    before = await shared_operator.reconciles()
+    await admin.create(sample_raycluster("metrics", ns, replicas=0))
+
+    async def reconciled() -> bool:
+        return await shared_operator.reconciles() > before
+
+    await eventually(reconciled, timeout=60, message="a reconcile counted in /metrics")
     samples = await shared_operator.metrics()
     for name in (
         "controller_runtime_reconcile_total",

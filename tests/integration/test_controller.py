@@ -268,10 +268,40 @@ async def test_leader_that_cannot_renew_steps_down(kclient: Client, namespace: s
 
 
 async def test_event_recorder_writes_and_aggregates(kclient: Client, namespace: str) -> None:
+    """events.k8s.io/v1 (the default, KubeRay v1.7's API): repeats become a series; the
+    core/v1 view the apiserver serves of the same objects is what ``kubectl`` shows."""
     from kuberay.reconcile import EventRecorder
 
     target = await kclient.create(cm("evt", namespace))
     recorder = EventRecorder(kclient, "test-controller")
+    recorder.event(target, "Normal", "Synced", "all good", action="Reconcile")
+    recorder.event(target, "Normal", "Synced", "all good", action="Reconcile")
+    recorder.event(target, "Warning", "Broken", "spec.foo is wrong")
+    await recorder.flush()
+    await recorder.close()
+    assert recorder.written == 3
+    new_api, _ = await kclient.list_all("events.k8s.io/v1", "Event", namespace)
+    by_reason = {e["reason"]: e for e in new_api}
+    assert by_reason["Synced"]["series"]["count"] == 2  # repeats aggregated into one Event
+    assert by_reason["Synced"]["regarding"]["uid"] == target["metadata"]["uid"]
+    assert by_reason["Synced"]["reportingController"] == "test-controller"
+    assert by_reason["Synced"]["action"] == "Reconcile"
+    assert by_reason["Broken"]["type"] == "Warning"
+    assert by_reason["Broken"]["note"] == "spec.foo is wrong"
+    core, _ = await kclient.list_all("v1", "Event", namespace)
+    by_reason = {e["reason"]: e for e in core}
+    assert len(core) == 2
+    assert by_reason["Broken"]["message"] == "spec.foo is wrong"
+    assert by_reason["Synced"]["involvedObject"]["name"] == "evt"
+
+
+async def test_core_v1_event_recorder_writes_and_aggregates(
+    kclient: Client, namespace: str
+) -> None:
+    from kuberay.reconcile import CORE_V1, EventRecorder
+
+    target = await kclient.create(cm("evt", namespace))
+    recorder = EventRecorder(kclient, "test-controller", api=CORE_V1)
     recorder.event(target, "Normal", "Synced", "all good", action="Reconcile")
     recorder.event(target, "Normal", "Synced", "all good", action="Reconcile")
     recorder.event(target, "Warning", "Broken", "spec.foo is wrong")

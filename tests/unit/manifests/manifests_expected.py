@@ -70,10 +70,10 @@ KUBERAY_RULES: list[Rule] = [
     (("route.openshift.io",), ("routes",), CRUD),
 ]
 
-#: What this implementation needs on top: its event recorder writes core/v1 Events (create,
-#: and patch to bump a repeated event's count). Leader election needs nothing more: the
-#: Lease rule above already grants the get/create/update our elector uses.
-OUR_ADDITIONS: list[Rule] = [(("",), ("events",), ("create", "patch"))]
+#: What this implementation needs on top: nothing. Events go through events.k8s.io/v1
+#: (create, and patch for a series) as KubeRay's do, and the Lease rule above already grants
+#: the get/create/update our elector uses.
+OUR_ADDITIONS: list[Rule] = []
 
 OPERATOR_RULES: list[Rule] = KUBERAY_RULES + OUR_ADDITIONS
 

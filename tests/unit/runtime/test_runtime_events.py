@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kuberay.kube import Client
-from kuberay.reconcile import NORMAL, EventRecorder
+from kuberay.reconcile import CORE_V1, EVENTS_V1, NORMAL, WARNING, EventRecorder
 
 
 class FakeEventsClient:
@@ -32,6 +32,7 @@ def pod(name: str) -> dict[str, Any]:
 
 def recorder(client: FakeEventsClient, **kw: Any) -> EventRecorder:
     fake: Client = client  # type: ignore[assignment]
+    kw.setdefault("api", CORE_V1)
     return EventRecorder(fake, "test", host="h", queue_size=100_000, **kw)
 
 
@@ -80,3 +81,43 @@ async def test_a_small_bound_evicts_the_least_recently_used_key() -> None:
     assert [n.split(".")[0] for n, _ in client.patched] == ["a", "a"]
     assert len(rec._seen) == 2
     await rec.close()
+
+
+async def test_events_k8s_io_v1_body_and_series() -> None:
+    client = FakeEventsClient()
+    rec = recorder(client, api=EVENTS_V1)
+    target = pod("p1")
+    target["metadata"]["uid"] = "u1"
+    rec.event(target, WARNING, "Broken", "spec.x is wrong", action="Validate")
+    rec.event(target, WARNING, "Broken", "spec.x is wrong", action="Validate")
+    rec.event(target, NORMAL, "Noted", "no action given")
+    await rec.flush()
+    first, second = client.created
+    assert first["apiVersion"] == "events.k8s.io/v1"
+    assert first["regarding"] == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": "p1",
+        "namespace": "ns",
+        "uid": "u1",
+    }
+    assert (first["note"], first["type"], first["action"]) == (
+        "spec.x is wrong",
+        "Warning",
+        "Validate",
+    )
+    assert (first["reportingController"], first["reportingInstance"]) == ("test", "h")
+    assert first["eventTime"].endswith("Z") and "." in first["eventTime"]
+    assert not {"count", "involvedObject", "message", "firstTimestamp"} & set(first)
+    # The repeat is a series on the first Event.
+    assert client.patched[0][0] == first["metadata"]["name"]
+    assert client.patched[0][1]["series"]["count"] == 2
+    # events.k8s.io requires an action: the reason stands in for a missing one.
+    assert second["action"] == "Noted"
+
+
+def test_unknown_events_api_is_refused() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match=r"events\.k8s\.io/v1"):
+        EventRecorder(FakeEventsClient(), "x", api="v1beta1")  # type: ignore[arg-type]

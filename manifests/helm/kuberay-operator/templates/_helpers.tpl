@@ -162,8 +162,9 @@ release namespace, else none (= all). Comma-joined, "" for all. */}}
 
 {{/*
 The operator's permissions, shared by the ClusterRole and the per-namespace Roles: KubeRay
-v1.7's rules (config/rbac/role.yaml) plus core/v1 Events (this implementation records events
-through the core API), plus the PodGroup/Workload rules of the configured batch scheduler.
+v1.7's rules (config/rbac/role.yaml), rule for rule (Events are written through
+events.k8s.io/v1, as KubeRay does), plus the PodGroup/Workload rules of the configured batch
+scheduler.
 */}}
 {{- define "kuberay-operator.rules" -}}
 - apiGroups: [""]
@@ -238,9 +239,6 @@ through the core API), plus the PodGroup/Workload rules of the configured batch 
 - apiGroups: [route.openshift.io]
   resources: [routes]
   verbs: [create, delete, get, list, patch, update, watch]
-- apiGroups: [""]
-  resources: [events]
-  verbs: [create, patch]
 {{- if include "kuberay-operator.kubernetesWAS" . }}
 - apiGroups: [scheduling.k8s.io]
   resources: [podgroups, workloads]
