@@ -112,9 +112,7 @@ async def test_operator_runs_as_its_service_account(
         await client.close()
 
 
-async def test_probes_and_metrics(
-    shared_operator: OperatorProcess, admin: Client, ns: str
-) -> None:
+async def test_probes_and_metrics(shared_operator: OperatorProcess, admin: Client, ns: str) -> None:
     assert await shared_operator.probe("/healthz") == 200
     assert await shared_operator.probe("/readyz") == 200
     # Histograms have samples only once observed: reconcile something first, whatever
