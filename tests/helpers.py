@@ -38,3 +38,27 @@ async def eventually(
             detail = f": last error {last_exc!r}" if last_exc else f": last value {last!r}"
             raise AssertionError(f"{message} within {timeout}s{detail}")
         await asyncio.sleep(interval)
+
+
+async def wait_quiet(
+    value: Callable[[], Any],
+    *,
+    quiet: float = 3.0,
+    timeout: float = 60.0,
+    interval: float = 0.2,
+    message: str = "value kept changing",
+) -> Any:
+    """Wait until ``value()`` (e.g. a client's write count) has not changed for ``quiet``
+    seconds: background work has settled. Returns the settled value."""
+    deadline = time.monotonic() + timeout
+    last = value()
+    since = time.monotonic()
+    while True:
+        await asyncio.sleep(interval)
+        now = value()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return now
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{message}: not quiet for {quiet}s within {timeout}s")

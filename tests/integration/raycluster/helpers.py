@@ -1,11 +1,14 @@
-"""Helpers for RayCluster integration tests: the baseline CR and pod status patches."""
+"""Helpers for RayCluster integration tests: the baseline CR, pod status patches, and
+bounded waits for what the operator writes asynchronously (Events, status)."""
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from kuberay.kube import Client
+from tests.helpers import eventually
 
 RAY_IMAGE = "rayproject/ray:2.52.0"
 
@@ -93,3 +96,48 @@ def condition(cluster: dict[str, Any], ctype: str) -> dict[str, Any] | None:
 async def events_for(client: Client, namespace: str, name: str) -> list[dict[str, Any]]:
     items, _ = await client.list_all("v1", "Event", namespace)
     return [e for e in items if (e.get("involvedObject") or {}).get("name") == name]
+
+
+async def wait_event_reasons(
+    client: Client,
+    namespace: str,
+    name: str,
+    reasons: set[str],
+    *,
+    timeout: float = 60.0,
+) -> list[dict[str, Any]]:
+    """Wait until Events about ``name`` include every reason in ``reasons`` (the
+    EventRecorder writes them from a background task); returns the Events."""
+
+    async def check() -> list[dict[str, Any]]:
+        events = await events_for(client, namespace, name)
+        seen = {e["reason"] for e in events}
+        assert reasons <= seen, f"missing {sorted(reasons - seen)}; seen {sorted(seen)}"
+        return events
+
+    result: list[dict[str, Any]] = await eventually(
+        check, timeout=timeout, interval=0.2, message=f"events {sorted(reasons)} about {name}"
+    )
+    return result
+
+
+async def wait_status(
+    client: Client,
+    namespace: str,
+    name: str,
+    check: Callable[[dict[str, Any]], bool],
+    *,
+    timeout: float = 60.0,
+    message: str = "status",
+) -> dict[str, Any]:
+    """Wait until ``check(cluster)`` holds (status is written after the children are
+    made, so it lags them); returns the cluster."""
+
+    async def poll() -> dict[str, Any] | None:
+        rc = await get_cluster(client, namespace, name)
+        return rc if check(rc) else None
+
+    result: dict[str, Any] = await eventually(
+        poll, timeout=timeout, interval=0.2, message=f"{name}: {message}"
+    )
+    return result

@@ -10,7 +10,7 @@ import pytest
 from kuberay.kube import Client
 from tests.helpers import eventually
 from tests.integration.raycluster.conftest import Operator
-from tests.integration.raycluster.helpers import get_cluster, pods_of, raycluster
+from tests.integration.raycluster.helpers import get_cluster, pods_of, raycluster, wait_status
 
 WORKER = {"ray.io/node-type": "worker"}
 
@@ -28,7 +28,7 @@ async def test_apiserver_restart_mid_scale_up(
     async def one() -> bool:
         return len(await pods_of(kclient, namespace, "restart", **WORKER)) == 1
 
-    await eventually(one, timeout=30)
+    await eventually(one, timeout=60)
     rc = await get_cluster(kclient, namespace, "restart")
     groups = rc["spec"]["workerGroupSpecs"]
     groups[0]["replicas"] = 15
@@ -56,7 +56,7 @@ async def test_cut_watches_do_not_duplicate_pods(
     async def one() -> bool:
         return len(await pods_of(kclient, namespace, "cut", **WORKER)) == 1
 
-    await eventually(one, timeout=30)
+    await eventually(one, timeout=60)
     rc = await get_cluster(kclient, namespace, "cut")
     groups = rc["spec"]["workerGroupSpecs"]
     groups[0]["replicas"] = 4
@@ -70,7 +70,7 @@ async def test_cut_watches_do_not_duplicate_pods(
     async def four() -> bool:
         return len(await pods_of(kclient, namespace, "cut", **WORKER)) == 4
 
-    await eventually(four, timeout=30)
+    await eventually(four, timeout=60)
     await asyncio.sleep(3.0)
     assert len(await pods_of(kclient, namespace, "cut", **WORKER)) == 4
 
@@ -96,8 +96,14 @@ async def test_concurrent_spec_writer_is_not_overwritten(
     async def two_pods() -> bool:
         return len(await pods_of(kclient, namespace, "writer")) == 2
 
-    await eventually(two_pods, timeout=30)
-    rc = await get_cluster(kclient, namespace, "writer")
+    await eventually(two_pods, timeout=60)
+    # The status is written after the pods are made: wait for it, then check no edit was lost.
+    rc = await wait_status(
+        kclient,
+        namespace,
+        "writer",
+        lambda rc: (rc.get("status") or {}).get("desiredWorkerReplicas") == 1,
+        message="desiredWorkerReplicas 1",
+    )
     assert rc["metadata"]["labels"]["edit"] == "9"
     assert rc["spec"]["headServiceAnnotations"] == {"n": "9"}
-    assert rc["status"].get("desiredWorkerReplicas") == 1

@@ -10,7 +10,13 @@ from typing import Any
 from kuberay.kube import Client, NotFound
 from tests.helpers import eventually
 from tests.integration.raycluster.conftest import Operator, start_operator
-from tests.integration.raycluster.helpers import events_for, get_cluster, pods_of, raycluster
+from tests.integration.raycluster.helpers import (
+    get_cluster,
+    pods_of,
+    raycluster,
+    wait_event_reasons,
+    wait_status,
+)
 
 HEAD = {"ray.io/node-type": "head"}
 WORKER = {"ray.io/node-type": "worker"}
@@ -39,7 +45,7 @@ async def test_ingress_created_and_drift_repaired(
             kclient, "networking.k8s.io/v1", "Ingress", "ing-head-ingress", namespace
         )
 
-    ing = await eventually(ingress, timeout=20, message="ingress")
+    ing = await eventually(ingress, timeout=60, message="ingress")
     assert ing["spec"]["ingressClassName"] == "nginx"
     assert ing["metadata"]["annotations"] == {"foo": "bar"}
     rule = ing["spec"]["rules"][0]
@@ -56,9 +62,9 @@ async def test_ingress_created_and_drift_repaired(
         return live is not None and live["spec"]["rules"][0]["host"] == "ray.example.com"
 
     # The cluster itself did not change, so the repair comes from the owned-object watch.
-    await eventually(repaired, timeout=20, message="ingress drift repaired")
-    reasons = [e["reason"] for e in await events_for(kclient, namespace, "ing")]
-    assert "CreatedIngress" in reasons and "UpdatedIngress" in reasons
+    await eventually(repaired, timeout=60, message="ingress drift repaired")
+    # Events are written by the recorder's background task: wait for them.
+    await wait_event_reasons(kclient, namespace, "ing", {"CreatedIngress", "UpdatedIngress"})
 
 
 async def test_token_auth_secret_and_env(
@@ -72,7 +78,7 @@ async def test_token_auth_secret_and_env(
     async def secret() -> dict[str, Any] | None:
         return await get_or_none(kclient, "v1", "Secret", "auth", namespace)
 
-    sec = await eventually(secret, timeout=20, message="auth secret")
+    sec = await eventually(secret, timeout=60, message="auth secret")
     token = base64.b64decode(sec["data"]["auth_token"])
     assert len(token) >= 32
     assert sec["metadata"]["labels"]["ray.io/cluster"] == "auth"
@@ -81,7 +87,7 @@ async def test_token_auth_secret_and_env(
         pods = await pods_of(kclient, namespace, "auth")
         return pods if len(pods) == 2 else None
 
-    for pod in await eventually(two_pods, timeout=30):
+    for pod in await eventually(two_pods, timeout=60):
         env = {e["name"]: e for e in pod["spec"]["containers"][0]["env"]}
         assert env["RAY_AUTH_MODE"]["value"] == "token"
         assert env["RAY_AUTH_TOKEN"]["valueFrom"]["secretKeyRef"] == {
@@ -104,7 +110,7 @@ async def test_multi_host_group_and_headless_service(
         pods = await pods_of(kclient, namespace, "mh", **WORKER)
         return pods if len(pods) == 4 else None
 
-    pods = await eventually(four, timeout=30, message="2 replicas x 2 hosts")
+    pods = await eventually(four, timeout=60, message="2 replicas x 2 hosts")
     by_replica: dict[str, list[dict[str, str]]] = {}
     for p in pods:
         labels = p["metadata"]["labels"]
@@ -113,7 +119,11 @@ async def test_multi_host_group_and_headless_service(
     for members in by_replica.values():
         assert sorted(m["ray.io/replica-host-index"] for m in members) == ["0", "1"]
         assert len({m["ray.io/worker-group-replica-index"] for m in members}) == 1
-    svc = await kclient.get("v1", "Service", "mh-headless", namespace)
+    svc = await eventually(
+        lambda: get_or_none(kclient, "v1", "Service", "mh-headless", namespace),
+        timeout=60,
+        message="headless service",
+    )
     assert svc["spec"]["clusterIP"] == "None"
     assert svc["spec"]["selector"] == {"ray.io/cluster": "mh", "ray.io/node-type": "worker"}
     # Losing one host deletes its whole replica and a complete one replaces it.
@@ -126,9 +136,14 @@ async def test_multi_host_group_and_headless_service(
         names = {p["metadata"]["labels"]["ray.io/worker-group-replica-name"] for p in now}
         return len(now) == 4 and doomed not in names
 
-    await eventually(rebuilt, timeout=30, message="replica replaced atomically")
-    rc = await get_cluster(kclient, namespace, "mh")
-    assert rc["status"]["desiredWorkerReplicas"] == 4
+    await eventually(rebuilt, timeout=60, message="replica replaced atomically")
+    await wait_status(
+        kclient,
+        namespace,
+        "mh",
+        lambda rc: (rc.get("status") or {}).get("desiredWorkerReplicas") == 4,
+        message="desiredWorkerReplicas 4",
+    )
 
 
 async def test_serve_service_opt_in(operator: Operator, kclient: Client, namespace: str) -> None:
@@ -142,7 +157,7 @@ async def test_serve_service_opt_in(operator: Operator, kclient: Client, namespa
     async def svc() -> dict[str, Any] | None:
         return await get_or_none(kclient, "v1", "Service", "srv-serve-svc", namespace)
 
-    service = await eventually(svc, timeout=20)
+    service = await eventually(svc, timeout=60)
     assert service["spec"]["selector"] == {"ray.io/cluster": "srv"}
     assert service["metadata"]["labels"]["ray.io/serve"] == "srv-serve"
     assert [(p["name"], p["port"]) for p in service["spec"]["ports"]] == [("serve", 8000)]
@@ -164,14 +179,14 @@ async def test_embedded_gcs_storage_pvc(
                 kclient, "v1", "PersistentVolumeClaim", "rocks-gcs-pvc", namespace
             )
 
-        claim = await eventually(pvc, timeout=20, message="gcs pvc")
+        claim = await eventually(pvc, timeout=60, message="gcs pvc")
         assert claim["spec"]["resources"]["requests"]["storage"] == "2Gi"
 
         async def head() -> dict[str, Any] | None:
             heads = await pods_of(kclient, namespace, "rocks", **HEAD)
             return heads[0] if heads else None
 
-        pod = await eventually(head, timeout=20)
+        pod = await eventually(head, timeout=60)
         env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
         assert env["RAY_gcs_storage"] == "rocksdb"
         volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
@@ -202,6 +217,6 @@ async def test_history_server_collector_sidecar(
             pods = await pods_of(kclient, namespace, "hist")
             return pods if len(pods) == 2 else None
 
-        for pod in await eventually(two, timeout=30):
+        for pod in await eventually(two, timeout=60):
             names = [c["name"] for c in pod["spec"]["containers"]]
             assert "ray-history-collector" in names

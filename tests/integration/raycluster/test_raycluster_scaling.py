@@ -7,15 +7,15 @@ from typing import Any
 
 from kuberay.kube import Client
 from kuberay.reconcile import Request
-from tests.helpers import eventually
+from tests.helpers import eventually, wait_quiet
 from tests.integration.raycluster.conftest import Operator, start_operator
 from tests.integration.raycluster.helpers import (
     all_running,
     condition,
-    events_for,
     get_cluster,
     pods_of,
     raycluster,
+    wait_event_reasons,
 )
 
 WORKER = {"ray.io/node-type": "worker"}
@@ -25,7 +25,7 @@ async def count(client: Client, ns: str, name: str, **labels: str) -> int:
     return len(await pods_of(client, ns, name, **labels))
 
 
-async def wait_workers(client: Client, ns: str, name: str, n: int, timeout: float = 30) -> None:
+async def wait_workers(client: Client, ns: str, name: str, n: int, timeout: float = 60) -> None:
     async def ok() -> bool:
         return await count(client, ns, name, **WORKER) == n
 
@@ -72,7 +72,7 @@ async def test_deleted_worker_is_replaced_once(
         names = {p["metadata"]["name"] for p in await pods_of(kclient, namespace, "heal", **WORKER)}
         return len(names) == 3 and victim["metadata"]["name"] not in names
 
-    await eventually(replaced, timeout=30, message="worker replaced")
+    await eventually(replaced, timeout=60, message="worker replaced")
     await asyncio.sleep(1.5)
     assert await count(kclient, namespace, "heal", **WORKER) == 3
 
@@ -91,9 +91,8 @@ async def test_failed_pods_are_replaced(
         heads = await pods_of(kclient, namespace, "failed", **{"ray.io/node-type": "head"})
         return len(heads) == 1 and heads[0]["metadata"]["name"] != head["metadata"]["name"]
 
-    await eventually(new_head, timeout=30, message="head replaced")
-    reasons = [e["reason"] for e in await events_for(kclient, namespace, "failed")]
-    assert "DeletedHeadPod" in reasons
+    await eventually(new_head, timeout=60, message="head replaced")
+    await wait_event_reasons(kclient, namespace, "failed", {"DeletedHeadPod"})
 
 
 async def test_workers_to_delete_with_autoscaler(
@@ -102,14 +101,26 @@ async def test_workers_to_delete_with_autoscaler(
     await kclient.create(raycluster("autoscaled", namespace, enableInTreeAutoscaling=True))
     await wait_workers(kclient, namespace, "autoscaled", 3)
     # Autoscaler RBAC exists with KubeRay's names.
-    await kclient.get("v1", "ServiceAccount", "autoscaled", namespace)
-    role = await kclient.get("rbac.authorization.k8s.io/v1", "Role", "autoscaled", namespace)
+    await eventually(
+        lambda: kclient.get("v1", "ServiceAccount", "autoscaled", namespace),
+        timeout=60,
+        message="autoscaler ServiceAccount",
+    )
+    role = await eventually(
+        lambda: kclient.get("rbac.authorization.k8s.io/v1", "Role", "autoscaled", namespace),
+        timeout=60,
+        message="autoscaler Role",
+    )
     assert {
         "apiGroups": ["ray.io"],
         "resources": ["rayclusters"],
         "verbs": ["get", "patch"],
     } in role["rules"]
-    await kclient.get("rbac.authorization.k8s.io/v1", "RoleBinding", "autoscaled", namespace)
+    await eventually(
+        lambda: kclient.get("rbac.authorization.k8s.io/v1", "RoleBinding", "autoscaled", namespace),
+        timeout=60,
+        message="autoscaler RoleBinding",
+    )
     head = (await pods_of(kclient, namespace, "autoscaled", **{"ray.io/node-type": "head"}))[0]
     assert [c["name"] for c in head["spec"]["containers"]] == ["ray-head", "autoscaler"]
 
@@ -133,7 +144,7 @@ async def test_workers_to_delete_with_autoscaler(
         }
         return len(names) == 2 and victim not in names
 
-    await eventually(exact, timeout=30, message="named worker deleted")
+    await eventually(exact, timeout=60, message="named worker deleted")
     rc = await get_cluster(kclient, namespace, "autoscaled")
     # The operator leaves the list for the autoscaler to clear.
     assert rc["spec"]["workerGroupSpecs"][0]["scaleStrategy"]["workersToDelete"] == [
@@ -157,7 +168,7 @@ async def test_suspend_and_resume(operator: Operator, kclient: Client, namespace
             and await count(kclient, namespace, "sus") == 0
         )
 
-    await eventually(suspended, timeout=30, message="suspended")
+    await eventually(suspended, timeout=60, message="suspended")
     await kclient.get("v1", "Service", "sus-head-svc", namespace)  # services stay
     await patch_spec(kclient, namespace, "sus", {"suspend": False})
     await wait_workers(kclient, namespace, "sus", 2)
@@ -167,7 +178,7 @@ async def test_suspend_and_resume(operator: Operator, kclient: Client, namespace
         c = condition(rc, "RayClusterSuspended")
         return c is not None and c["status"] == "False"
 
-    await eventually(resumed, timeout=20)
+    await eventually(resumed, timeout=60)
     assert await count(kclient, namespace, "sus", **{"ray.io/node-type": "head"}) == 1
 
 
@@ -183,8 +194,10 @@ async def test_unchanged_world_makes_zero_writes(
             "state"
         ) == "ready"
 
-    await eventually(ready, timeout=20)
-    await asyncio.sleep(3.0)  # let the 2 s post-write requeue settle
+    await eventually(ready, timeout=60)
+    # Let the 2 s post-write requeue (and any pass still in flight) settle: no write by
+    # this shared client for a while, every Event written.
+    await wait_quiet(lambda: kclient.stats.writes, quiet=3.0, timeout=60, message="writes")
     await operator.reconciler.ctx.recorder.flush()
     before = kclient.stats.writes
     for _ in range(3):
@@ -205,10 +218,10 @@ async def test_invalid_spec_gets_condition_and_event(
         rc = await get_cluster(kclient, namespace, "invalid")
         return condition(rc, "InvalidSpec")
 
-    cond = await eventually(flagged, timeout=20, message="InvalidSpec condition")
+    cond = await eventually(flagged, timeout=60, message="InvalidSpec condition")
     assert cond["status"] == "True" and cond["reason"] == "InvalidRayClusterSpec"
     assert "workerGroupSpecs[0]" in cond["message"]
-    events = await events_for(kclient, namespace, "invalid")
+    events = await wait_event_reasons(kclient, namespace, "invalid", {"InvalidRayClusterSpec"})
     warning = [e for e in events if e["reason"] == "InvalidRayClusterSpec"]
     assert warning and warning[0]["type"] == "Warning"
     assert "workerGroupSpecs[0]" in warning[0]["message"]
@@ -221,7 +234,11 @@ async def test_invalid_spec_gets_condition_and_event(
     groups[0].update({"minReplicas": 0, "maxReplicas": 4, "replicas": 1})
     await patch_spec(kclient, namespace, "invalid", {"workerGroupSpecs": groups})
     await wait_workers(kclient, namespace, "invalid", 1)
-    assert condition(await get_cluster(kclient, namespace, "invalid"), "InvalidSpec") is None
+
+    async def cleared() -> bool:  # the status is written after the pods are made
+        return condition(await get_cluster(kclient, namespace, "invalid"), "InvalidSpec") is None
+
+    await eventually(cleared, timeout=60, message="InvalidSpec condition cleared")
 
 
 async def test_burst_of_clusters_converges_without_duplicates(
@@ -235,7 +252,7 @@ async def test_burst_of_clusters_converges_without_duplicates(
             pods, _ = await kclient.list_all("v1", "Pod", namespace)
             return len(pods) == 50 * 3
 
-        await eventually(converged, timeout=120, interval=1.0, message="150 pods")
+        await eventually(converged, timeout=240, interval=1.0, message="150 pods")
         await asyncio.sleep(3.0)
         pods, _ = await kclient.list_all("v1", "Pod", namespace)
         assert len(pods) == 150

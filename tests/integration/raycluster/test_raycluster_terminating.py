@@ -81,7 +81,7 @@ async def three_held_workers(client: Client, ns: str, name: str, **spec: Any) ->
         pods = await worker_pods(client, ns, name)
         return pods if len(names(pods, terminating=False)) == 3 else None
 
-    pods = await eventually(three, timeout=30, message="3 workers")
+    pods = await eventually(three, timeout=60, message="3 workers")
     workers = names(pods, terminating=False)
     for pod in workers:
         await set_finalizers(client, ns, pod, [HOLD])
@@ -106,7 +106,7 @@ async def release_and_wait_gone(client: Client, ns: str, pod: str) -> None:
             return True
         return False
 
-    await eventually(gone, timeout=20, message=f"{pod} gone")
+    await eventually(gone, timeout=60, message=f"{pod} gone")
 
 
 async def test_victim_stuck_terminating_past_ttl_keeps_healthy_workers(
@@ -121,7 +121,7 @@ async def test_victim_stuck_terminating_past_ttl_keeps_healthy_workers(
         doomed = names(pods, terminating=True)
         return doomed if len(doomed) == 1 else None
 
-    victim = (await eventually(one_terminating, timeout=30, message="victim terminating")).pop()
+    victim = (await eventually(one_terminating, timeout=60, message="victim terminating")).pop()
     survivors = workers - {victim}
     await assert_live_workers_stay(kclient, op, ns, "stuck", survivors)
     await release_and_wait_gone(kclient, ns, victim)
