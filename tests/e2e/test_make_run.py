@@ -125,7 +125,7 @@ def test_make_run_sample_goes_ready_and_ctrl_c_stops_all(
         rc = api.get("/apis/ray.io/v1/namespaces/default/rayclusters/raycluster-minimal")
         return (rc.get("status") or {}).get("state") == "ready"
 
-    _wait_for("raycluster-minimal ready", ready, 60, log)
+    _wait_for("raycluster-minimal ready", ready, 120, log)
     record_timing(f"make run: {api.name} apply sample -> ready", time.monotonic() - applied)
     pods = api.get(
         "/api/v1/namespaces/default/pods?labelSelector=ray.io/cluster%3Draycluster-minimal"

@@ -200,7 +200,7 @@ async def test_watches_recover_after_apiserver_restart(
         await set_replicas(admin, ns, "restart", 3)
         return True
 
-    await eventually(patched, timeout=30, message="patch after the apiserver restart")
+    await eventually(patched, timeout=60, message="patch after the apiserver restart")
     await wait_workers(admin, ns, "restart", 3, e2e_cluster.timeout(60))
     record_timing("after apiserver restart: scale 1 -> 3", time.monotonic() - began)
     assert op.alive

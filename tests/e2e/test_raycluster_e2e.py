@@ -124,24 +124,29 @@ async def test_probes_and_metrics(shared_operator: OperatorProcess, admin: Clien
         return await shared_operator.reconciles() > before
 
     await eventually(reconciled, timeout=60, message="a reconcile counted in /metrics")
-    samples = await shared_operator.metrics()
-    for name in (
-        "controller_runtime_reconcile_total",
-        "controller_runtime_reconcile_errors_total",
-        "controller_runtime_reconcile_time_seconds_bucket",
-        "controller_runtime_max_concurrent_reconciles",
-        "controller_runtime_active_workers",
-        "workqueue_depth",
-        "workqueue_adds_total",
-        "workqueue_queue_duration_seconds_bucket",
-        "workqueue_work_duration_seconds_bucket",
-        "workqueue_retries_total",
-        "leader_election_master_status",
-    ):
-        assert name in samples, f"/metrics lacks {name}"
-    controllers = {labels.get("controller") for labels, _ in samples["workqueue_depth"]}
-    assert CONTROLLER in controllers, controllers
-    assert metric_sum(samples, "controller_runtime_max_concurrent_reconciles") >= 1
+
+    async def complete() -> bool:  # scraped until every series is there
+        samples = await shared_operator.metrics()
+        for name in (
+            "controller_runtime_reconcile_total",
+            "controller_runtime_reconcile_errors_total",
+            "controller_runtime_reconcile_time_seconds_bucket",
+            "controller_runtime_max_concurrent_reconciles",
+            "controller_runtime_active_workers",
+            "workqueue_depth",
+            "workqueue_adds_total",
+            "workqueue_queue_duration_seconds_bucket",
+            "workqueue_work_duration_seconds_bucket",
+            "workqueue_retries_total",
+            "leader_election_master_status",
+        ):
+            assert name in samples, f"/metrics lacks {name}"
+        controllers = {labels.get("controller") for labels, _ in samples["workqueue_depth"]}
+        assert CONTROLLER in controllers, controllers
+        assert metric_sum(samples, "controller_runtime_max_concurrent_reconciles") >= 1
+        return True
+
+    await eventually(complete, timeout=60, message="/metrics series")
 
 
 async def test_sample_becomes_ready(
@@ -200,8 +205,12 @@ async def test_scale_up_and_down(
     await eventually(terminated, timeout=e2e_cluster.timeout(60), message="extra workers gone")
     await asyncio.sleep(1.0)
     assert len(await workers(admin, ns, "scale")) == 1
-    rc = await get_cluster(admin, ns, "scale")
-    assert rc["status"]["desiredWorkerReplicas"] == 1
+
+    async def desired_one() -> bool:  # the status is written after the pods change
+        rc = await get_cluster(admin, ns, "scale")
+        return (rc.get("status") or {}).get("desiredWorkerReplicas") == 1
+
+    await eventually(desired_one, timeout=e2e_cluster.timeout(60), message="desired 1 worker")
 
 
 async def test_delete_garbage_collects_children(

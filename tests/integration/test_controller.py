@@ -113,14 +113,14 @@ async def test_error_backs_off_and_retries(kclient: Client, namespace: str) -> N
     mgr.controller("flaky").for_("v1", "ConfigMap").with_options(rate_limiter=limiter).complete(rec)
     req = Request(namespace, "flaky")
     async with running(mgr):
-        await eventually(lambda: rec.count(req) >= 4, timeout=20, message="retried until success")
+        await eventually(lambda: rec.count(req) >= 4, timeout=60, message="retried until success")
         await asyncio.sleep(0.5)
         assert rec.count(req) == 4  # success stops the retries
     times = [t for r, t in rec.calls if r == req]
     gaps = [b - a for a, b in itertools.pairwise(times)]
-    # 0.2 s, 0.4 s, 0.8 s backoff (scheduling adds a little).
+    # 0.2 s, 0.4 s, 0.8 s backoff (scheduling adds a little; on a busy machine, more).
     for gap, want in zip(gaps, [0.2, 0.4, 0.8], strict=True):
-        assert want * 0.9 <= gap <= want + 0.5, gaps
+        assert want * 0.9 <= gap <= want + 2.0, gaps
     assert limiter.num_requeues(req) == 0  # forgotten after success
 
 
@@ -131,10 +131,10 @@ async def test_requeue_after_fires(kclient: Client, namespace: str) -> None:
     mgr.controller("periodic").for_("v1", "ConfigMap").complete(rec)
     req = Request(namespace, "periodic")
     async with running(mgr):
-        await eventually(lambda: rec.count(req) >= 3, timeout=10)
+        await eventually(lambda: rec.count(req) >= 3, timeout=60)
     times = [t for r, t in rec.calls if r == req]
-    assert 0.45 <= times[1] - times[0] <= 1.5
-    assert 0.45 <= times[2] - times[1] <= 1.5
+    assert 0.45 <= times[1] - times[0] <= 3.0
+    assert 0.45 <= times[2] - times[1] <= 3.0
 
 
 async def test_metrics_and_probes(kclient: Client, namespace: str) -> None:
@@ -151,8 +151,19 @@ async def test_metrics_and_probes(kclient: Client, namespace: str) -> None:
         await eventually(lambda: rec.count(Request(namespace, "m")) >= 1)
         metrics_port = mgr.servers["metrics"].port
         probes_port = mgr.servers["probes"].port
-        async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as resp:
-            text = await resp.text()
+
+        success = 'controller_runtime_reconcile_total{controller="metrics-test",result="success"}'
+
+        async def counted() -> str | None:
+            async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as resp:
+                text = await resp.text()
+            for line in text.splitlines():
+                if line.startswith(success + " ") and float(line.split()[-1]) >= 1:
+                    return text
+            return None
+
+        # The reconcile counters are bumped after the reconcile returns: poll for them.
+        text = await eventually(counted, timeout=30, message="reconcile counted")
         for series in (
             'controller_runtime_reconcile_total{controller="metrics-test",result="success"}',
             'controller_runtime_reconcile_errors_total{controller="metrics-test"}',
@@ -200,14 +211,14 @@ async def test_leader_election_hands_over(kubeconfig_path: Path, namespace: str)
     try:
         req = Request(namespace, "le")
         await eventually(
-            lambda: any(r.count(req) for r in recs), timeout=20, message="someone leads"
+            lambda: any(r.count(req) for r in recs), timeout=60, message="someone leads"
         )
         leader = 0 if recs[0].count(req) else 1
         standby = 1 - leader
         await asyncio.sleep(2.0)
         # Only the leader reconciles, even when the object changes.
         await clients[0].patch("v1", "ConfigMap", "le", {"data": {"a": "1"}}, namespace)
-        await eventually(lambda: recs[leader].count(req) >= 2, timeout=10)
+        await eventually(lambda: recs[leader].count(req) >= 2, timeout=60)
         assert recs[standby].count(req) == 0
         lease = await clients[0].get("coordination.k8s.io/v1", "Lease", lease_id, namespace)
         assert lease["spec"]["holderIdentity"] == mgrs[leader].elector.identity  # type: ignore[union-attr]
@@ -217,9 +228,14 @@ async def test_leader_election_hands_over(kubeconfig_path: Path, namespace: str)
         mgrs[leader].stop()
         await asyncio.wait_for(tasks[leader], 20)
         await eventually(
-            lambda: recs[standby].count(req) >= 1, timeout=10, message="standby took over"
+            lambda: mgrs[standby].leading.is_set(), timeout=60, message="standby leads"
         )
-        assert time.monotonic() - stopped_at < 4.0 + 1.0
+        # Released, not expired: the standby need not wait out the 4 s lease (the slack is
+        # for a busy machine).
+        assert time.monotonic() - stopped_at < 4.0 + 3.0
+        await eventually(
+            lambda: recs[standby].count(req) >= 1, timeout=60, message="standby took over"
+        )
         lease = await clients[0].get("coordination.k8s.io/v1", "Lease", lease_id, namespace)
         assert lease["spec"]["holderIdentity"] == mgrs[standby].elector.identity  # type: ignore[union-attr]
         assert lease["spec"]["leaseTransitions"] >= 1
@@ -250,7 +266,7 @@ async def test_leader_that_cannot_renew_steps_down(kclient: Client, namespace: s
     mgr.controller("steal").for_("v1", "ConfigMap").complete(rec)
     task = asyncio.create_task(mgr.run())
     try:
-        await eventually(lambda: mgr.leading.is_set(), timeout=15)
+        await eventually(lambda: mgr.leading.is_set(), timeout=60)
         # Someone else grabs the lease for a long time.
         lease = await kclient.get("coordination.k8s.io/v1", "Lease", "steal", namespace)
         lease["spec"]["holderIdentity"] = "intruder"
@@ -259,7 +275,7 @@ async def test_leader_that_cannot_renew_steps_down(kclient: Client, namespace: s
         from kuberay.reconcile import LeaderElectionLost
 
         with pytest.raises(LeaderElectionLost):
-            await asyncio.wait_for(task, 15)
+            await asyncio.wait_for(task, 60)
         assert not mgr.leading.is_set()
     finally:
         mgr.stop()
@@ -321,10 +337,12 @@ async def test_core_v1_event_recorder_writes_and_aggregates(
 async def test_clean_stop_releases_lease_after_draining(kclient: Client, namespace: str) -> None:
     """A stop while a reconcile is in flight drains it, then clears the lease holder."""
     await kclient.create(cm("slow", namespace))
+    started: list[float] = []
     finished: list[float] = []
 
     class Slow:
         async def reconcile(self, request: Request) -> Result:
+            started.append(time.monotonic())
             await asyncio.sleep(3.0)
             finished.append(time.monotonic())
             return Result()
@@ -341,8 +359,8 @@ async def test_clean_stop_releases_lease_after_draining(kclient: Client, namespa
     )
     mgr.controller("slow").for_("v1", "ConfigMap").complete(Slow())
     task = asyncio.create_task(mgr.run())
-    await eventually(lambda: mgr.leading.is_set(), timeout=15)
-    await asyncio.sleep(0.5)  # the reconcile is now in flight
+    await eventually(lambda: mgr.leading.is_set(), timeout=60)
+    await eventually(lambda: started, timeout=60, message="reconcile in flight")
     mgr.stop()
     await asyncio.wait_for(task, 30)
     assert finished, "the in-flight reconcile was drained, not cut"
@@ -429,18 +447,18 @@ async def test_leader_whose_renewals_stall_stops_writing_at_once_and_run_fails(
     watcher = asyncio.create_task(watch_expiry())
     try:
         await eventually(
-            lambda: writes_while_leading >= 20 and renewed_at, timeout=20, message="writing"
+            lambda: writes_while_leading >= 20 and renewed_at, timeout=60, message="writing"
         )
         stalled.set()
         lease = await admin.get("coordination.k8s.io/v1", "Lease", "stall", namespace)
         lease["spec"]["holderIdentity"] = "intruder"
         await admin.update(lease)
         with pytest.raises(LeaderElectionLost):
-            await asyncio.wait_for(task, 20)
+            await asyncio.wait_for(task, 60)
         assert writes_after_loss == 0, "the leader kept writing after losing its lease"
         assert not mgr.leading.is_set()
         # Stepped down within the renew deadline, so before the lease could expire.
-        await asyncio.wait_for(watcher, 1)
+        await asyncio.wait_for(watcher, 10)
         last_renewal = max(t for t in renewed_at if t < expired_at[0])
         assert expired_at[0] - last_renewal < 4.0
         # Nothing lingers: no write reaches the apiserver after run() ended.

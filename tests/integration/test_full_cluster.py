@@ -35,7 +35,7 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
 ROOT = Path(__file__).resolve().parents[2]
-READY_TIMEOUT = 30.0
+READY_TIMEOUT = 60.0  # generous: CI machines are shared and busy
 BURST_PODS = 200
 
 T = TypeVar("T")

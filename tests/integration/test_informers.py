@@ -241,7 +241,7 @@ async def test_metadata_only_cache_holds_secrets_without_their_data(
                 )
                 == "2"
             ),
-            timeout=15,
+            timeout=60,
         )
         for obj in cache.list("v1", "Secret", namespace):
             assert obj["kind"] == "Secret" and "data" not in obj, obj

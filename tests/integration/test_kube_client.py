@@ -123,7 +123,7 @@ async def test_watch_streams_events_and_expired_rv_is_gone(kclient: Client, name
     await kclient.create(cm("w", namespace))
     await kclient.patch("v1", "ConfigMap", "w", {"data": {"a": "b"}}, namespace)
     await kclient.delete("v1", "ConfigMap", "w", namespace)
-    await asyncio.wait_for(task, 20)
+    await asyncio.wait_for(task, 60)
     assert seen == [("ADDED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
 
 

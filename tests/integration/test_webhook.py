@@ -182,7 +182,7 @@ async def _wait_active(env: Env) -> None:
             return "denied the request" in exc.message
         return False
 
-    await eventually(denied, timeout=30, message="webhook configuration not active")
+    await eventually(denied, timeout=60, message="webhook configuration not active")
 
 
 @pytest.mark.parametrize("kind", ["RayCluster", "RayJob", "RayService"])

@@ -210,8 +210,10 @@ def trickled_list(chunks: int, gap: float) -> Handler:
 
 
 async def test_a_list_slower_in_total_than_the_timeout_but_steady_succeeds() -> None:
-    async with http_server(trickled_list(chunks=8, gap=0.1)) as port:
-        client = make_client(port, request_timeout=0.5)
+    # 8 chunks 0.25 s apart: 2 s in total, more than the timeout; each gap well below it
+    # (with room for a busy machine).
+    async with http_server(trickled_list(chunks=8, gap=0.25)) as port:
+        client = make_client(port, request_timeout=1.5)
         try:
             items, rv = await client.list_all("v1", "ConfigMap", "ns")
         finally:

@@ -50,7 +50,7 @@ async def test_blocked_get_receives_delayed_item(q: DelayingQueue[str], clock: F
     await settle()
     assert not getter.done()
     clock.advance(1000.0)
-    assert await asyncio.wait_for(getter, timeout=1) == ("a", False)
+    assert await asyncio.wait_for(getter, timeout=10) == ("a", False)
 
 
 async def test_non_positive_delay_adds_immediately(q: DelayingQueue[str]) -> None:
@@ -163,7 +163,7 @@ async def test_shutdown_with_drain_waits_for_in_flight_and_stops_task(
     await settle()
     assert not drain.done()
     q.done("a")
-    await asyncio.wait_for(drain, timeout=1)
+    await asyncio.wait_for(drain, timeout=10)
     assert q._task is None
     assert not clock.has_waiters()
 
@@ -175,7 +175,7 @@ async def test_aclose_stops_background_task(clock: FakeClock) -> None:
     assert clock.has_waiters()
     task = q._task
     assert task is not None
-    await asyncio.wait_for(q.aclose(), timeout=1)
+    await asyncio.wait_for(q.aclose(), timeout=10)
     assert task.done() and not task.cancelled()
     assert not clock.has_waiters()
 
@@ -189,7 +189,7 @@ def test_add_after_outside_event_loop_is_kept_until_started() -> None:
     async def scenario() -> tuple[str | None, bool]:
         q.start()
         clock.advance(1.0)
-        result = await asyncio.wait_for(q.get(), timeout=1)
+        result = await asyncio.wait_for(q.get(), timeout=10)
         await q.aclose()
         return result
 
@@ -206,6 +206,6 @@ async def test_real_clock_short_delay() -> None:
     q: DelayingQueue[str] = DelayingQueue(clock=RealClock())
     try:
         q.add_after("a", 0.02)
-        assert await asyncio.wait_for(q.get(), timeout=2) == ("a", False)
+        assert await asyncio.wait_for(q.get(), timeout=10) == ("a", False)
     finally:
         await q.aclose()

@@ -16,7 +16,7 @@ async def settle(rounds: int = 20) -> None:
 
 
 async def get_now(q: Queue[str]) -> str:
-    item, shutdown = await asyncio.wait_for(q.get(), timeout=1)
+    item, shutdown = await asyncio.wait_for(q.get(), timeout=10)
     assert not shutdown
     assert item is not None
     return item
@@ -68,7 +68,7 @@ async def test_get_blocks_until_add() -> None:
     await settle()
     assert not getter.done()
     q.add("x")
-    assert await asyncio.wait_for(getter, timeout=1) == ("x", False)
+    assert await asyncio.wait_for(getter, timeout=10) == ("x", False)
 
 
 async def test_each_add_wakes_one_waiting_getter() -> None:
@@ -94,7 +94,7 @@ async def test_cancelled_getter_does_not_lose_an_item() -> None:
     first.cancel()  # ...which is cancelled before it can take the item.
     await settle()
     assert first.cancelled()
-    assert await asyncio.wait_for(second, timeout=1) == ("a", False)
+    assert await asyncio.wait_for(second, timeout=10) == ("a", False)
 
 
 async def test_shutdown_wakes_getters() -> None:
@@ -102,7 +102,7 @@ async def test_shutdown_wakes_getters() -> None:
     getter = asyncio.create_task(q.get())
     await settle()
     q.shutdown()
-    assert await asyncio.wait_for(getter, timeout=1) == (None, True)
+    assert await asyncio.wait_for(getter, timeout=10) == (None, True)
     assert q.shutting_down()
 
 
@@ -137,7 +137,7 @@ async def test_shutdown_with_drain_waits_for_in_flight_not_queued() -> None:
     assert not drain.done()
     assert await q.get() == (None, True), "queued 'b' is not handed out while draining"
     q.done("a")
-    await asyncio.wait_for(drain, timeout=1)
+    await asyncio.wait_for(drain, timeout=10)
 
 
 async def test_shutdown_with_drain_waits_for_in_flight_items() -> None:
@@ -154,12 +154,12 @@ async def test_shutdown_with_drain_waits_for_in_flight_items() -> None:
     await settle()
     assert not drain.done()
     q.done("b")
-    await asyncio.wait_for(drain, timeout=1)
+    await asyncio.wait_for(drain, timeout=10)
 
 
 async def test_shutdown_with_drain_returns_at_once_when_idle() -> None:
     q: Queue[str] = Queue()
-    await asyncio.wait_for(q.shutdown_with_drain(), timeout=1)
+    await asyncio.wait_for(q.shutdown_with_drain(), timeout=10)
     assert q.shutting_down()
 
 
@@ -189,7 +189,7 @@ async def test_an_item_is_never_processed_by_two_workers_at_once() -> None:
         await asyncio.sleep(0)
     await settle(200)
     await q.shutdown_with_drain()
-    await asyncio.wait_for(asyncio.gather(*workers), timeout=1)
+    await asyncio.wait_for(asyncio.gather(*workers), timeout=10)
     assert set(range(20)) <= set(processed)
     assert not in_flight
 
