@@ -239,9 +239,9 @@ class _Api:
             path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
             while True:
                 crd = self.call("GET", path)
-                conds = {
-                    c["type"]: c["status"] for c in crd.get("status", {}).get("conditions", [])
-                }
+                # Right after the create the status exists with "conditions": null.
+                conditions = (crd.get("status") or {}).get("conditions") or []
+                conds = {c["type"]: c["status"] for c in conditions}
                 if conds.get("Established") == "True":
                     break
                 if time.monotonic() > deadline:
