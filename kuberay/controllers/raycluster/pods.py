@@ -134,6 +134,7 @@ class PodReconciler:
     async def run(self) -> None:
         """Bring the cluster's pods to the desired state (raises ReconcileError)."""
         self._forget_removed_groups()
+        self._observe_all()
         if await self._suspend():
             return
         cluster_hash = ray_cluster_recreate_hash(self.cluster)
@@ -142,6 +143,15 @@ class PodReconciler:
         await self._reconcile_head(cluster_hash)
         for group in self.spec.get("workerGroupSpecs") or []:
             await self._reconcile_group(group)
+
+    def _observe_all(self) -> None:
+        """Settle every group's expectations against the cache on every pass, not only
+        in the groups' own reconcile: suspension and Recreate delete pods without
+        getting there, and a created pod deleted before any pass observed it would
+        hold its group until the expectation TTL."""
+        pods = {p["metadata"]["name"] for p in self._pods()}
+        for owner in self.ctx.expectations.owners(_key(self.cluster, "")):
+            self.ctx.expectations.observe(owner, lambda n: n in pods)
 
     def _forget_removed_groups(self) -> None:
         """Drop the expectations of worker groups no longer in the spec."""

@@ -304,6 +304,23 @@ async def test_suspended_group_delete_failure_event_reason() -> None:
     }
 
 
+async def test_pods_suspended_before_any_pass_observed_them_do_not_hold_the_resume() -> None:
+    """Suspension deletes pods without reaching the groups' reconcile: their creations
+    must still count as observed, or the resumed cluster waits out the expectation TTL."""
+    h = Harness(new_cluster(replicas=2))
+    await h.reconcile()  # head + 2 workers created; no later pass has observed them
+    assert len(h.world.pods) == 3
+    h.cluster["spec"]["suspend"] = True
+    h.cluster["status"] = {"conditions": [{"type": "RayClusterSuspending", "status": "True"}]}
+    await h.reconcile()
+    assert h.world.pods == {}
+    h.cluster["spec"]["suspend"] = False
+    h.cluster["status"] = {}
+    await h.reconcile(tick=1)  # well within the TTL
+    assert len(h.world.workers()) == 2
+    assert len(h.world.pods) == 3
+
+
 async def test_failed_recreate_restamp_does_not_abort_the_pass() -> None:
     h = Harness(new_cluster(replicas=1, upgradeStrategy={"type": "Recreate"}))
     await h.converge()
