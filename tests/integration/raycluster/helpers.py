@@ -141,3 +141,19 @@ async def wait_status(
         poll, timeout=timeout, interval=0.2, message=f"{name}: {message}"
     )
     return result
+
+
+async def wait_observed(operator: Any, namespace: str, name: str, *, timeout: float = 60.0) -> None:
+    """Wait until the in-process ``operator`` has seen in its cache every pod it created
+    or deleted for cluster ``name`` (no pending expectations). Deleting one of its pods
+    before then races the operator: a pod gone before any pass saw it holds its group
+    until the expectation TTL (as in KubeRay)."""
+    expectations = operator.reconciler.ctx.expectations
+    prefix = f"{namespace}/{name}/"
+
+    def settled() -> bool:
+        pending = {o: expectations.pending(o) for o in expectations.owners(prefix)}
+        assert all(expectations.satisfied(o) for o in pending), f"pending: {pending}"
+        return True
+
+    await eventually(settled, timeout=timeout, message=f"operator observed the pods of {name}")

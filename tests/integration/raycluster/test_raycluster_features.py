@@ -15,6 +15,7 @@ from tests.integration.raycluster.helpers import (
     pods_of,
     raycluster,
     wait_event_reasons,
+    wait_observed,
     wait_status,
 )
 
@@ -127,6 +128,7 @@ async def test_multi_host_group_and_headless_service(
     assert svc["spec"]["clusterIP"] == "None"
     assert svc["spec"]["selector"] == {"ray.io/cluster": "mh", "ray.io/node-type": "worker"}
     # Losing one host deletes its whole replica and a complete one replaces it.
+    await wait_observed(operator, namespace, "mh")
     victim = pods[0]
     await kclient.delete("v1", "Pod", victim["metadata"]["name"], namespace, grace_period_seconds=0)
     doomed = victim["metadata"]["labels"]["ray.io/worker-group-replica-name"]

@@ -16,6 +16,7 @@ from tests.integration.raycluster.helpers import (
     pods_of,
     raycluster,
     wait_event_reasons,
+    wait_observed,
 )
 
 WORKER = {"ray.io/node-type": "worker"}
@@ -65,6 +66,7 @@ async def test_deleted_worker_is_replaced_once(
 ) -> None:
     await kclient.create(raycluster("heal", namespace))
     await wait_workers(kclient, namespace, "heal", 3)
+    await wait_observed(operator, namespace, "heal")
     victim = (await pods_of(kclient, namespace, "heal", **WORKER))[0]
     await kclient.delete("v1", "Pod", victim["metadata"]["name"], namespace, grace_period_seconds=0)
 
