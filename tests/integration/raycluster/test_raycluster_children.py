@@ -53,14 +53,14 @@ async def test_foreign_head_service_blocks_pods_until_deleted(
     async def warned() -> list[str]:
         return await warning_messages(kclient, namespace, "taken", "FailedToCreateService")
 
-    messages = await eventually(warned, timeout=20, message="FailedToCreateService event")
+    messages = await eventually(warned, timeout=60, message="FailedToCreateService event")
     assert "Service" in messages[0] and f"{namespace}/taken-head-svc" in messages[0]
     assert "owned by someone else" in messages[0]
 
     async def conflicted() -> dict[str, Any] | None:
         return condition(await get_cluster(kclient, namespace, "taken"), CONFLICT)
 
-    cond = await eventually(conflicted, timeout=20, message="conflict condition")
+    cond = await eventually(conflicted, timeout=60, message="conflict condition")
     assert cond["status"] == "True" and cond["reason"] == "FailedToCreateService"
     assert "taken-head-svc" in cond["message"]
     await asyncio.sleep(2.0)  # a few passes later: still nothing created, nothing touched
@@ -80,7 +80,7 @@ async def test_foreign_head_service_blocks_pods_until_deleted(
         pods = await pods_of(kclient, namespace, "taken")
         return owned and len(pods) == 2 and condition(rc, CONFLICT) is None
 
-    await eventually(converged, timeout=40, message="cluster converges once the name is free")
+    await eventually(converged, timeout=60, message="cluster converges once the name is free")
 
 
 async def test_every_child_name_conflict_is_reported(
@@ -146,14 +146,20 @@ async def test_every_child_name_conflict_is_reported(
         async def reported(cname: str = cname, reason: str = reason) -> list[str]:
             return await warning_messages(kclient, ns, cname, reason)
 
-        messages = await eventually(reported, timeout=30, message=f"{cname}: {reason}")
+        messages = await eventually(reported, timeout=60, message=f"{cname}: {reason}")
         assert any(
             f"{ns}/{obj['metadata']['name']}" in m and "owned by someone else" in m
             for m in messages
         ), messages
-        rc = await get_cluster(kclient, ns, cname)
-        cond = condition(rc, CONFLICT)
-        assert cond is not None and cond["reason"] == reason, (cname, rc.get("status"))
+
+        async def flagged(cname: str = cname, reason: str = reason) -> bool:
+            # the status is written after the Event is recorded: poll it too
+            rc = await get_cluster(kclient, ns, cname)
+            cond = condition(rc, CONFLICT)
+            assert cond is not None and cond["reason"] == reason, (cname, rc.get("status"))
+            return True
+
+        await eventually(flagged, timeout=60, message=f"{cname}: {CONFLICT} condition")
         assert await pods_of(kclient, ns, cname) == [], cname
         live = await kclient.get(obj["apiVersion"], obj["kind"], obj["metadata"]["name"], ns)
         assert live["metadata"]["resourceVersion"] == versions[cname], cname
@@ -173,7 +179,7 @@ async def test_user_service_account_with_a_long_name(
             kclient, namespace, "longsa", "AutoscalerServiceAccountNotFound"
         )
 
-    assert sa_name in (await eventually(not_found, timeout=20))[0]
+    assert sa_name in (await eventually(not_found, timeout=60))[0]
     assert await pods_of(kclient, namespace, "longsa") == []
     await kclient.create(
         {
@@ -188,9 +194,13 @@ async def test_user_service_account_with_a_long_name(
         heads = await pods_of(kclient, namespace, "longsa", **{"ray.io/node-type": "head"})
         return heads[0] if heads else None
 
-    pod = await eventually(head, timeout=40, message="head pod once the SA exists")
+    pod = await eventually(head, timeout=60, message="head pod once the SA exists")
     assert pod["spec"]["serviceAccountName"] == sa_name
-    binding = await kclient.get("rbac.authorization.k8s.io/v1", "RoleBinding", "longsa", namespace)
+    binding = await eventually(
+        lambda: kclient.get("rbac.authorization.k8s.io/v1", "RoleBinding", "longsa", namespace),
+        timeout=60,
+        message="autoscaler RoleBinding",
+    )
     assert binding["subjects"][0]["name"] == sa_name
     sa = await kclient.get("v1", "ServiceAccount", sa_name, namespace)
     assert not sa["metadata"].get("ownerReferences")  # the user's, left alone
@@ -217,7 +227,7 @@ async def test_secret_cache_holds_only_operator_secrets(
     async def auth_cached() -> bool:
         return cache.get("v1", "Secret", namespace, "tok") is not None
 
-    await eventually(auth_cached, timeout=20, message="operator-made auth Secret cached")
+    await eventually(auth_cached, timeout=60, message="operator-made auth Secret cached")
     assert cache.get("v1", "Secret", namespace, "user-secret") is None
     cached_names = {s["metadata"]["name"] for s in cache.list("v1", "Secret", namespace)}
     assert cached_names == {"tok"}
@@ -246,7 +256,7 @@ async def test_gcs_pvc_owner_reference_follows_deletion_policy(
         async def unowned() -> bool:
             return await owner_uids() == []
 
-        await eventually(owned, timeout=20, message="PVC owned (DeleteWithCluster)")
+        await eventually(owned, timeout=60, message="PVC owned (DeleteWithCluster)")
 
         async def set_storage(storage: dict[str, Any]) -> None:
             await kclient.patch(
@@ -258,9 +268,9 @@ async def test_gcs_pvc_owner_reference_follows_deletion_policy(
             )
 
         await set_storage({"deletionPolicy": "Retain"})
-        await eventually(unowned, timeout=20, message="owner reference removed on Retain")
+        await eventually(unowned, timeout=60, message="owner reference removed on Retain")
         await set_storage({"deletionPolicy": "DeleteWithCluster"})
-        await eventually(owned, timeout=20, message="owner reference back")
+        await eventually(owned, timeout=60, message="owner reference back")
         # A size change cannot be applied to the claim: one drift warning, claim kept.
         await set_storage({"deletionPolicy": "DeleteWithCluster", "size": "5Gi"})
 
@@ -271,7 +281,7 @@ async def test_gcs_pvc_owner_reference_follows_deletion_policy(
                 if "cannot be reconfigured in place" in m
             ]
 
-        messages = await eventually(drift, timeout=20, message="drift warning")
+        messages = await eventually(drift, timeout=60, message="drift warning")
         assert "requested size 5Gi != current 1Gi" in messages[0]
         await asyncio.sleep(1.0)
         assert len(await drift()) == 1
@@ -298,13 +308,13 @@ async def test_autoscaler_v1_worker_restart_policy_warning(
             if "autoscaler V1" in m
         ]
 
-    messages = await eventually(warned, timeout=20, message="autoscaler v1 warning")
+    messages = await eventually(warned, timeout=60, message="autoscaler v1 warning")
     assert messages[0] == (
         f"RayCluster spec warning {namespace}/asv1: restartPolicy for worker groups "
         "[small-group] should be Never or unset when using autoscaler V1"
     )
     # Only a warning: the cluster is still reconciled.
     heads = await eventually(
-        lambda: pods_of(kclient, namespace, "asv1", **{"ray.io/node-type": "head"}), timeout=20
+        lambda: pods_of(kclient, namespace, "asv1", **{"ray.io/node-type": "head"}), timeout=60
     )
     assert len(heads) == 1

@@ -18,7 +18,7 @@ from kuberay.controllers.raycluster import detect_openshift_api_groups
 from kuberay.kube import Client, NotFound
 from tests.helpers import eventually
 from tests.integration.raycluster.conftest import start_operator
-from tests.integration.raycluster.helpers import events_for, raycluster
+from tests.integration.raycluster.helpers import raycluster, wait_event_reasons
 
 CRD_NAME = "routes.route.openshift.io"
 ROUTE_CRD: dict[str, Any] = {
@@ -66,7 +66,7 @@ async def route_api(kubeconfig_path: Path) -> AsyncIterator[frozenset[str]]:
             await client.list("route.openshift.io/v1", "Route", "default")
             return groups
 
-        yield await eventually(detected, timeout=30, message="Route API served")
+        yield await eventually(detected, timeout=60, message="Route API served")
     finally:
         with contextlib.suppress(NotFound):
             await client.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD_NAME)
@@ -75,7 +75,7 @@ async def route_api(kubeconfig_path: Path) -> AsyncIterator[frozenset[str]]:
             return "route.openshift.io" not in await detect_openshift_api_groups(client)
 
         with contextlib.suppress(AssertionError):
-            await eventually(gone, timeout=30)
+            await eventually(gone, timeout=60)
         await client.close()
 
 
@@ -101,7 +101,7 @@ async def test_route_created_on_openshift(
             except NotFound:
                 return None
 
-        made = await eventually(route, timeout=20, message="head Route")
+        made = await eventually(route, timeout=60, message="head Route")
         rc = await kclient.get("ray.io/v1", "RayCluster", "osr", namespace)
         assert made["metadata"]["labels"] == {
             "ray.io/cluster": "osr",
@@ -121,13 +121,18 @@ async def test_route_created_on_openshift(
         }
         ingresses, _ = await kclient.list_all("networking.k8s.io/v1", "Ingress", namespace)
         assert ingresses == []
-        reasons = [e["reason"] for e in await events_for(kclient, namespace, "osr")]
-        assert "CreatedRoute" in reasons
+        await wait_event_reasons(kclient, namespace, "osr", {"CreatedRoute"})
         # Routes are watched: a deleted Route comes back without any change to the cluster.
-        assert op.manager.cache.get("route.openshift.io/v1", "Route", namespace, "osr-head-route")
+        await eventually(
+            lambda: op.manager.cache.get(
+                "route.openshift.io/v1", "Route", namespace, "osr-head-route"
+            ),
+            timeout=60,
+            message="Route in the operator's cache",
+        )
         await kclient.delete("route.openshift.io/v1", "Route", "osr-head-route", namespace)
         await asyncio.sleep(0.5)
-        await eventually(route, timeout=20, message="Route recreated")
+        await eventually(route, timeout=60, message="Route recreated")
 
 
 async def test_use_ingress_on_openshift(
@@ -149,6 +154,6 @@ async def test_use_ingress_on_openshift(
             except NotFound:
                 return None
 
-        await eventually(ingress, timeout=20, message="Ingress instead of a Route")
+        await eventually(ingress, timeout=60, message="Ingress instead of a Route")
         routes, _ = await kclient.list_all("route.openshift.io/v1", "Route", namespace)
         assert routes == []
