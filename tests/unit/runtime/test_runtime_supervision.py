@@ -65,13 +65,13 @@ async def running(mgr: Manager, ctrl: Controller) -> AsyncIterator[str]:
     probe server's base URL once the controller's workers are started."""
     task = asyncio.create_task(mgr.run())
     try:
-        await eventually(lambda: ctrl.started or task.done(), timeout=10, message="started")
+        await eventually(lambda: ctrl.started or task.done(), timeout=30, message="started")
         if task.done():
             await task
         yield f"http://127.0.0.1:{mgr.servers['probes'].port}"
     finally:
         mgr.stop()
-        await asyncio.wait_for(task, 10)
+        await asyncio.wait_for(task, 30)
         await mgr.client.close()
 
 
@@ -87,7 +87,7 @@ async def healthz_fails(base: str) -> str:
         status, body = await get(f"{base}/healthz")
         return body if status == 500 else None
 
-    body: str = await eventually(failing, timeout=5, message="/healthz answers 500")
+    body: str = await eventually(failing, timeout=30, message="/healthz answers 500")
     return body
 
 
@@ -118,7 +118,7 @@ async def test_a_normal_run_keeps_healthz_200_through_shutdown() -> None:
         for i in range(5):
             ctrl.queue.add(Request("ns", f"r{i}"))
         # Each request runs twice: once at once, once via the delaying queue's loop.
-        await eventually(lambda: len(reconciler.calls) == 10, timeout=5, message="reconciled")
+        await eventually(lambda: len(reconciler.calls) == 10, timeout=30, message="reconciled")
         assert returned == [True]
         await asyncio.sleep(0.2)
         assert await get(f"{base}/healthz") == (200, "ok")
