@@ -111,6 +111,16 @@ class Expectations:
         self._gc(owner, entry)
         return owner not in self._pending
 
+    def expires_in(self, owner: str) -> float | None:
+        """Seconds until ``owner``'s earliest pending creation expires (0 if already
+        due), or None when no creation is pending. Nothing else wakes a controller when
+        an expectation expires (a child deleted before its creation was ever seen sends
+        no event it can act on), so requeue no later than this."""
+        entry = self._pending.get(owner)
+        if entry is None or not entry.adds:
+            return None
+        return max(0.0, min(entry.adds.values()) + self.ttl - self._now())
+
     def pending(self, owner: str) -> tuple[frozenset[str], frozenset[str]]:
         """(names expected to appear, names expected to disappear)."""
         entry = self._pending.get(owner)

@@ -130,7 +130,19 @@ class RayClusterReconciler:
             raise error
         if written:
             return Result(requeue_after=self.ctx.settings.error_requeue_seconds)
-        return Result(requeue_after=self.ctx.settings.requeue_seconds)
+        return Result(requeue_after=self._steady_requeue(request))
+
+    def _steady_requeue(self, request: Request) -> float:
+        """The steady-state requeue, shortened to when a pending pod-creation
+        expectation of this cluster expires (a group waiting on one is not scaled
+        again until then, and no watch event would wake it)."""
+        wait = self.ctx.settings.requeue_seconds
+        expectations = self.ctx.expectations
+        for owner in expectations.owners(f"{request.namespace}/{request.name}/"):
+            due = expectations.expires_in(owner)
+            if due is not None:
+                wait = min(wait, due + 0.1) if wait > 0 else due + 0.1
+        return wait
 
     # ----- validation ---------------------------------------------------------------------
     async def _reject_if_invalid(self, cluster: Obj) -> bool:

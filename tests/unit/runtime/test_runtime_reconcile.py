@@ -196,3 +196,17 @@ def test_expectations_observe_against_cache() -> None:
     cache = {"a", "b"}
     e.observe("k", lambda n: n in cache)
     assert e.satisfied("k")
+
+
+def test_expires_in_counts_down_to_the_earliest_pending_creation() -> None:
+    now = [100.0]
+    e = Expectations(ttl=30, now=lambda: now[0])
+    assert e.expires_in("o") is None
+    e.expect_deletions("o", ["gone"])
+    assert e.expires_in("o") is None  # deletions never expire: nothing to wake for
+    e.expect_creations("o", ["a"])
+    now[0] = 110.0
+    e.expect_creations("o", ["b"])
+    assert e.expires_in("o") == 20.0  # "a" expires first
+    now[0] = 135.0
+    assert e.expires_in("o") == 0.0
