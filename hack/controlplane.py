@@ -1208,6 +1208,9 @@ def cmd_up(
         cp.start()
         timings = ", ".join(f"{k} {v:.1f}s" for k, v in cp.startup_seconds.items())
         print(f"controlplane: ready at {cp.server} ({timings}); logs in {workdir}", file=sys.stderr)
+        if cp.real_node is not None:
+            node = ", ".join(f"{k} {v:.1f}s" for k, v in cp.real_node.timings.items())
+            print(f"controlplane: real node {cp.real_node.name} ({node})", file=sys.stderr)
         print(f"export KUBECONFIG={cp.kubeconfig}", flush=True)
         while True:
             signal.pause()

@@ -111,6 +111,14 @@ def write_docker_archive(
     tmp.rename(out)
 
 
+def archive_tags(archive: Path) -> list[str]:
+    """The RepoTags of a docker archive written by write_docker_archive."""
+    with tarfile.open(archive) as tar:
+        f = tar.extractfile("manifest.json")
+        assert f is not None
+        return [t for entry in json.load(f) for t in entry.get("RepoTags") or ()]
+
+
 def _tar_dir(src: Path, out: Path, members: list[str] | None = None) -> None:
     _run("tar", "--numeric-owner", "--xattrs", "-C", str(src), "-cf", str(out), *(members or ["."]))
 

@@ -166,8 +166,7 @@ class RealNode:
             self._network_up()
             self._start_containerd()
             t0 = time.monotonic()
-            for archive in archives.values():
-                self.ctr("images", "import", str(archive))
+            self._import_images(archives)
             self.timings["image-import"] = time.monotonic() - t0
             self._start_kubelet()
             self._start_kube_proxy()
@@ -192,7 +191,6 @@ class RealNode:
                 fn()
         self._undo.clear()
         cleanup_after_stop(self.dir)
-        shutil.rmtree(self.dir / "containerd", ignore_errors=True)  # ~1.5 GiB of image layers
         self._release_lock()
 
     # ------------------------------------------------------------------ lock
@@ -274,7 +272,7 @@ class RealNode:
         (cni_dir / "net.d" / "10-kuberay.conflist").write_text(json.dumps(conflist, indent=1))
         RUN_DIR.mkdir(parents=True, exist_ok=True)
         self._undo.append(lambda: shutil.rmtree(RUN_DIR, ignore_errors=True))
-        root = self.dir / "containerd"
+        root = containerd_root()
         root.mkdir(parents=True, exist_ok=True)
         cri = 'plugins."io.containerd.grpc.v1.cri"'
         config = f"""version = 2
@@ -308,6 +306,22 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         self._spawn("containerd", ["containerd", "--config", str(self.dir / "containerd.toml")])
         self._wait("containerd", lambda: self.ctr("version", check=False).returncode == 0)
         self.timings["containerd"] = time.monotonic() - t0
+
+    def _import_images(self, archives: dict[str, Path]) -> None:
+        """Import each archive once per containerd root (it persists: imports take ~30 s)."""
+        record = containerd_root() / "kuberay-imported.json"
+        try:
+            done = set(json.loads(record.read_text()))
+        except (OSError, ValueError):
+            done = set()
+        present = set(self.ctr("images", "ls", "-q").stdout.split())
+        for archive in archives.values():
+            tags = images.archive_tags(archive)
+            if archive.name in done and all(t in present for t in tags):
+                continue
+            self.ctr("images", "import", str(archive))
+            done.add(archive.name)
+            record.write_text(json.dumps(sorted(done)))
 
     # ------------------------------------------------------------------ kubelet
     def _start_kubelet(self) -> None:
@@ -484,9 +498,20 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
             time.sleep(0.5 if tasks else 0)
             for task in tasks:
                 _sh("ctr", *crictl, "tasks", "delete", "-f", task, check=False)
+            # the containerd root persists (imported images): drop this run's containers
+            containers = _sh("ctr", *crictl, "containers", "ls", "-q", check=False).stdout.split()
+            if containers:
+                _sh("ctr", *crictl, "containers", "delete", *containers, check=False)
         _unmount_under(self.dir)
         _unmount_under(RUN_DIR)
         _remove_veths()
+
+
+def containerd_root() -> Path:
+    """containerd's root (content, snapshots, metadata): kept between runs so the ~1 GiB of
+    images is imported once per machine; ``$KUBERAY_CONTAINERD_ROOT`` overrides."""
+    base = os.environ.get("KUBERAY_CONTAINERD_ROOT")
+    return Path(base) if base else Path.home() / ".cache" / "kuberay" / "containerd"
 
 
 def _remove_fwd_chain() -> None:
