@@ -53,7 +53,9 @@ PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("KUBERAY_IMAGE_CACHE") or str(Path.home() / ".cache" / "kuberay" / "images")
+    base = os.environ.get("KUBERAY_IMAGE_CACHE") or str(
+        Path.home() / ".cache" / "kuberay" / "images"
+    )
     return Path(base)
 
 
@@ -102,7 +104,10 @@ def write_docker_archive(
     manifest = [{"Config": config_name, "RepoTags": list(tags), "Layers": layer_names}]
     tmp = out.with_suffix(".partial")
     with tarfile.open(tmp, "w") as tar:
-        for name, data in (("manifest.json", json.dumps(manifest).encode()), (config_name, config_bytes)):
+        for name, data in (
+            ("manifest.json", json.dumps(manifest).encode()),
+            (config_name, config_bytes),
+        ):
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
@@ -135,13 +140,23 @@ def build_pause() -> Path:
         root = Path(tmp) / "root"
         root.mkdir()
         env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "", "GO111MODULE": "off"}
-        _run(go, "build", "-trimpath", "-ldflags", "-s -w", "-o", str(root / "pause"),
-             str(HACK / "images" / "pause" / "pause.go"), env=env)
+        _run(
+            go,
+            "build",
+            "-trimpath",
+            "-ldflags",
+            "-s -w",
+            "-o",
+            str(root / "pause"),
+            str(HACK / "images" / "pause" / "pause.go"),
+            env=env,
+        )
         layer = Path(tmp) / "layer.tar"
         _tar_dir(root, layer)
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_docker_archive(out, [layer], {"Entrypoint": ["/pause"], "Env": [f"PATH={PATH_ENV}"]},
-                             (PAUSE_IMAGE,))
+        write_docker_archive(
+            out, [layer], {"Entrypoint": ["/pause"], "Env": [f"PATH={PATH_ENV}"]}, (PAUSE_IMAGE,)
+        )
     _log(f"built {out}")
     return out
 
@@ -178,8 +193,11 @@ def _add_user(rootfs: Path) -> None:
     with (etc / "passwd").open("a") as f:
         f.write(f"ray:x:1000:1000::{RAY_HOME}:/bin/bash\n")
     with (etc / "group").open("a") as f:
-        f.write("ray:x:1000:\nusers:x:100:ray\n" if "users:" not in (etc / "group").read_text()
-                else "ray:x:1000:\n")
+        f.write(
+            "ray:x:1000:\nusers:x:100:ray\n"
+            if "users:" not in (etc / "group").read_text()
+            else "ray:x:1000:\n"
+        )
     with (etc / "shadow").open("a") as f:
         f.write("ray:*:19000:0:99999:7:::\n")
 
@@ -187,8 +205,15 @@ def _add_user(rootfs: Path) -> None:
 def _ray_rootfs(work: Path) -> Path:
     rootfs = work / "rootfs"
     t0 = time.monotonic()
-    _run("debootstrap", "--variant=minbase", f"--include={ROOTFS_PACKAGES}", DEBIAN_SUITE,
-         str(rootfs), DEBIAN_MIRROR, stdout=subprocess.DEVNULL)
+    _run(
+        "debootstrap",
+        "--variant=minbase",
+        f"--include={ROOTFS_PACKAGES}",
+        DEBIAN_SUITE,
+        str(rootfs),
+        DEBIAN_MIRROR,
+        stdout=subprocess.DEVNULL,
+    )
     _log(f"debootstrap {time.monotonic() - t0:.0f}s")
     # this machine's CA bundle (an intercepting proxy may sign PyPI) and resolver, for pip
     shutil.copy2("/etc/ssl/certs/ca-certificates.crt", rootfs / "etc/ssl/certs/ca-certificates.crt")
@@ -197,8 +222,14 @@ def _ray_rootfs(work: Path) -> Path:
     shutil.copy2("/etc/resolv.conf", resolv)
     t0 = time.monotonic()
     _chroot(rootfs, "python3", "-m", "venv", RAY_VENV)
-    _chroot(rootfs, f"{RAY_VENV}/bin/pip", "install", "-q", "--no-cache-dir",
-            f"ray[default]=={RAY_VERSION}")
+    _chroot(
+        rootfs,
+        f"{RAY_VENV}/bin/pip",
+        "install",
+        "-q",
+        "--no-cache-dir",
+        f"ray[default]=={RAY_VERSION}",
+    )
     _log(f"pip install ray[default]=={RAY_VERSION} {time.monotonic() - t0:.0f}s")
     _add_user(rootfs)
     _run("chown", "-R", "1000:1000", str(rootfs / RAY_HOME.lstrip("/")))
@@ -245,7 +276,9 @@ def build_ray() -> Path:
 
 def _package_files() -> list[Path]:
     files = [REPO / "pyproject.toml"]
-    files += sorted(p for p in (REPO / "kuberay").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    files += sorted(
+        p for p in (REPO / "kuberay").rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    )
     return files
 
 
@@ -271,7 +304,9 @@ def build_operator() -> Path:
             layer = outer.extractfile(manifest[0]["Layers"][0])
             assert layer is not None
             _run("tar", "--numeric-owner", "-C", str(rootfs), "-xf", "-", input=layer.read())
-        shutil.copy2("/etc/ssl/certs/ca-certificates.crt", rootfs / "etc/ssl/certs/ca-certificates.crt")
+        shutil.copy2(
+            "/etc/ssl/certs/ca-certificates.crt", rootfs / "etc/ssl/certs/ca-certificates.crt"
+        )
     (rootfs / "etc/resolv.conf").write_text(Path("/etc/resolv.conf").read_text())
     venv = rootfs / "opt/kuberay"
     shutil.rmtree(venv, ignore_errors=True)
@@ -282,8 +317,7 @@ def build_operator() -> Path:
     for extra in ("README.md", "LICENSE"):
         if (REPO / extra).exists():
             shutil.copy2(REPO / extra, src)
-    shutil.copytree(REPO / "kuberay", src / "kuberay",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "kuberay", src / "kuberay", ignore=shutil.ignore_patterns("__pycache__"))
     _chroot(rootfs, "python3", "-m", "venv", "/opt/kuberay")
     _chroot(rootfs, "/opt/kuberay/bin/pip", "install", "-q", "--no-cache-dir", "/tmp/kuberay-src")
     shutil.rmtree(src)
@@ -327,8 +361,10 @@ def main(argv: list[str]) -> int:
     names = argv or list(BUILDERS)
     unknown = [n for n in names if n not in BUILDERS]
     if unknown:
-        print(f"hack/images.py: unknown image {unknown[0]!r}; choose from {', '.join(BUILDERS)}",
-              file=sys.stderr)
+        print(
+            f"hack/images.py: unknown image {unknown[0]!r}; choose from {', '.join(BUILDERS)}",
+            file=sys.stderr,
+        )
         return 2
     try:
         for name, path in ensure(names).items():

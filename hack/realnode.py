@@ -149,8 +149,9 @@ class RealNode:
         return RUN_DIR / "containerd.sock"
 
     def ctr(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return _sh("ctr", "--address", str(self.containerd_socket), "-n", "k8s.io", *args,
-                   check=check)
+        return _sh(
+            "ctr", "--address", str(self.containerd_socket), "-n", "k8s.io", *args, check=check
+        )
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -227,12 +228,27 @@ class RealNode:
         _sh("ip", "route", "add", SERVICE_CIDR, "dev", BRIDGE)
         for cidr in KWOK_RANGES:
             _sh("ip", "route", "replace", "unreachable", cidr)
-            self._undo.append(lambda c=cidr: _sh("ip", "route", "del", "unreachable", c, check=False) and None)
+            self._undo.append(
+                lambda c=cidr: _sh("ip", "route", "del", "unreachable", c, check=False) and None
+            )
         # pods reach the bridge and the host, never another interface
         _sh("iptables", "-N", FWD_CHAIN)
         _sh("iptables", "-A", FWD_CHAIN, "-s", POD_CIDR, "!", "-o", BRIDGE, "-j", "REJECT")
-        _sh("iptables", "-A", FWD_CHAIN, "-d", POD_CIDR, "!", "-i", BRIDGE, "!", "-s", POD_CIDR,
-            "-j", "ACCEPT")
+        _sh(
+            "iptables",
+            "-A",
+            FWD_CHAIN,
+            "-d",
+            POD_CIDR,
+            "!",
+            "-i",
+            BRIDGE,
+            "!",
+            "-s",
+            POD_CIDR,
+            "-j",
+            "ACCEPT",
+        )
         _sh("iptables", "-I", "FORWARD", "1", "-j", FWD_CHAIN)
         self._undo.append(_remove_fwd_chain)
         ip_forward = Path("/proc/sys/net/ipv4/ip_forward")
@@ -277,16 +293,16 @@ class RealNode:
         cri = 'plugins."io.containerd.grpc.v1.cri"'
         config = f"""version = 2
 root = "{root}"
-state = "{RUN_DIR / 'state'}"
+state = "{RUN_DIR / "state"}"
 disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
   "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper",
   "io.containerd.tracing.processor.v1.otlp"]
 [grpc]
   address = "{self.containerd_socket}"
 [ttrpc]
-  address = "{RUN_DIR / 'containerd.sock.ttrpc'}"
+  address = "{RUN_DIR / "containerd.sock.ttrpc"}"
 [plugins."io.containerd.internal.v1.opt"]
-  path = "{root / 'opt'}"
+  path = "{root / "opt"}"
 [{cri}]
   sandbox_image = "{images.PAUSE_IMAGE}"
   restrict_oom_score_adj = true
@@ -298,7 +314,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       runtime_type = "io.containerd.runc.v2"
   [{cri}.cni]
     bin_dir = "{node_deps.cni_bin_dir()}"
-    conf_dir = "{cni_dir / 'net.d'}"
+    conf_dir = "{cni_dir / "net.d"}"
     max_conf_num = 1
 """
         (self.dir / "containerd.toml").write_text(config)
@@ -358,8 +374,12 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
             "podLogsDir": str(self.dir / "pod-logs"),
             "imageGCHighThresholdPercent": 100,
             "imageGCLowThresholdPercent": 99,
-            "evictionHard": {"memory.available": "100Mi", "nodefs.available": "1%",
-                             "imagefs.available": "1%", "nodefs.inodesFree": "1%"},
+            "evictionHard": {
+                "memory.available": "100Mi",
+                "nodefs.available": "1%",
+                "imagefs.available": "1%",
+                "nodefs.inodesFree": "1%",
+            },
             "maxPods": 110,
             "serializeImagePulls": False,
             "nodeStatusUpdateFrequency": "4s",
@@ -368,7 +388,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
             "registerNode": True,
             "registerWithTaints": (
                 [{"key": REAL_NODE_LABEL, "value": "true", "effect": "NoSchedule"}]
-                if self.tainted else []
+                if self.tainted
+                else []
             ),
         }
         (self.dir / "kubelet.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -415,19 +436,26 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
             "nodePortAddresses": [f"{NODE_IP}/32"],
             "iptables": {"localhostNodePorts": False, "syncPeriod": "10s", "minSyncPeriod": "0s"},
             # leave the machine's conntrack sysctls alone
-            "conntrack": {"maxPerCore": 0, "min": 0, "tcpEstablishedTimeout": "0s",
-                          "tcpCloseWaitTimeout": "0s"},
+            "conntrack": {
+                "maxPerCore": 0,
+                "min": 0,
+                "tcpEstablishedTimeout": "0s",
+                "tcpCloseWaitTimeout": "0s",
+            },
         }
         (self.dir / "kube-proxy.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
         self._undo.append(self._kube_proxy_cleanup)
         t0 = time.monotonic()
-        self._spawn("kube-proxy", [str(self.cp.binary("kube-proxy")),
-                                   f"--config={self.dir / 'kube-proxy.yaml'}"])
+        self._spawn(
+            "kube-proxy",
+            [str(self.cp.binary("kube-proxy")), f"--config={self.dir / 'kube-proxy.yaml'}"],
+        )
 
         def healthy() -> bool:
-            with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(
-                f"http://127.0.0.1:{healthz}/healthz", timeout=2
-            ) as r:
+            with (
+                contextlib.suppress(OSError, ValueError),
+                urllib.request.urlopen(f"http://127.0.0.1:{healthz}/healthz", timeout=2) as r,
+            ):
                 return r.status == 200
             return False
 
@@ -442,29 +470,38 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         t0 = time.monotonic()
         for obj in coredns_objects(self.tainted):
             self._apply(obj)
+
         def ready() -> bool:
             try:
                 d = self.cp.api("GET", "/apis/apps/v1/namespaces/kube-system/deployments/coredns")
             except (OSError, ValueError):
                 return False
             return int(d.get("status", {}).get("readyReplicas") or 0) >= 1
+
         self._wait("kubelet", ready, what="CoreDNS ready")
         self.timings["coredns"] = time.monotonic() - t0
 
     def _apply(self, obj: dict[str, Any]) -> None:
         api = obj["apiVersion"]
         prefix = "/api/v1" if api == "v1" else f"/apis/{api}"
-        plural = {"ServiceAccount": "serviceaccounts", "ClusterRole": "clusterroles",
-                  "ClusterRoleBinding": "clusterrolebindings", "ConfigMap": "configmaps",
-                  "Service": "services", "Deployment": "deployments"}[obj["kind"]]
+        plural = {
+            "ServiceAccount": "serviceaccounts",
+            "ClusterRole": "clusterroles",
+            "ClusterRoleBinding": "clusterrolebindings",
+            "ConfigMap": "configmaps",
+            "Service": "services",
+            "Deployment": "deployments",
+        }[obj["kind"]]
         ns = obj["metadata"].get("namespace")
         path = f"{prefix}/namespaces/{ns}/{plural}" if ns else f"{prefix}/{plural}"
         try:
             self.cp.api("POST", path, obj)
         except urllib.error.HTTPError as exc:
             if exc.code != 409:
-                raise RealNodeError(f"creating {obj['kind']} {obj['metadata']['name']}: "
-                                    f"{exc.code} {exc.read().decode(errors='replace')}") from None
+                raise RealNodeError(
+                    f"creating {obj['kind']} {obj['metadata']['name']}: "
+                    f"{exc.code} {exc.read().decode(errors='replace')}"
+                ) from None
 
     # ------------------------------------------------------------------ helpers
     def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
@@ -479,13 +516,17 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         proc = self.procs[name]
         while True:
             if not proc.alive():
-                raise RealNodeError(f"{name} exited with code {proc.popen.returncode}; last lines "
-                                    f"of {proc.log_path}:\n{_tail(proc.log_path)}")
+                raise RealNodeError(
+                    f"{name} exited with code {proc.popen.returncode}; last lines "
+                    f"of {proc.log_path}:\n{_tail(proc.log_path)}"
+                )
             if ok():
                 return
             if time.monotonic() > deadline:
-                raise RealNodeError(f"{name} not {what} within {self.timeout:.0f}s; last lines "
-                                    f"of {proc.log_path}:\n{_tail(proc.log_path)}")
+                raise RealNodeError(
+                    f"{name} not {what} within {self.timeout:.0f}s; last lines "
+                    f"of {proc.log_path}:\n{_tail(proc.log_path)}"
+                )
             time.sleep(0.3)
 
     def _remove_pods(self) -> None:
@@ -553,8 +594,9 @@ def _remove_cgroups() -> None:
         top = hierarchy / KUBEPODS_CGROUP
         if not top.is_dir():
             continue
-        for d in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts),
-                        reverse=True):
+        for d in sorted(
+            (p for p in top.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True
+        ):
             with contextlib.suppress(OSError):
                 d.rmdir()
         with contextlib.suppress(OSError):
@@ -595,55 +637,94 @@ def coredns_objects(tainted: bool) -> list[dict[str, Any]]:
     if tainted:
         placement["tolerations"] = [{"key": REAL_NODE_LABEL, "operator": "Exists"}]
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": "coredns", "namespace": ns}},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-         "metadata": {"name": "system:coredns"},
-         "rules": [
-             {"apiGroups": [""], "resources": ["endpoints", "services", "pods", "namespaces"],
-              "verbs": ["list", "watch"]},
-             {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"],
-              "verbs": ["list", "watch"]},
-         ]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-         "metadata": {"name": "system:coredns"},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                     "name": "system:coredns"},
-         "subjects": [{"kind": "ServiceAccount", "name": "coredns", "namespace": ns}]},
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "coredns", "namespace": ns},
-         "data": {"Corefile": corefile}},
-        {"apiVersion": "apps/v1", "kind": "Deployment",
-         "metadata": {"name": "coredns", "namespace": ns, "labels": labels},
-         "spec": {
-             "replicas": 1,
-             "selector": {"matchLabels": labels},
-             "template": {
-                 "metadata": {"labels": labels},
-                 "spec": {
-                     **placement,
-                     "serviceAccountName": "coredns",
-                     "dnsPolicy": "Default",
-                     "containers": [{
-                         "name": "coredns",
-                         "image": COREDNS_IMAGE,
-                         "imagePullPolicy": "Never",
-                         "args": ["-conf", "/etc/coredns/Corefile"],
-                         "ports": [{"containerPort": 53, "name": "dns", "protocol": "UDP"},
-                                   {"containerPort": 53, "name": "dns-tcp", "protocol": "TCP"}],
-                         "readinessProbe": {"httpGet": {"path": "/ready", "port": 8181},
-                                            "periodSeconds": 2},
-                         "livenessProbe": {"httpGet": {"path": "/health", "port": 8080}},
-                         "volumeMounts": [{"name": "config", "mountPath": "/etc/coredns"}],
-                     }],
-                     "volumes": [{"name": "config", "configMap": {"name": "coredns"}}],
-                 },
-             },
-         }},
-        {"apiVersion": "v1", "kind": "Service",
-         "metadata": {"name": "kube-dns", "namespace": ns, "labels": labels},
-         "spec": {"clusterIP": CLUSTER_DNS_IP, "selector": labels,
-                  "ports": [{"name": "dns", "port": 53, "protocol": "UDP"},
-                            {"name": "dns-tcp", "port": 53, "protocol": "TCP"}]}},
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": "coredns", "namespace": ns},
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "system:coredns"},
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resources": ["endpoints", "services", "pods", "namespaces"],
+                    "verbs": ["list", "watch"],
+                },
+                {
+                    "apiGroups": ["discovery.k8s.io"],
+                    "resources": ["endpointslices"],
+                    "verbs": ["list", "watch"],
+                },
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "system:coredns"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "system:coredns",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "coredns", "namespace": ns}],
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "coredns", "namespace": ns},
+            "data": {"Corefile": corefile},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "coredns", "namespace": ns, "labels": labels},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        **placement,
+                        "serviceAccountName": "coredns",
+                        "dnsPolicy": "Default",
+                        "containers": [
+                            {
+                                "name": "coredns",
+                                "image": COREDNS_IMAGE,
+                                "imagePullPolicy": "Never",
+                                "args": ["-conf", "/etc/coredns/Corefile"],
+                                "ports": [
+                                    {"containerPort": 53, "name": "dns", "protocol": "UDP"},
+                                    {"containerPort": 53, "name": "dns-tcp", "protocol": "TCP"},
+                                ],
+                                "readinessProbe": {
+                                    "httpGet": {"path": "/ready", "port": 8181},
+                                    "periodSeconds": 2,
+                                },
+                                "livenessProbe": {"httpGet": {"path": "/health", "port": 8080}},
+                                "volumeMounts": [{"name": "config", "mountPath": "/etc/coredns"}],
+                            }
+                        ],
+                        "volumes": [{"name": "config", "configMap": {"name": "coredns"}}],
+                    },
+                },
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "kube-dns", "namespace": ns, "labels": labels},
+            "spec": {
+                "clusterIP": CLUSTER_DNS_IP,
+                "selector": labels,
+                "ports": [
+                    {"name": "dns", "port": 53, "protocol": "UDP"},
+                    {"name": "dns-tcp", "port": 53, "protocol": "TCP"},
+                ],
+            },
+        },
     ]
 
 
