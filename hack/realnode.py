@@ -167,7 +167,7 @@ class RealNode:
             self._network_up()
             self._start_containerd()
             t0 = time.monotonic()
-            self._import_images(archives)
+            self.import_images(archives)
             self.timings["image-import"] = time.monotonic() - t0
             self._start_kubelet()
             self._start_kube_proxy()
@@ -323,7 +323,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         self._wait("containerd", lambda: self.ctr("version", check=False).returncode == 0)
         self.timings["containerd"] = time.monotonic() - t0
 
-    def _import_images(self, archives: dict[str, Path]) -> None:
+    def import_images(self, archives: dict[str, Path]) -> None:
         """Import each archive once per containerd root (it persists: imports take ~30 s)."""
         record = containerd_root() / "kuberay-imported.json"
         try:

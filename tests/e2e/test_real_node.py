@@ -155,7 +155,8 @@ async def real_operator(
     await install_crds(real_admin)
     namespace = await _namespace(real_admin, "kuberay-real")
     docs, _ = rbac_documents()
-    for doc in place_rbac(docs, namespace, cluster_suffix=""):
+    # suffixed ClusterRoles: the Helm test installs the chart's own, under their shipped names
+    for doc in place_rbac(docs, namespace, cluster_suffix=f"-{namespace}"):
         await real_admin.apply(doc, field_manager="kuberay-e2e", force=True)
     token = await request_token(real_admin, namespace)
     workdir = real_cluster.cp.dir.parent
@@ -470,3 +471,164 @@ async def test_autoscaler_sample_ready_scale_up_and_down(
     rc = await real_admin.get("ray.io/v1", "RayCluster", name, rns)
     assert rc["spec"]["workerGroupSpecs"][0]["replicas"] == 0
     assert rc["status"]["state"] == "ready"
+
+
+async def _ray_cluster_ready(admin: Client, ns: str, name: str) -> bool:
+    rc = await admin.get("ray.io/v1", "RayCluster", name, ns)
+    return (rc.get("status") or {}).get("state") == "ready"
+
+
+async def _heads(admin: Client, ns: str, name: str) -> list[dict[str, Any]]:
+    return [p for p in await cluster_pods(admin, ns, name) if node_type(p) == "head"]
+
+
+def _alive_ray_nodes(real_cluster: RealCluster, ns: str, head: str) -> int:
+    out = real_cluster.kubectl(
+        "-n",
+        ns,
+        "exec",
+        head,
+        "-c",
+        "ray-head",
+        "--",
+        "python",
+        "-c",
+        "import ray; ray.init(); print(sum(n['Alive'] for n in ray.nodes()))",
+        timeout=120,
+        check=False,
+    )
+    lines = out.strip().splitlines()
+    return int(lines[-1]) if lines and lines[-1].isdigit() else -1
+
+
+async def test_autoscaler_v2_head_container_killed_head_recreated_worker_rejoins(
+    real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
+) -> None:
+    """v2 sample (restartPolicy Never): SIGKILL the head's Ray container in containerd; the
+    operator deletes and recreates the head pod and a worker joins the new head."""
+    name = "raycluster-autoscaler"
+    docs = _autoscaler_sample(name, rns, idle_timeout=60, sample="ray-cluster.autoscaler-v2.yaml")
+    for doc in docs:
+        await real_admin.create(doc)
+    began = time.monotonic()
+    await _wait("v2 RayCluster ready", lambda: _ray_cluster_ready(real_admin, rns, name), 180)
+    _record("real Ray v2: RayCluster created -> ready", time.monotonic() - began)
+    (head_pod,) = await _heads(real_admin, rns, name)
+    assert head_pod["spec"]["restartPolicy"] == "Never"
+    head = head_pod["metadata"]["name"]
+    real_cluster.kubectl(
+        "-n",
+        rns,
+        "exec",
+        head,
+        "-c",
+        "ray-head",
+        "--",
+        "python",
+        "/home/ray/samples/detached_actor.py",
+        "actor1",
+        timeout=120,
+    )
+
+    async def one_ready_worker() -> bool:
+        ws = [p for p in await cluster_pods(real_admin, rns, name) if node_type(p) == "worker"]
+        return len(ws) == 1 and pod_ready(ws[0])
+
+    up = await _wait("v2 autoscaler adds a worker", one_ready_worker, 180, 1)
+    _record("real Ray v2: actor -> worker pod ready (scale-up)", up)
+
+    head_pod = await real_admin.get("v1", "Pod", head, rns)
+    status = next(s for s in head_pod["status"]["containerStatuses"] if s["name"] == "ray-head")
+    container_id = status["containerID"].split("://", 1)[1]
+    killed = time.monotonic()
+    real_cluster.cp.real_node.ctr("tasks", "kill", "-s", "SIGKILL", container_id)
+
+    async def new_head_ready() -> bool:
+        heads = await _heads(real_admin, rns, name)
+        return (
+            len(heads) == 1
+            and heads[0]["metadata"]["uid"] != head_pod["metadata"]["uid"]
+            and pod_ready(heads[0])
+        )
+
+    await _wait("operator recreates the head pod", new_head_ready, 240, 1)
+    _record("real Ray v2: head container killed -> new head pod ready", time.monotonic() - killed)
+    (new_head,) = await _heads(real_admin, rns, name)
+
+    async def worker_rejoined() -> bool:
+        if not await one_ready_worker():
+            return False
+        return _alive_ray_nodes(real_cluster, rns, new_head["metadata"]["name"]) == 2
+
+    await _wait("a worker joins the new head", worker_rejoined, 240, 2)
+    _record(
+        "real Ray v2: head container killed -> worker joined new head", time.monotonic() - killed
+    )
+    await _wait("RayCluster ready again", lambda: _ray_cluster_ready(real_admin, rns, name), 60)
+
+
+async def test_helm_chart_operator_in_cluster_brings_a_raycluster_to_ready(
+    real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
+) -> None:
+    """The chart as shipped (image kuberay-python/operator:latest built by hack/images.py,
+    its ServiceAccount and RBAC) runs the operator as a pod on the real node."""
+    real_operator.terminate()  # one operator at a time: the chart's watches every namespace
+    import build_helm
+    import realnode
+
+    helm = build_helm.binary_path()
+    assert helm.exists(), f"no helm at {helm}: run `make helm`"
+    began = time.monotonic()
+    archive = realnode.images.build_operator()
+    real_cluster.cp.real_node.import_images({"operator": archive})
+    _record("operator image build (cached) + import", time.monotonic() - began)
+    release_ns = await _namespace(real_admin, "kuberay-helm")
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(real_cluster.kubeconfig),
+        "HOME": str(real_cluster.cp.dir),
+    }
+    began = time.monotonic()
+    done = subprocess.run(
+        [
+            str(helm),
+            "install",
+            "kuberay-operator",
+            str(ROOT / "manifests/helm/kuberay-operator"),
+            "-n",
+            release_ns,
+            "--wait",
+            "--timeout",
+            "3m",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    _record("helm install --wait (operator pod ready)", time.monotonic() - began)
+    try:
+        pods, _ = await real_admin.list_all("v1", "Pod", release_ns)
+        (op_pod,) = pods
+        assert pod_ready(op_pod) and op_pod["spec"]["nodeName"] == "kuberay-real-0"
+        assert op_pod["spec"]["serviceAccountName"] == "kuberay-operator"
+        name = "raycluster-helm"
+        began = time.monotonic()
+        for doc in _autoscaler_sample(name, rns, idle_timeout=60):
+            await real_admin.create(doc)
+        await _wait(
+            "RayCluster ready (in-cluster operator)",
+            lambda: _ray_cluster_ready(real_admin, rns, name),
+            180,
+        )
+        _record("in-cluster operator: RayCluster created -> ready", time.monotonic() - began)
+    finally:
+        subprocess.run(
+            [str(helm), "uninstall", "kuberay-operator", "-n", release_ns, "--wait"],
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        with contextlib.suppress(NotFound, KubeError):
+            await real_admin.delete("v1", "Namespace", release_ns)
