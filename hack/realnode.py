@@ -14,8 +14,9 @@ the kernel makes global, which is set up on start and removed on stop:
   cgroups and ``/var/log/containers`` links; mounts under ``DIR/node``.
 
 No packet leaves the machine: containerd never pulls (images are imported from
-``hack/images.py``'s archives), CoreDNS has no ``forward`` plugin, pods resolve with an empty
-host resolv.conf, and pod traffic can only reach the bridge and the host itself.
+``hack/images.py``'s archives; a pull goes to a closed local "proxy", ``NO_PULL_PROXY``),
+CoreDNS has no ``forward`` plugin, pods resolve with an empty host resolv.conf, and pod
+traffic can only reach the bridge and the host itself.
 
 One real node per machine (bridge name, iptables chains and pod CIDR are global): a second
 cluster with a real node waits on ``LOCK_FILE``.
@@ -59,6 +60,19 @@ RUN_DIR = Path("/run/kuberay-node")  # containerd's state and socket (short unix
 LOCK_FILE = Path("/run/kuberay-node.lock")
 FWD_CHAIN = "KUBERAY-NODE-FWD"
 KUBEPODS_CGROUP = "kubepods"
+
+
+# containerd never pulls: every registry request goes to a closed local port (through a
+# proxy the registry's name is never even looked up), so a missing image fails at once
+NO_PULL_PROXY = "http://127.0.0.1:9"
+NO_PULL_ENV = {
+    "HTTP_PROXY": NO_PULL_PROXY,
+    "HTTPS_PROXY": NO_PULL_PROXY,
+    "http_proxy": NO_PULL_PROXY,
+    "https_proxy": NO_PULL_PROXY,
+    "NO_PROXY": "",
+    "no_proxy": "",
+}
 
 
 class RealNodeError(RuntimeError):
@@ -319,7 +333,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 """
         (self.dir / "containerd.toml").write_text(config)
         t0 = time.monotonic()
-        self._spawn("containerd", ["containerd", "--config", str(self.dir / "containerd.toml")])
+        self._spawn(
+            "containerd",
+            ["containerd", "--config", str(self.dir / "containerd.toml")],
+            env=NO_PULL_ENV,
+        )
         self._wait("containerd", lambda: self.ctr("version", check=False).returncode == 0)
         self.timings["containerd"] = time.monotonic() - t0
 

@@ -371,6 +371,27 @@ async def test_pods_cannot_reach_off_machine(
         assert float(seconds) < 1.0, f"{ip}: not refused at once ({line})"
 
 
+async def test_missing_image_fails_locally_without_a_pull(
+    real_cluster: RealCluster, real_admin: Client, rns: str
+) -> None:
+    """No registry is dialled: containerd's pulls go to a closed local port."""
+    body = _ray_pod("nopull", rns, "true")
+    body["spec"]["containers"][0]["image"] = "docker.io/library/not-built-here:1.0"
+    await real_admin.create(body)
+
+    async def pull_failed() -> str:
+        pod = await _pod(real_admin, rns, "nopull")
+        for status in (pod.get("status") or {}).get("containerStatuses") or ():
+            waiting = (status.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") in ("ErrImagePull", "ImagePullBackOff"):
+                return str(waiting.get("message"))
+        return ""
+
+    await _wait("image pull fails", pull_failed, 60)
+    message = await pull_failed()
+    assert "127.0.0.1:9" in message, message
+
+
 # --------------------------------------------------------------------------- real Ray
 
 
@@ -449,6 +470,10 @@ async def test_autoscaler_sample_ready_scale_up_and_down(
 
     await _wait("autoscaler adds a ready worker", worker_joined, 180, 1)
     _record("real Ray: actor -> worker pod ready (scale-up)", time.monotonic() - up)
+    # the host reaches the head's dashboard on its pod IP (the bridge is local)
+    head_ip = heads[0]["status"]["podIP"]
+    with urllib.request.urlopen(f"http://{head_ip}:8265/api/version", timeout=10) as r:
+        assert r.status == 200 and '"ray_version": "2.52.0"' in r.read().decode()
     alive = ray(
         "python", "-c", "import ray; ray.init(); print(sum(n['Alive'] for n in ray.nodes()))"
     )
