@@ -34,7 +34,7 @@ node-deps:
 
 # container images built here (pause, Ray, the operator) into ~/.cache/kuberay/images
 images: deps node-deps binaries-all
-	$(BIN)/python hack/images.py pause ray operator
+	$(BIN)/python hack/images.py pause ray ray-new operator
 
 # helm v4 from the Go module proxy, for the chart tests
 helm: deps

@@ -15,11 +15,15 @@ rebuilt only when missing (the operator image when this package's sources change
 ``hack/images/Dockerfile`` states the same images for users with Docker and a registry.
 Root only (debootstrap, chroot).
 
-Usage: python hack/images.py [pause] [ray] [operator]   (default: all three)
+* ``ray-new``: the same with ``ray[default]==RAY_NEW_VERSION``, tagged only as that version
+  (for what 2.52.0's autoscaler lacks, e.g. worker-group priority in autoscaler v2).
+
+Usage: python hack/images.py [pause] [ray] [ray-new] [operator]   (default: all)
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
@@ -35,6 +39,9 @@ from pathlib import Path
 HACK = Path(__file__).resolve().parent
 REPO = HACK.parent
 RAY_VERSION = "2.52.0"  # the version KubeRay's samples (ray-cluster.autoscaler*.yaml) name
+# a second, newer Ray ("ray-new"): its autoscaler v2 honours worker-group `priority`
+# (2.52.0's ignores the field); tagged only as itself
+RAY_NEW_VERSION = "2.60.0"
 # every rayproject/ray tag our tests and the samples they use name: all are this one image
 RAY_TAGS = tuple(
     f"docker.io/rayproject/ray:{t}"
@@ -64,6 +71,8 @@ def archive_path(name: str) -> Path:
         return cache_dir() / f"pause-{RECIPE_VERSION}.tar"
     if name == "ray":
         return cache_dir() / f"ray-{RAY_VERSION}-{RECIPE_VERSION}.tar"
+    if name == "ray-new":
+        return cache_dir() / f"ray-{RAY_NEW_VERSION}-{RECIPE_VERSION}.tar"
     if name == "operator":
         return cache_dir() / f"operator-{_package_digest()[:12]}.tar"
     raise ValueError(name)
@@ -102,7 +111,7 @@ def write_docker_archive(
     config_name = hashlib.sha256(config_bytes).hexdigest() + ".json"
     layer_names = [f"{d.split(':')[1]}/layer.tar" for d in diff_ids]
     manifest = [{"Config": config_name, "RepoTags": list(tags), "Layers": layer_names}]
-    tmp = out.with_suffix(".partial")
+    tmp = out.with_suffix(f".{os.getpid()}.partial")
     with tarfile.open(tmp, "w") as tar:
         for name, data in (
             ("manifest.json", json.dumps(manifest).encode()),
@@ -202,19 +211,45 @@ def _add_user(rootfs: Path) -> None:
         f.write("ray:*:19000:0:99999:7:::\n")
 
 
-def _ray_rootfs(work: Path) -> Path:
-    rootfs = work / "rootfs"
+def _rmtree(path: Path) -> None:
+    """rm -rf, after unmounting what a failed debootstrap/chroot left mounted inside."""
+    prefix = str(path)
+    try:
+        mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+    except OSError:
+        mounts = []
+    for m in sorted({m for m in mounts if m.startswith(prefix + "/")}, key=len, reverse=True):
+        subprocess.run(["umount", "-l", m], check=False)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _base_rootfs() -> Path:
+    """debootstrap's Debian (kept in the build dir: every Ray image starts from a copy)."""
+    base = _build_dir() / "bookworm-minbase"
+    if (base / "etc/os-release").exists():
+        return base
+    _rmtree(base)
+    tmp = base.with_name(base.name + ".partial")
+    _rmtree(tmp)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     _run(
         "debootstrap",
         "--variant=minbase",
         f"--include={ROOTFS_PACKAGES}",
         DEBIAN_SUITE,
-        str(rootfs),
+        str(tmp),
         DEBIAN_MIRROR,
         stdout=subprocess.DEVNULL,
     )
+    tmp.rename(base)
     _log(f"debootstrap {time.monotonic() - t0:.0f}s")
+    return base
+
+
+def _ray_rootfs(work: Path, version: str) -> Path:
+    rootfs = work / "rootfs"
+    _run("cp", "-a", str(_base_rootfs()), str(rootfs))
     # this machine's CA bundle (an intercepting proxy may sign PyPI) and resolver, for pip
     shutil.copy2("/etc/ssl/certs/ca-certificates.crt", rootfs / "etc/ssl/certs/ca-certificates.crt")
     resolv = rootfs / "etc/resolv.conf"
@@ -228,9 +263,9 @@ def _ray_rootfs(work: Path) -> Path:
         "install",
         "-q",
         "--no-cache-dir",
-        f"ray[default]=={RAY_VERSION}",
+        f"ray[default]=={version}",
     )
-    _log(f"pip install ray[default]=={RAY_VERSION} {time.monotonic() - t0:.0f}s")
+    _log(f"pip install ray[default]=={version} {time.monotonic() - t0:.0f}s")
     _add_user(rootfs)
     _run("chown", "-R", "1000:1000", str(rootfs / RAY_HOME.lstrip("/")))
     # leave no build-machine state behind
@@ -253,20 +288,25 @@ def _build_dir() -> Path:
     return cache_dir() / "build"
 
 
-def build_ray() -> Path:
-    out = archive_path("ray")
+def build_ray(version: str = RAY_VERSION) -> Path:
+    name = "ray" if version == RAY_VERSION else "ray-new"
+    out = archive_path(name)
     if out.exists():
         return out
     t0 = time.monotonic()
-    work = _build_dir() / f"ray-{RAY_VERSION}"
-    shutil.rmtree(work, ignore_errors=True)
+    work = _build_dir() / f"ray-{version}"
+    _rmtree(work)
     work.mkdir(parents=True)
-    rootfs = _ray_rootfs(work)
+    rootfs = _ray_rootfs(work, version)
     layer = work / "layer.tar"
     _tar_dir(rootfs, layer)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_docker_archive(out, [layer], RAY_CONFIG, RAY_TAGS)
-    layer.unlink()  # the rootfs stays for the operator image (removed after that)
+    tags = RAY_TAGS if name == "ray" else (f"docker.io/rayproject/ray:{version}",)
+    write_docker_archive(out, [layer], RAY_CONFIG, tags)
+    layer.unlink()
+    if name == "ray-new":
+        shutil.rmtree(work)
+    # the 2.52.0 rootfs stays for the operator image (which reuses its layer)
     _log(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.monotonic() - t0:.0f}s")
     return out
 
@@ -350,11 +390,25 @@ def build_operator() -> Path:
     return out
 
 
-BUILDERS = {"pause": build_pause, "ray": build_ray, "operator": build_operator}
+def build_ray_new() -> Path:
+    return build_ray(RAY_NEW_VERSION)
 
 
-def ensure(names: tuple[str, ...] | list[str] = ("pause", "ray")) -> dict[str, Path]:
-    return {name: BUILDERS[name]() for name in names}
+BUILDERS = {
+    "pause": build_pause,
+    "ray": build_ray,
+    "ray-new": build_ray_new,
+    "operator": build_operator,
+}
+NODE_IMAGES = ("pause", "ray", "ray-new")  # what the real node imports at start
+
+
+def ensure(names: tuple[str, ...] | list[str] = NODE_IMAGES) -> dict[str, Path]:
+    """Build what is missing (one builder per machine at a time: the cache dir's lock)."""
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with (cache_dir() / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return {name: BUILDERS[name]() for name in names}
 
 
 def main(argv: list[str]) -> int:

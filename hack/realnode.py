@@ -173,7 +173,7 @@ class RealNode:
         try:
             node_deps.ensure()
             t0 = time.monotonic()
-            archives = images.ensure(["pause", "ray"])
+            archives = images.ensure(images.NODE_IMAGES)
             archives["coredns"] = images.build_coredns(self.cp.binary("coredns"))
             self.timings["images"] = time.monotonic() - t0
             self._acquire_lock()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import errno
 import os
 import socket
@@ -592,6 +593,63 @@ async def test_autoscaler_v2_head_container_killed_head_recreated_worker_rejoins
     await _wait("RayCluster ready again", lambda: _ray_cluster_ready(real_admin, rns, name), 60)
 
 
+async def test_autoscaler_v2_scales_the_higher_priority_group(
+    real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
+) -> None:
+    """v2 sample on Ray 2.60.0 (2.52.0's autoscaler ignores `priority`) with a second worker
+    group identical to small-group but for ``priority: 10``, listed after it: the actor's
+    worker comes from the higher-priority group (on a tie Ray would take the first)."""
+    if real_cluster.cp.real_node is None:
+        pytest.fail("no real node")
+    import realnode
+
+    version = realnode.images.RAY_NEW_VERSION
+    name = "raycluster-priority"
+    docs = _autoscaler_sample(name, rns, idle_timeout=60, sample="ray-cluster.autoscaler-v2.yaml")
+    cluster = next(d for d in docs if d["kind"] == "RayCluster")
+    spec = cluster["spec"]
+    spec["rayVersion"] = version
+    spec["headGroupSpec"]["template"]["spec"]["containers"][0]["image"] = (
+        f"rayproject/ray:{version}"
+    )
+    low = spec["workerGroupSpecs"][0]
+    low["template"]["spec"]["containers"][0]["image"] = f"rayproject/ray:{version}"
+    low.update(maxReplicas=1, priority=0)
+    high = copy.deepcopy(low)
+    high.update(groupName="preferred-group", priority=10)
+    spec["workerGroupSpecs"].append(high)
+    for doc in docs:
+        await real_admin.create(doc)
+    await _wait("RayCluster ready", lambda: _ray_cluster_ready(real_admin, rns, name), 180)
+    (head_pod,) = await _heads(real_admin, rns, name)
+    began = time.monotonic()
+    real_cluster.kubectl(
+        "-n",
+        rns,
+        "exec",
+        head_pod["metadata"]["name"],
+        "-c",
+        "ray-head",
+        "--",
+        "python",
+        "/home/ray/samples/detached_actor.py",
+        "actor1",
+        timeout=120,
+    )
+
+    async def ready_workers() -> list[str]:
+        ws = [p for p in await cluster_pods(real_admin, rns, name) if node_type(p) == "worker"]
+        return [p["metadata"]["labels"].get("ray.io/group", "") for p in ws if pod_ready(p)]
+
+    await _wait("a worker is added", ready_workers, 180, 1)
+    _record("real Ray 2.60 v2: actor -> worker ready (priority)", time.monotonic() - began)
+    assert await ready_workers() == ["preferred-group"]
+    rc = await real_admin.get("ray.io/v1", "RayCluster", name, rns)
+    replicas = {g["groupName"]: g.get("replicas") for g in rc["spec"]["workerGroupSpecs"]}
+    assert replicas == {"small-group": 0, "preferred-group": 1}
+
+
+# last: it stops the host operator (one operator at a time)
 async def test_helm_chart_operator_in_cluster_brings_a_raycluster_to_ready(
     real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
 ) -> None:
@@ -604,7 +662,7 @@ async def test_helm_chart_operator_in_cluster_brings_a_raycluster_to_ready(
     helm = build_helm.binary_path()
     assert helm.exists(), f"no helm at {helm}: run `make helm`"
     began = time.monotonic()
-    archive = realnode.images.build_operator()
+    archive = realnode.images.ensure(["operator"])["operator"]
     real_cluster.cp.real_node.import_images({"operator": archive})
     _record("operator image build (cached) + import", time.monotonic() - began)
     release_ns = await _namespace(real_admin, "kuberay-helm")
