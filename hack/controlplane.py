@@ -1237,6 +1237,8 @@ def cmd_down(workdir: Path, timeout: float) -> int:
     if pid is None or not _pid_alive(pid):
         print(f"controlplane: nothing running in {workdir}", file=sys.stderr)
         pid_file.unlink(missing_ok=True)
+        if (workdir / "node").is_dir() and _load_realnode().cleanup_leftovers():
+            print("controlplane: removed what a dead real node left behind", file=sys.stderr)
         return 0
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout

@@ -28,6 +28,7 @@ Pods land on the real node when they tolerate its taint and select its label
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import importlib.util
 import json
@@ -36,6 +37,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -103,11 +105,26 @@ def _sh(*cmd: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return proc
 
 
+def _load_prctl() -> Any:
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+
+
+def _die_with_parent() -> None:
+    _PRCTL(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 class _Proc:
     def __init__(self, name: str, argv: list[str], log: Path, env: dict[str, str] | None) -> None:
         self.name = name
         self.log_path = log
         self.log: IO[bytes] = log.open("ab")
+        main_thread = threading.current_thread() is threading.main_thread()
         self.popen = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
@@ -115,6 +132,8 @@ class _Proc:
             stderr=subprocess.STDOUT,
             env=None if env is None else {**os.environ, **env},
             start_new_session=True,
+            # SIGTERM when we die (from the main thread only: PDEATHSIG follows the thread)
+            preexec_fn=_die_with_parent if main_thread and _PRCTL is not None else None,
         )
 
     def alive(self) -> bool:
@@ -607,7 +626,40 @@ def _remove_netns() -> None:
             _sh("ip", "netns", "delete", ns.name, check=False)
 
 
+def _kill_pod_processes() -> None:
+    """SIGKILL whatever still runs in the kubelet's pod cgroups (containers of a crashed run)."""
+    for hierarchy in ("pids", "memory", "cpu,cpuacct", "systemd", "unified"):
+        top = Path("/sys/fs/cgroup") / hierarchy / KUBEPODS_CGROUP
+        if not top.is_dir():
+            continue
+        for procs in top.rglob("cgroup.procs"):
+            with contextlib.suppress(OSError, ValueError):
+                for pid in procs.read_text().split():
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(int(pid), signal.SIGKILL)
+        return
+
+
+def _kill_leftover_node_processes() -> None:
+    """containerd, its shims, kubelet and kube-proxy of an earlier run that died uncleanly
+    (found by the paths only a real node uses: RUN_DIR, DIR/node/*.yaml|toml)."""
+    markers = (str(RUN_DIR), "/node/containerd.toml", "/node/kubelet.yaml", "/node/kube-proxy.yaml")
+    me = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if any(m in cmdline for m in markers):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry.name), signal.SIGKILL)
+
+
 def _remove_cgroups() -> None:
+    _kill_pod_processes()
+    time.sleep(0.2)
     for hierarchy in Path("/sys/fs/cgroup").iterdir():
         top = hierarchy / KUBEPODS_CGROUP
         if not top.is_dir():
@@ -623,6 +675,8 @@ def _remove_cgroups() -> None:
 
 def _cleanup_leftovers() -> None:
     """Remove what an earlier real node on this machine left (called holding the lock)."""
+    _kill_leftover_node_processes()
+    _kill_pod_processes()
     _remove_fwd_chain()
     _remove_veths()
     _sh("ip", "link", "del", BRIDGE, check=False)
@@ -632,6 +686,24 @@ def _cleanup_leftovers() -> None:
     shutil.rmtree(RUN_DIR, ignore_errors=True)
     _remove_netns()
     cleanup_after_stop()
+
+
+def cleanup_leftovers() -> bool:
+    """What a real node that died uncleanly left (processes, bridge, routes, chains, mounts,
+    cgroups); False when a live real node holds the lock (then nothing is touched)."""
+    fd = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        _cleanup_leftovers()
+        kube_proxy = _load("build", "build.py").binary_path("kube-proxy")
+        if kube_proxy.exists():
+            _sh(str(kube_proxy), "--cleanup", check=False)
+        return True
+    finally:
+        os.close(fd)
 
 
 def coredns_objects(tainted: bool) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ import contextlib
 import copy
 import errno
 import os
+import re
 import socket
 import subprocess
 import time
@@ -475,10 +476,7 @@ async def test_autoscaler_sample_ready_scale_up_and_down(
     head_ip = heads[0]["status"]["podIP"]
     with urllib.request.urlopen(f"http://{head_ip}:8265/api/version", timeout=10) as r:
         assert r.status == 200 and '"ray_version": "2.52.0"' in r.read().decode()
-    alive = ray(
-        "python", "-c", "import ray; ray.init(); print(sum(n['Alive'] for n in ray.nodes()))"
-    )
-    assert alive.strip().splitlines()[-1] == "2"
+    assert _alive_ray_nodes(real_cluster, rns, head) == 2
     for p in await cluster_pods(real_admin, rns, name):
         mib = _pod_memory_mib(p["metadata"]["uid"])
         if mib is not None:
@@ -509,6 +507,7 @@ async def _heads(admin: Client, ns: str, name: str) -> list[dict[str, Any]]:
 
 
 def _alive_ray_nodes(real_cluster: RealCluster, ns: str, head: str) -> int:
+    """Alive Ray nodes as the head's GCS sees them (-1 when it cannot be asked)."""
     out = real_cluster.kubectl(
         "-n",
         ns,
@@ -519,12 +518,13 @@ def _alive_ray_nodes(real_cluster: RealCluster, ns: str, head: str) -> int:
         "--",
         "python",
         "-c",
-        "import ray; ray.init(); print(sum(n['Alive'] for n in ray.nodes()))",
+        "import ray; ray.init(log_to_driver=False); "
+        "print('ALIVE_NODES=%d' % sum(n['Alive'] for n in ray.nodes()))",
         timeout=120,
         check=False,
     )
-    lines = out.strip().splitlines()
-    return int(lines[-1]) if lines and lines[-1].isdigit() else -1
+    found = re.findall(r"ALIVE_NODES=(\d+)", out)
+    return int(found[-1]) if found else -1
 
 
 async def test_autoscaler_v2_head_container_killed_head_recreated_worker_rejoins(
