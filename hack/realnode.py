@@ -211,6 +211,8 @@ class RealNode:
         self.timings["total"] = time.monotonic() - began
 
     def stop(self) -> None:
+        if self._lock_fd is None:  # never got the node lock: nothing here is ours to undo
+            return
         for name in ("kube-proxy", "kubelet"):
             proc = self.procs.pop(name, None)
             if proc is not None:
@@ -267,21 +269,6 @@ class RealNode:
         # pods reach the bridge and the host, never another interface
         _sh("iptables", "-N", FWD_CHAIN)
         _sh("iptables", "-A", FWD_CHAIN, "-s", POD_CIDR, "!", "-o", BRIDGE, "-j", "REJECT")
-        _sh(
-            "iptables",
-            "-A",
-            FWD_CHAIN,
-            "-d",
-            POD_CIDR,
-            "!",
-            "-i",
-            BRIDGE,
-            "!",
-            "-s",
-            POD_CIDR,
-            "-j",
-            "ACCEPT",
-        )
         _sh("iptables", "-I", "FORWARD", "1", "-j", FWD_CHAIN)
         self._undo.append(_remove_fwd_chain)
         ip_forward = Path("/proc/sys/net/ipv4/ip_forward")
