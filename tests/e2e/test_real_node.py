@@ -427,12 +427,14 @@ def _autoscaler_sample(
     return docs
 
 
-def _pod_memory_mib(uid: str) -> int | None:
-    """RSS + cache of a pod's cgroup (cgroup v1 memory controller)."""
+def _pod_memory_mib(uid: str) -> tuple[int, int] | None:
+    """(usage incl. page cache, RSS) of a pod's cgroup in MiB (cgroup v1 memory controller)."""
     for qos in ("", "burstable/", "besteffort/"):
-        usage = Path(f"/sys/fs/cgroup/memory/kubepods/{qos}pod{uid}/memory.usage_in_bytes")
+        base = Path(f"/sys/fs/cgroup/memory/kubepods/{qos}pod{uid}")
         with contextlib.suppress(OSError, ValueError):
-            return int(usage.read_text()) >> 20
+            usage = int((base / "memory.usage_in_bytes").read_text())
+            stat = dict(line.split() for line in (base / "memory.stat").read_text().splitlines())
+            return usage >> 20, int(stat.get("total_rss", 0)) >> 20
     return None
 
 
@@ -480,7 +482,8 @@ async def test_autoscaler_sample_ready_scale_up_and_down(
     for p in await cluster_pods(real_admin, rns, name):
         mib = _pod_memory_mib(p["metadata"]["uid"])
         if mib is not None:
-            _record(f"real Ray: {node_type(p)} pod memory (MiB)", mib)
+            _record(f"real Ray: {node_type(p)} pod memory usage (MiB)", mib[0])
+            _record(f"real Ray: {node_type(p)} pod memory RSS (MiB)", mib[1])
 
     down = time.monotonic()
     ray("python", "/home/ray/samples/terminate_detached_actor.py", "actor1")
