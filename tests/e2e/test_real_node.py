@@ -33,6 +33,7 @@ from typing import Any
 import pytest
 import yaml
 
+from kuberay.controllers.common.endpoints import service_address
 from kuberay.kube import Client, KubeError, NotFound
 from tests.crds import install_crds
 from tests.e2e.harness import (
@@ -474,9 +475,11 @@ async def test_autoscaler_sample_ready_scale_up_and_down(
 
     await _wait("autoscaler adds a ready worker", worker_joined, 180, 1)
     _record("real Ray: actor -> worker pod ready (scale-up)", time.monotonic() - up)
-    # the host reaches the head's dashboard on its pod IP (the bridge is local)
-    head_ip = heads[0]["status"]["podIP"]
-    with urllib.request.urlopen(f"http://{head_ip}:8265/api/version", timeout=10) as r:
+    # from the host, the head Service's dashboard port resolves through the API (its
+    # EndpointSlice) to the head pod, which the host reaches on the bridge
+    host, port = await service_address(real_admin, rns, f"{name}-head-svc", "dashboard")
+    assert host == heads[0]["status"]["podIP"] and port == 8265
+    with urllib.request.urlopen(f"http://{host}:{port}/api/version", timeout=10) as r:
         assert r.status == 200 and '"ray_version": "2.52.0"' in r.read().decode()
     assert _alive_ray_nodes(real_cluster, rns, head) == 2
     for p in await cluster_pods(real_admin, rns, name):
