@@ -174,7 +174,6 @@ class RealNode:
         self.timings: dict[str, float] = {}
         self._lock_fd: int | None = None
         self._undo: list[Callable[[], None]] = []
-        self._old_ip_forward: str | None = None
 
     # ------------------------------------------------------------------ paths
     @property
@@ -271,11 +270,12 @@ class RealNode:
         _sh("iptables", "-A", FWD_CHAIN, "-s", POD_CIDR, "!", "-o", BRIDGE, "-j", "REJECT")
         _sh("iptables", "-I", "FORWARD", "1", "-j", FWD_CHAIN)
         self._undo.append(_remove_fwd_chain)
-        ip_forward = Path("/proc/sys/net/ipv4/ip_forward")
-        self._old_ip_forward = ip_forward.read_text().strip()
-        ip_forward.write_text("1\n")
-        old = self._old_ip_forward
-        self._undo.append(lambda: ip_forward.write_text(f"{old}\n"))
+        # the machine's own value is kept in a file, so that a run killed before restoring it
+        # is undone by the next start (or `down`), never mistaken for the original
+        if not IP_FORWARD_SAVED.exists():
+            IP_FORWARD_SAVED.write_text(IP_FORWARD.read_text())
+        IP_FORWARD.write_text("1\n")
+        self._undo.append(_restore_ip_forward)
         bnf = Path("/proc/sys/net/bridge/bridge-nf-call-iptables")
         if bnf.exists():
             bnf.write_text("1\n")
@@ -579,6 +579,16 @@ def containerd_root() -> Path:
     return Path(base) if base else Path.home() / ".cache" / "kuberay" / "containerd"
 
 
+IP_FORWARD = Path("/proc/sys/net/ipv4/ip_forward")
+IP_FORWARD_SAVED = Path("/run/kuberay-node.ip_forward")
+
+
+def _restore_ip_forward() -> None:
+    with contextlib.suppress(OSError):
+        IP_FORWARD.write_text(IP_FORWARD_SAVED.read_text())
+        IP_FORWARD_SAVED.unlink()
+
+
 def _remove_fwd_chain() -> None:
     while _sh("iptables", "-D", "FORWARD", "-j", FWD_CHAIN, check=False).returncode == 0:
         pass
@@ -665,6 +675,7 @@ def _cleanup_leftovers() -> None:
     _kill_leftover_node_processes()
     _kill_pod_processes()
     _remove_fwd_chain()
+    _restore_ip_forward()
     _remove_veths()
     _sh("ip", "link", "del", BRIDGE, check=False)
     for cidr in KWOK_RANGES:
