@@ -5,8 +5,14 @@ VENV := .venv
 BIN := $(abspath $(VENV))/bin
 RUN_DIR ?= $(abspath .run)
 PYTEST_ARGS ?=
+# `make run REAL_NODES=1`: a real node (real containers) next to the kwok nodes;
+# REAL_NODES_ONLY=1: the real node alone (every pod really runs)
+REAL_NODES ?= 0
+REAL_NODES_ONLY ?= 0
+RUN_FLAGS := $(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
+	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only)
 
-.PHONY: helm deps binaries binaries-all lint unit integration e2e test test-stress run crds clean
+.PHONY: helm deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
 
 deps: $(VENV)/.installed
 
@@ -22,6 +28,14 @@ binaries: deps
 binaries-all: deps
 	$(BIN)/python hack/build.py --all
 
+# the real node's Debian packages (containerd, runc, CNI plugins, iptables, debootstrap)
+node-deps:
+	$(PY) hack/node_deps.py
+
+# container images built here (pause, Ray, the operator) into ~/.cache/kuberay/images
+images: deps node-deps binaries-all
+	$(BIN)/python hack/images.py pause ray ray-new operator
+
 # helm v4 from the Go module proxy, for the chart tests
 helm: deps
 	$(BIN)/python hack/build_helm.py
@@ -36,21 +50,21 @@ unit: deps
 integration: binaries
 	$(BIN)/pytest -q tests/integration $(PYTEST_ARGS)
 
-test: lint binaries-all helm
+test: lint binaries-all helm images
 	$(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # the test suite while busy loops keep every core loaded (tests must not race async writes)
-test-stress: lint binaries-all helm
+test-stress: lint binaries-all helm images
 	$(BIN)/python hack/cpu_hog.py -- $(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # the operator as a separate process against a full local cluster (KUBERAY_TEST_KUBECONFIG:
 # against that cluster instead)
-e2e: binaries-all
+e2e: binaries-all images
 	$(BIN)/pytest -q tests/e2e $(PYTEST_ARGS)
 
 # full local cluster + CRDs + RBAC + kuberay-operator in the foreground; Ctrl-C stops all
-run: binaries-all
-	$(BIN)/python hack/run.py --dir $(RUN_DIR)
+run: binaries-all $(if $(filter-out 00,$(REAL_NODES)$(REAL_NODES_ONLY)),images)
+	$(BIN)/python hack/run.py --dir $(RUN_DIR) $(RUN_FLAGS)
 
 clean:
 	rm -rf $(VENV) .run .mypy_cache .ruff_cache .pytest_cache

@@ -8,7 +8,8 @@ fresh machine resolves exactly the same graph).
 
 Usage: python hack/build.py [--all] [NAME ...]
   NAME is one of: etcd kube-apiserver kube-controller-manager kube-scheduler kwok
-  default: etcd kube-apiserver; --all: every binary.
+  kubelet kube-proxy coredns
+  default: etcd kube-apiserver; --all: every binary (the real node's included).
 Exit 1 with a one-line reason on failure.
 """
 
@@ -26,9 +27,11 @@ KUBERNETES_VERSION = "v1.36.3"
 STAGING_VERSION = "v0.36.3"
 ETCD_VERSION = "v3.6.16"
 KWOK_VERSION = "v0.8.0"
+COREDNS_VERSION = "v1.14.7"  # pinned in hack/coredns/go.mod
 
 HACK = Path(__file__).resolve().parent
 GOMOD_DIR = HACK / "gomod"
+COREDNS_DIR = HACK / "coredns"  # its own module: CoreDNS pins other k8s.io versions
 
 # binary name -> Go package path built from inside hack/gomod
 PACKAGES: dict[str, str] = {
@@ -37,7 +40,14 @@ PACKAGES: dict[str, str] = {
     "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
     "kube-scheduler": "k8s.io/kubernetes/cmd/kube-scheduler",
     "kwok": "sigs.k8s.io/kwok/cmd/kwok",
+    "kubelet": "k8s.io/kubernetes/cmd/kubelet",
+    "kube-proxy": "k8s.io/kubernetes/cmd/kube-proxy",
+    "coredns": ".",  # hack/coredns: CoreDNS with only the plugins the cluster DNS needs
 }
+# binaries built from another module directory than hack/gomod
+MODULE_DIRS: dict[str, Path] = {"coredns": COREDNS_DIR}
+# the real node's binaries (hack/realnode.py); not part of the control plane's --all default
+NODE_BINARIES = ("kubelet", "kube-proxy", "coredns")
 DEFAULT = ("etcd", "kube-apiserver")
 
 
@@ -93,7 +103,7 @@ def ensure_module() -> None:
     _go("mod", "edit", "-godebug=default=go1.26")
     (GOMOD_DIR / "tools.go").write_text(
         "//go:build tools\n\npackage tools\n\nimport (\n"
-        + "".join(f'\t_ "{pkg}"\n' for pkg in PACKAGES.values())
+        + "".join(f'\t_ "{pkg}"\n' for n, pkg in PACKAGES.items() if n not in MODULE_DIRS)
         + ")\n"
     )
     _go(
@@ -106,7 +116,7 @@ def ensure_module() -> None:
 
 
 def _ldflags(name: str) -> str:
-    if name == "etcd" or name == "kwok":
+    if name in ("etcd", "kwok", "coredns"):
         return "-s -w"
     major, minor = KUBERNETES_VERSION.lstrip("v").split(".")[:2]
     flags = ["-s", "-w"]
@@ -129,11 +139,13 @@ def build(name: str) -> Path:
         return out
     if shutil.which("go") is None:
         raise BuildError("Go is not installed (need go >= 1.26 on PATH to build " + name + ")")
-    ensure_module()
+    cwd = MODULE_DIRS.get(name, GOMOD_DIR)
+    if cwd == GOMOD_DIR:
+        ensure_module()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
     start = time.monotonic()
-    _go("build", "-trimpath", "-ldflags", _ldflags(name), "-o", str(tmp), PACKAGES[name])
+    _go("build", "-trimpath", "-ldflags", _ldflags(name), "-o", str(tmp), PACKAGES[name], cwd=cwd)
     tmp.rename(out)
     print(f"built {name} in {time.monotonic() - start:.0f}s -> {out}", file=sys.stderr)
     return out

@@ -103,6 +103,22 @@ def _load_build() -> ModuleType:
 
 
 _build = _load_build()
+
+
+def _load_realnode() -> ModuleType:
+    """Import hack/realnode.py by path (only when a real node is asked for)."""
+    name = "kuberay_hack_realnode"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, HACK / "realnode.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+REAL_NODE_IP = "10.250.0.1"  # = realnode.NODE_IP: the real node's bridge (in the apiserver cert)
 BuildError: type[Exception] = _build.BuildError
 KUBERNETES_VERSION: str = _build.KUBERNETES_VERSION
 
@@ -284,7 +300,7 @@ def generate_certs(
             "kubernetes.default.svc",
             "kubernetes.default.svc.cluster.local",
         ],
-        ips=["127.0.0.1", KUBERNETES_SERVICE_IP],
+        ips=["127.0.0.1", KUBERNETES_SERVICE_IP, REAL_NODE_IP],
         server=True,
     )
     client_ca = TinyCA("kuberay-local-client-ca")
@@ -436,10 +452,21 @@ class ControlPlane:
         binaries: dict[str, Path] | None = None,
         build: bool = True,
         extra_apiserver_args: Sequence[str] = (),
+        real_nodes: int = 0,
+        real_nodes_only: bool = False,
     ) -> None:
-        if full and fake_nodes < 1:
+        if real_nodes_only:
+            fake_nodes = 0
+        if full and fake_nodes < 1 and not real_nodes:
             raise ValueError("a full control plane needs at least one fake node")
+        if real_nodes and not full:
+            raise ValueError("a real node needs the full control plane (full=True)")
+        if real_nodes > 1:
+            raise ValueError("one real node per machine for now (real_nodes=1)")
         self.full = full
+        self.real_nodes = real_nodes
+        self.real_nodes_only = bool(real_nodes and real_nodes_only)
+        self.real_node: Any = None  # realnode.RealNode once started
         self.node_names: list[str] = (
             [f"{FAKE_NODE_PREFIX}{i}" for i in range(fake_nodes)] if full else []
         )
@@ -453,7 +480,9 @@ class ControlPlane:
         self.extra_apiserver_args = list(extra_apiserver_args)
         self.components: list[ComponentSpec] = [ETCD, KUBE_APISERVER]
         if full:
-            self.components += [KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, KWOK]
+            self.components += [KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER]
+            if self.node_names:
+                self.components.append(KWOK)
         self.etcd_port = 0
         self.etcd_peer_port = 0
         self.apiserver_port = 0
@@ -505,6 +534,9 @@ class ControlPlane:
             began = time.monotonic()
             for spec in self.components:  # build (or find) binaries before touching anything
                 self.binary(spec.binary)
+            if self.real_nodes:
+                for name in ("kubelet", "kube-proxy", "coredns"):
+                    self.binary(name)
             if self.full and not kwok_stage_files():
                 raise ControlPlaneError(f"no kwok stages (*.yaml) in {KWOK_STAGE_DIR}")
             self.dir.mkdir(parents=True, exist_ok=True)
@@ -528,6 +560,13 @@ class ControlPlane:
                     self._write_component_configs()
                 for spec in self.components:
                     self._start_component(spec)
+                if self.real_nodes:
+                    t0 = time.monotonic()
+                    self.real_node = _load_realnode().RealNode(
+                        self, tainted=not self.real_nodes_only, timeout=max(self.start_timeout, 180)
+                    )
+                    self.real_node.start()
+                    self.startup_seconds["real-node"] = time.monotonic() - t0
                 self._write_kubeconfig(self.kubeconfig, self.certs.admin_cert, self.certs.admin_key)
                 self.start_seconds = time.monotonic() - began
             except BaseException:
@@ -538,6 +577,9 @@ class ControlPlane:
     def stop(self) -> None:
         """Stop components in reverse order (SIGTERM, 10 s, SIGKILL). Idempotent."""
         with self._lock:
+            if self.real_node is not None:
+                self.real_node.stop()
+                self.real_node = None
             for spec in reversed(self.components):
                 self._stop_component(spec.name)
             for name in list(self._procs):  # anything not in the spec list
@@ -910,7 +952,9 @@ def _disabled_admission_plugins(cp: ControlPlane) -> list[str]:
     # serviceaccount controller has created the namespace's "default" ServiceAccount, so a
     # pod created right after its namespace would race the controller; nothing here needs
     # the token volume it would inject (kwok runs no containers).
-    plugins = ["ServiceAccount"]
+    # A real node runs pods that talk to the API (CoreDNS, Ray's autoscaler, an in-cluster
+    # operator): they need the token volume, so there it stays on.
+    plugins = [] if cp.real_nodes else ["ServiceAccount"]
     if cp.full:
         # It taints new nodes node.kubernetes.io/not-ready and the node-lifecycle controller
         # (disabled, see KCM_DISABLED_CONTROLLERS) would lift that: fake nodes stay untainted.
@@ -924,7 +968,18 @@ def _apiserver_args(cp: ControlPlane) -> list[str]:
     return [
         f"--etcd-servers={cp.etcd_url}",
         f"--secure-port={cp.apiserver_port}",
-        "--bind-address=127.0.0.1",
+        # with a real node, pods reach the API through the kubernetes Service, whose endpoint
+        # is the node's bridge address (the host side)
+        *(
+            [
+                "--bind-address=0.0.0.0",
+                f"--advertise-address={REAL_NODE_IP}",
+                # dial kubelets by InternalIP: a node name looked up in host DNS leaves the box
+                "--kubelet-preferred-address-types=InternalIP",
+            ]
+            if cp.real_nodes
+            else ["--bind-address=127.0.0.1"]
+        ),
         f"--cert-dir={cp.dir / 'certs'}",
         f"--tls-cert-file={c.serving_cert}",
         f"--tls-private-key-file={c.serving_key}",
@@ -1129,7 +1184,9 @@ def _read_pid(pid_file: Path) -> int | None:
         return None
 
 
-def cmd_up(workdir: Path, full: bool, timeout: float) -> int:
+def cmd_up(
+    workdir: Path, full: bool, timeout: float, real_nodes: int = 0, real_nodes_only: bool = False
+) -> int:
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     pid_file = workdir / PID_FILE
@@ -1141,17 +1198,26 @@ def cmd_up(workdir: Path, full: bool, timeout: float) -> int:
     pid_file.write_text(f"{os.getpid()}\n")
     cp: ControlPlane | None = None
     try:
-        cp = ControlPlane(workdir, full=full, start_timeout=timeout)
+        cp = ControlPlane(
+            workdir,
+            full=full or bool(real_nodes),
+            start_timeout=timeout,
+            real_nodes=real_nodes,
+            real_nodes_only=real_nodes_only,
+        )
         cp.start()
         timings = ", ".join(f"{k} {v:.1f}s" for k, v in cp.startup_seconds.items())
         print(f"controlplane: ready at {cp.server} ({timings}); logs in {workdir}", file=sys.stderr)
+        if cp.real_node is not None:
+            node = ", ".join(f"{k} {v:.1f}s" for k, v in cp.real_node.timings.items())
+            print(f"controlplane: real node {cp.real_node.name} ({node})", file=sys.stderr)
         print(f"export KUBECONFIG={cp.kubeconfig}", flush=True)
         while True:
             signal.pause()
     except _Interrupted as exc:
         print(f"controlplane: {exc}, stopping", file=sys.stderr)
         return 0
-    except (BuildError, ControlPlaneError) as exc:
+    except (BuildError, ControlPlaneError, RuntimeError, subprocess.CalledProcessError) as exc:
         print(f"controlplane: {exc}", file=sys.stderr)
         return 1
     finally:
@@ -1171,6 +1237,8 @@ def cmd_down(workdir: Path, timeout: float) -> int:
     if pid is None or not _pid_alive(pid):
         print(f"controlplane: nothing running in {workdir}", file=sys.stderr)
         pid_file.unlink(missing_ok=True)
+        if (workdir / "node").is_dir() and _load_realnode().cleanup_leftovers():
+            print("controlplane: removed what a dead real node left behind", file=sys.stderr)
         return 0
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
@@ -1191,12 +1259,25 @@ def main(argv: list[str] | None = None) -> int:
         "--full", action="store_true", help="also controller-manager, scheduler, kwok + nodes"
     )
     up.add_argument("--timeout", type=float, default=120.0, help="per-component start timeout")
+    up.add_argument(
+        "--real-nodes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also N (=1) real nodes (kubelet, containerd, kube-proxy, CoreDNS; implies --full); "
+        "tainted kuberay.io/real-node=true:NoSchedule, labelled kuberay.io/real-node=true",
+    )
+    up.add_argument(
+        "--real-nodes-only",
+        action="store_true",
+        help="no kwok fake nodes; the real node is untainted, so every pod lands there",
+    )
     down = sub.add_parser("down", help="stop a running `up` for --dir")
     down.add_argument("--dir", type=Path, required=True)
     down.add_argument("--timeout", type=float, default=30.0)
     args = parser.parse_args(argv)
     if args.cmd == "up":
-        return cmd_up(args.dir, args.full, args.timeout)
+        return cmd_up(args.dir, args.full, args.timeout, args.real_nodes, args.real_nodes_only)
     return cmd_down(args.dir, args.timeout)
 
 

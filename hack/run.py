@@ -12,8 +12,12 @@ SIGTERM, which stops the operator (gracefully: it drains and releases its lease)
 the cluster, and exits 0. If the operator exits on its own, the cluster is stopped and
 its exit code is returned.
 
-Usage: python hack/run.py --dir DIR [--no-full] [--as-admin] [--timeout S] [-- OPERATOR ARGS...]
+Usage: python hack/run.py --dir DIR [--no-full] [--as-admin] [--real-nodes N [--real-nodes-only]]
+                          [--timeout S] [-- OPERATOR ARGS...]
 ``--no-full``: etcd + kube-apiserver only (pods are never scheduled nor run).
+``--real-nodes 1``: also a real node (kubelet, containerd, kube-proxy, CoreDNS; root only) whose
+pods really run (images from ``hack/images.py``); it is tainted ``kuberay.io/real-node=true``
+unless ``--real-nodes-only`` (then there are no kwok nodes and every pod lands on it).
 ``--as-admin``: the operator uses the cluster-admin kubeconfig instead of its ServiceAccount.
 OPERATOR ARGS are appended to the operator's flags (later flags win), e.g.
 ``-- --metrics-addr=127.0.0.1:9080 --enable-leader-election=false``.
@@ -486,6 +490,8 @@ def run(
     *,
     full: bool = True,
     as_admin: bool = False,
+    real_nodes: int = 0,
+    real_nodes_only: bool = False,
 ) -> int:
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -498,10 +504,18 @@ def run(
     pid_file.write_text(f"{os.getpid()}\n")
     cp = None
     try:
+        full = full or bool(real_nodes)
         names = [*_build.DEFAULT, *(_cp.FULL_COMPONENT_BINARIES if full else ())]
+        names += list(_build.NODE_BINARIES) if real_nodes else []
         _build.ensure(names)
         kubectl = _kubectl.find_kubectl()
-        cp = _cp.ControlPlane(workdir, full=full, start_timeout=timeout)
+        cp = _cp.ControlPlane(
+            workdir,
+            full=full,
+            start_timeout=timeout,
+            real_nodes=real_nodes,
+            real_nodes_only=real_nodes_only,
+        )
         cp.start()
         timings = ", ".join(f"{k} {v:.1f}s" for k, v in cp.startup_seconds.items())
         print(
@@ -522,7 +536,7 @@ def run(
     except _Interrupted as exc:
         print(f"run: {exc}, stopping", file=sys.stderr)
         return 0
-    except (_build.BuildError, _cp.ControlPlaneError, SetupError) as exc:
+    except (_build.BuildError, _cp.ControlPlaneError, SetupError, RuntimeError) as exc:
         print(f"run: {exc}", file=sys.stderr)
         return 1
     except (urllib.error.URLError, OSError) as exc:
@@ -547,7 +561,8 @@ def run(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0] if __doc__ else None,
-        usage="%(prog)s --dir DIR [--no-full] [--as-admin] [--timeout S] [-- OPERATOR ARGS...]",
+        usage="%(prog)s --dir DIR [--no-full] [--as-admin] [--real-nodes N [--real-nodes-only]] "
+        "[--timeout S] [-- OPERATOR ARGS...]",
     )
     parser.add_argument("--dir", type=Path, required=True, help="cluster work dir")
     parser.add_argument(
@@ -562,12 +577,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="run the operator with the admin kubeconfig, not its ServiceAccount",
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="per-component start timeout")
+    parser.add_argument(
+        "--real-nodes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N (=1) real nodes running real containers (root; see hack/realnode.py)",
+    )
+    parser.add_argument(
+        "--real-nodes-only",
+        action="store_true",
+        help="no kwok fake nodes: every pod lands on the (untainted) real node",
+    )
     parser.add_argument("controller_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     extra = list(args.controller_args)
     if extra[:1] == ["--"]:
         extra = extra[1:]
-    return run(args.dir, args.timeout, extra, full=args.full, as_admin=args.as_admin)
+    return run(
+        args.dir,
+        args.timeout,
+        extra,
+        full=args.full,
+        as_admin=args.as_admin,
+        real_nodes=args.real_nodes,
+        real_nodes_only=args.real_nodes_only,
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,433 @@
+#!/usr/bin/env python3
+"""Build the real node's container images here (no registry, no Docker) as docker archives.
+
+* ``pause``: a static Go ``/pause`` (hack/images/pause/pause.go), the pod sandbox image
+  containerd is configured with (``PAUSE_IMAGE``).
+* ``ray``: Debian bookworm minbase (debootstrap, from the apt mirror) + python3 + a venv at
+  ``/home/ray/anaconda3`` (the path upstream images use) with ``ray[default]==RAY_VERSION``,
+  bash, wget, user ``ray`` (uid 1000), HOME /home/ray. Tagged as every tag in ``RAY_TAGS``:
+  the one Ray version stands in for all of them.
+* ``operator``: the ray image's layer + a second layer with a venv ``/opt/kuberay`` holding
+  this package; tagged as the Helm chart's default image.
+
+Archives are cached under ``$KUBERAY_IMAGE_CACHE`` (default ``~/.cache/kuberay/images``) and
+rebuilt only when missing (the operator image when this package's sources changed).
+``hack/images/Dockerfile`` states the same images for users with Docker and a registry.
+Root only (debootstrap, chroot).
+
+* ``ray-new``: the same with ``ray[default]==RAY_NEW_VERSION``, tagged only as that version
+  (for what 2.52.0's autoscaler lacks, e.g. worker-group priority in autoscaler v2).
+
+Usage: python hack/images.py [pause] [ray] [ray-new] [operator]   (default: all)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+HACK = Path(__file__).resolve().parent
+REPO = HACK.parent
+RAY_VERSION = "2.52.0"  # the version KubeRay's samples (ray-cluster.autoscaler*.yaml) name
+# a second, newer Ray ("ray-new"): its autoscaler v2 honours worker-group `priority`
+# (2.52.0's ignores the field); tagged only as itself
+RAY_NEW_VERSION = "2.60.0"
+# every rayproject/ray tag our tests and the samples they use name: all are this one image
+RAY_TAGS = tuple(
+    f"docker.io/rayproject/ray:{t}"
+    for t in (RAY_VERSION, f"{RAY_VERSION}-py311", "2.46.0", "2.53.0", "2.55.0", "2.56.0", "latest")
+)
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+COREDNS_IMAGE = "docker.io/kuberay-local/coredns:v1.14.7"
+OPERATOR_IMAGE = "docker.io/kuberay-python/operator:latest"  # manifests/helm values.yaml
+DEBIAN_SUITE = "bookworm"
+DEBIAN_MIRROR = "http://deb.debian.org/debian"
+ROOTFS_PACKAGES = "python3,python3-venv,bash,wget,ca-certificates,procps,iproute2"
+RAY_HOME = "/home/ray"
+RAY_VENV = f"{RAY_HOME}/anaconda3"
+RECIPE_VERSION = "1"  # bump when the image contents change
+PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("KUBERAY_IMAGE_CACHE") or str(
+        Path.home() / ".cache" / "kuberay" / "images"
+    )
+    return Path(base)
+
+
+def archive_path(name: str) -> Path:
+    if name == "pause":
+        return cache_dir() / f"pause-{RECIPE_VERSION}.tar"
+    if name == "ray":
+        return cache_dir() / f"ray-{RAY_VERSION}-{RECIPE_VERSION}.tar"
+    if name == "ray-new":
+        return cache_dir() / f"ray-{RAY_NEW_VERSION}-{RECIPE_VERSION}.tar"
+    if name == "operator":
+        return cache_dir() / f"operator-{_package_digest()[:12]}.tar"
+    raise ValueError(name)
+
+
+def _log(msg: str) -> None:
+    print(f"images: {msg}", file=sys.stderr, flush=True)
+
+
+def _run(*cmd: str, **kw: object) -> None:
+    subprocess.run(cmd, check=True, **kw)  # type: ignore[call-overload]
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_docker_archive(
+    out: Path, layers: list[Path], config: dict[str, object], tags: tuple[str, ...]
+) -> None:
+    """A `docker save`-style tar: manifest.json, config JSON, one layer.tar per layer."""
+    diff_ids = [f"sha256:{_sha256_file(layer)}" for layer in layers]
+    image_config = {
+        "architecture": "amd64",
+        "os": "linux",
+        "created": "2026-01-01T00:00:00Z",
+        "config": config,
+        "rootfs": {"type": "layers", "diff_ids": diff_ids},
+        "history": [{"created_by": "hack/images.py"} for _ in layers],
+    }
+    config_bytes = json.dumps(image_config, sort_keys=True).encode()
+    config_name = hashlib.sha256(config_bytes).hexdigest() + ".json"
+    layer_names = [f"{d.split(':')[1]}/layer.tar" for d in diff_ids]
+    manifest = [{"Config": config_name, "RepoTags": list(tags), "Layers": layer_names}]
+    tmp = out.with_suffix(f".{os.getpid()}.partial")
+    with tarfile.open(tmp, "w") as tar:
+        for name, data in (
+            ("manifest.json", json.dumps(manifest).encode()),
+            (config_name, config_bytes),
+        ):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for name, layer in zip(layer_names, layers, strict=True):
+            tar.add(str(layer), arcname=name)
+    tmp.rename(out)
+
+
+def archive_tags(archive: Path) -> list[str]:
+    """The RepoTags of a docker archive written by write_docker_archive."""
+    with tarfile.open(archive) as tar:
+        f = tar.extractfile("manifest.json")
+        assert f is not None
+        return [t for entry in json.load(f) for t in entry.get("RepoTags") or ()]
+
+
+def _tar_dir(src: Path, out: Path, members: list[str] | None = None) -> None:
+    _run("tar", "--numeric-owner", "--xattrs", "-C", str(src), "-cf", str(out), *(members or ["."]))
+
+
+# ----------------------------------------------------------------------------- pause
+
+
+def build_pause() -> Path:
+    out = archive_path("pause")
+    if out.exists():
+        return out
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    with tempfile.TemporaryDirectory(prefix="kuberay-pause-") as tmp:
+        root = Path(tmp) / "root"
+        root.mkdir()
+        env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "", "GO111MODULE": "off"}
+        _run(
+            go,
+            "build",
+            "-trimpath",
+            "-ldflags",
+            "-s -w",
+            "-o",
+            str(root / "pause"),
+            str(HACK / "images" / "pause" / "pause.go"),
+            env=env,
+        )
+        layer = Path(tmp) / "layer.tar"
+        _tar_dir(root, layer)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_docker_archive(
+            out, [layer], {"Entrypoint": ["/pause"], "Env": [f"PATH={PATH_ENV}"]}, (PAUSE_IMAGE,)
+        )
+    _log(f"built {out}")
+    return out
+
+
+def build_coredns(binary: Path) -> Path:
+    """CoreDNS (hack/coredns, built by hack/build.py) as ``/coredns`` in a one-layer image."""
+    out = cache_dir() / f"coredns-{_sha256_file(binary)[:12]}.tar"
+    if out.exists():
+        return out
+    with tempfile.TemporaryDirectory(prefix="kuberay-coredns-") as tmp:
+        root = Path(tmp) / "root"
+        root.mkdir()
+        shutil.copy2(binary, root / "coredns")
+        layer = Path(tmp) / "layer.tar"
+        _tar_dir(root, layer)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_docker_archive(out, [layer], {"Entrypoint": ["/coredns"]}, (COREDNS_IMAGE,))
+    return out
+
+
+# ----------------------------------------------------------------------------- ray
+
+
+def _chroot(rootfs: Path, *cmd: str, env: dict[str, str] | None = None) -> None:
+    base = {"PATH": PATH_ENV, "HOME": "/root", "LANG": "C.UTF-8"}
+    for key, value in os.environ.items():  # index/proxy settings of this machine's pip
+        if key.startswith("PIP_") and key != "PIP_FIND_LINKS":
+            base[key] = value
+    _run("chroot", str(rootfs), *cmd, env={**base, **(env or {})})
+
+
+def _add_user(rootfs: Path) -> None:
+    etc = rootfs / "etc"
+    with (etc / "passwd").open("a") as f:
+        f.write(f"ray:x:1000:1000::{RAY_HOME}:/bin/bash\n")
+    with (etc / "group").open("a") as f:
+        f.write(
+            "ray:x:1000:\nusers:x:100:ray\n"
+            if "users:" not in (etc / "group").read_text()
+            else "ray:x:1000:\n"
+        )
+    with (etc / "shadow").open("a") as f:
+        f.write("ray:*:19000:0:99999:7:::\n")
+
+
+def _rmtree(path: Path) -> None:
+    """rm -rf, after unmounting what a failed debootstrap/chroot left mounted inside."""
+    prefix = str(path)
+    try:
+        mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+    except OSError:
+        mounts = []
+    for m in sorted({m for m in mounts if m.startswith(prefix + "/")}, key=len, reverse=True):
+        subprocess.run(["umount", "-l", m], check=False)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _base_rootfs() -> Path:
+    """debootstrap's Debian (kept in the build dir: every Ray image starts from a copy)."""
+    base = _build_dir() / "bookworm-minbase"
+    if (base / "etc/os-release").exists():
+        return base
+    _rmtree(base)
+    tmp = base.with_name(base.name + ".partial")
+    _rmtree(tmp)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    _run(
+        "debootstrap",
+        "--variant=minbase",
+        f"--include={ROOTFS_PACKAGES}",
+        DEBIAN_SUITE,
+        str(tmp),
+        DEBIAN_MIRROR,
+        stdout=subprocess.DEVNULL,
+    )
+    tmp.rename(base)
+    _log(f"debootstrap {time.monotonic() - t0:.0f}s")
+    return base
+
+
+def _ray_rootfs(work: Path, version: str) -> Path:
+    rootfs = work / "rootfs"
+    _run("cp", "-a", str(_base_rootfs()), str(rootfs))
+    # this machine's CA bundle (an intercepting proxy may sign PyPI) and resolver, for pip
+    shutil.copy2("/etc/ssl/certs/ca-certificates.crt", rootfs / "etc/ssl/certs/ca-certificates.crt")
+    resolv = rootfs / "etc/resolv.conf"
+    resolv.unlink(missing_ok=True)
+    shutil.copy2("/etc/resolv.conf", resolv)
+    t0 = time.monotonic()
+    _chroot(rootfs, "python3", "-m", "venv", RAY_VENV)
+    _chroot(
+        rootfs,
+        f"{RAY_VENV}/bin/pip",
+        "install",
+        "-q",
+        "--no-cache-dir",
+        f"ray[default]=={version}",
+    )
+    _log(f"pip install ray[default]=={version} {time.monotonic() - t0:.0f}s")
+    _add_user(rootfs)
+    _run("chown", "-R", "1000:1000", str(rootfs / RAY_HOME.lstrip("/")))
+    # leave no build-machine state behind
+    resolv.write_text("")
+    for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "root/.cache"):
+        shutil.rmtree(rootfs / junk, ignore_errors=True)
+        (rootfs / junk).mkdir(parents=True, exist_ok=True)
+    return rootfs
+
+
+RAY_CONFIG: dict[str, object] = {
+    "Env": [f"PATH={RAY_VENV}/bin:{PATH_ENV}", f"HOME={RAY_HOME}", "LANG=C.UTF-8"],
+    "Cmd": ["bash"],
+    "User": "1000",
+    "WorkingDir": RAY_HOME,
+}
+
+
+def _build_dir() -> Path:
+    return cache_dir() / "build"
+
+
+def build_ray(version: str = RAY_VERSION) -> Path:
+    name = "ray" if version == RAY_VERSION else "ray-new"
+    out = archive_path(name)
+    if out.exists():
+        return out
+    t0 = time.monotonic()
+    work = _build_dir() / f"ray-{version}"
+    _rmtree(work)
+    work.mkdir(parents=True)
+    rootfs = _ray_rootfs(work, version)
+    layer = work / "layer.tar"
+    _tar_dir(rootfs, layer)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tags = RAY_TAGS if name == "ray" else (f"docker.io/rayproject/ray:{version}",)
+    write_docker_archive(out, [layer], RAY_CONFIG, tags)
+    layer.unlink()
+    if name == "ray-new":
+        shutil.rmtree(work)
+    # the 2.52.0 rootfs stays for the operator image (which reuses its layer)
+    _log(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.monotonic() - t0:.0f}s")
+    return out
+
+
+# ----------------------------------------------------------------------------- operator
+
+
+def _package_files() -> list[Path]:
+    files = [REPO / "pyproject.toml"]
+    files += sorted(
+        p for p in (REPO / "kuberay").rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    )
+    return files
+
+
+def _package_digest() -> str:
+    h = hashlib.sha256(RECIPE_VERSION.encode())
+    for p in _package_files():
+        h.update(str(p.relative_to(REPO)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def build_operator() -> Path:
+    out = archive_path("operator")
+    if out.exists():
+        return out
+    ray = build_ray()
+    t0 = time.monotonic()
+    rootfs = _build_dir() / f"ray-{RAY_VERSION}" / "rootfs"
+    if not rootfs.exists():  # the ray archive came from an earlier run: unpack its layer
+        rootfs.mkdir(parents=True)
+        with tarfile.open(ray) as outer:
+            manifest = json.load(outer.extractfile("manifest.json"))  # type: ignore[arg-type]
+            layer = outer.extractfile(manifest[0]["Layers"][0])
+            assert layer is not None
+            _run("tar", "--numeric-owner", "-C", str(rootfs), "-xf", "-", input=layer.read())
+        shutil.copy2(
+            "/etc/ssl/certs/ca-certificates.crt", rootfs / "etc/ssl/certs/ca-certificates.crt"
+        )
+    (rootfs / "etc/resolv.conf").write_text(Path("/etc/resolv.conf").read_text())
+    venv = rootfs / "opt/kuberay"
+    shutil.rmtree(venv, ignore_errors=True)
+    src = rootfs / "tmp/kuberay-src"
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir(parents=True)
+    shutil.copy2(REPO / "pyproject.toml", src)
+    for extra in ("README.md", "LICENSE"):
+        if (REPO / extra).exists():
+            shutil.copy2(REPO / extra, src)
+    shutil.copytree(REPO / "kuberay", src / "kuberay", ignore=shutil.ignore_patterns("__pycache__"))
+    _chroot(rootfs, "python3", "-m", "venv", "/opt/kuberay")
+    _chroot(rootfs, "/opt/kuberay/bin/pip", "install", "-q", "--no-cache-dir", "/tmp/kuberay-src")
+    shutil.rmtree(src)
+    (rootfs / "etc/resolv.conf").write_text("")
+    work = _build_dir() / "operator"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    base_layer = work / "base.tar"
+    # the base layer must be byte-identical to the ray image's: take it from the archive
+    with tarfile.open(ray) as outer:
+        manifest = json.load(outer.extractfile("manifest.json"))  # type: ignore[arg-type]
+        member = outer.extractfile(manifest[0]["Layers"][0])
+        assert member is not None
+        with base_layer.open("wb") as f:
+            shutil.copyfileobj(member, f, 1 << 20)
+    top_layer = work / "operator.tar"
+    _tar_dir(rootfs, top_layer, ["./opt/kuberay"])
+    config = {
+        "Env": [f"PATH=/opt/kuberay/bin:{PATH_ENV}", f"HOME={RAY_HOME}", "LANG=C.UTF-8"],
+        "Entrypoint": ["kuberay-operator"],
+        "User": "1000",
+        "WorkingDir": RAY_HOME,
+    }
+    for old in cache_dir().glob("operator-*.tar"):
+        old.unlink()
+    write_docker_archive(out, [base_layer, top_layer], config, (OPERATOR_IMAGE,))
+    shutil.rmtree(work)
+    shutil.rmtree(venv)
+    _log(f"built {out} in {time.monotonic() - t0:.0f}s")
+    return out
+
+
+def build_ray_new() -> Path:
+    return build_ray(RAY_NEW_VERSION)
+
+
+BUILDERS = {
+    "pause": build_pause,
+    "ray": build_ray,
+    "ray-new": build_ray_new,
+    "operator": build_operator,
+}
+NODE_IMAGES = ("pause", "ray", "ray-new")  # what the real node imports at start
+
+
+def ensure(names: tuple[str, ...] | list[str] = NODE_IMAGES) -> dict[str, Path]:
+    """Build what is missing (one builder per machine at a time: the cache dir's lock)."""
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with (cache_dir() / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return {name: BUILDERS[name]() for name in names}
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(BUILDERS)
+    unknown = [n for n in names if n not in BUILDERS]
+    if unknown:
+        print(
+            f"hack/images.py: unknown image {unknown[0]!r}; choose from {', '.join(BUILDERS)}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        for name, path in ensure(names).items():
+            print(f"{name}: {path}")
+    except (subprocess.CalledProcessError, OSError) as exc:
+        print(f"hack/images.py: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,723 @@
+"""Real pods on a real node (kubelet + containerd + runc, CNI bridge, kube-proxy, CoreDNS).
+
+One cluster for this module: ``ControlPlane(full=True, real_nodes=1, real_nodes_only=True)``
+(no kwok nodes: every pod lands on the real node), images built by ``hack/images.py``.
+The operator runs on the host as the other e2e tests run it (its own ServiceAccount token).
+
+* plain pods: a pod runs, ``kubectl logs``/``exec``/``port-forward`` work, a ClusterIP Service
+  answers by its DNS name from another pod, kwok's pod range fails at once;
+* real Ray: KubeRay's ``ray-cluster.autoscaler.yaml`` (resources shrunk, structure unchanged)
+  goes ``ready`` through the real probes; Ray's autoscaler scales the worker group up for an
+  actor only a worker can hold and back down after its idle timeout.
+
+Needs root (network, containerd, mounts) and this machine's packages (hack/node_deps.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import errno
+import os
+import re
+import socket
+import subprocess
+import time
+import urllib.request
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kuberay.controllers.common.endpoints import service_address
+from kuberay.kube import Client, KubeError, NotFound
+from tests.crds import install_crds
+from tests.e2e.harness import (
+    TIMINGS,
+    OperatorProcess,
+    cluster_pods,
+    free_port,
+    node_type,
+    place_rbac,
+    pod_ready,
+    rbac_documents,
+    request_token,
+    write_token_kubeconfig,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = Path(__file__).resolve().parent / "kuberay-samples"  # KubeRay's, unchanged
+RAY_IMAGE = "rayproject/ray:2.52.0"
+KWOK_POD_IP = "10.244.3.7"  # inside controlplane.FAKE_POD_CIDR
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a real node needs root")
+
+
+def _record(name: str, seconds: float) -> float:
+    TIMINGS.setdefault(name, []).append(seconds)
+    return seconds
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+class RealCluster:
+    def __init__(self, cp: Any, kubectl: Path) -> None:
+        self.cp = cp
+        self.kubeconfig: Path = cp.kubeconfig
+        self.kubectl_path = kubectl
+
+    def kubectl(self, *args: str, timeout: float = 60, check: bool = True) -> str:
+        done = subprocess.run(
+            [str(self.kubectl_path), f"--kubeconfig={self.kubeconfig}", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if check:
+            assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}{done.stdout}"
+        return done.stdout
+
+
+def _find_kubectl() -> Path:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kuberay_hack_kubectl", ROOT / "hack/kubectl.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found: Path | None = module.find_kubectl(install=True)
+    assert found is not None, "no kubectl (hack/kubectl.py found none and could not install one)"
+    return found
+
+
+@pytest.fixture(scope="module")
+def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealCluster]:
+    import controlplane
+
+    cp = controlplane.ControlPlane(
+        tmp_path_factory.mktemp("real-node") / "cluster",
+        full=True,
+        real_nodes=1,
+        real_nodes_only=True,
+        start_timeout=300,
+    )
+    began = time.monotonic()
+    cp.start()
+    _record("real-node cluster start", time.monotonic() - began)
+    for name, seconds in cp.real_node.timings.items():
+        _record(f"real node: {name}", seconds)
+    try:
+        yield RealCluster(cp, _find_kubectl())
+    finally:
+        cp.stop()
+
+
+@pytest.fixture(scope="module")
+async def real_admin(real_cluster: RealCluster) -> AsyncIterator[Client]:
+    client = await Client.from_kubeconfig(real_cluster.kubeconfig, qps=0, burst=1)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+async def _namespace(admin: Client, prefix: str) -> str:
+    name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    await admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    # the ServiceAccount admission plugin is on here: pods wait for the default SA
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            await admin.get("v1", "ServiceAccount", "default", name)
+            return name
+        except NotFound:
+            assert time.monotonic() < deadline, f"no default ServiceAccount in {name}"
+            await asyncio.sleep(0.2)
+
+
+@pytest.fixture
+async def rns(real_admin: Client) -> AsyncIterator[str]:
+    name = await _namespace(real_admin, "real")
+    try:
+        yield name
+    finally:
+        with contextlib.suppress(NotFound, KubeError):
+            await real_admin.delete("v1", "Namespace", name)
+
+
+@pytest.fixture(scope="module")
+async def real_operator(
+    real_cluster: RealCluster, real_admin: Client
+) -> AsyncIterator[OperatorProcess]:
+    """kuberay-operator on the host, as its ServiceAccount with the shipped RBAC."""
+    await install_crds(real_admin)
+    namespace = await _namespace(real_admin, "kuberay-real")
+    docs, _ = rbac_documents()
+    # suffixed ClusterRoles: the Helm test installs the chart's own, under their shipped names
+    for doc in place_rbac(docs, namespace, cluster_suffix=f"-{namespace}"):
+        await real_admin.apply(doc, field_manager="kuberay-e2e", force=True)
+    token = await request_token(real_admin, namespace)
+    workdir = real_cluster.cp.dir.parent
+    kubeconfig = write_token_kubeconfig(workdir / "operator.kubeconfig", real_admin, token)
+    op = OperatorProcess(
+        "real-node-operator", kubeconfig, workdir / "operators", lease_namespace=namespace
+    ).start()
+    try:
+        await op.wait_ready(60)
+        await op.wait_leading(60)
+        yield op
+    finally:
+        op.terminate()
+
+
+async def _wait(what: str, check: Any, timeout: float, interval: float = 0.5) -> float:
+    """Poll the coroutine function ``check`` until it returns truthy; seconds taken."""
+    began = time.monotonic()
+    last: Any = None
+    while True:
+        last = await check()
+        if last:
+            return time.monotonic() - began
+        if time.monotonic() - began > timeout:
+            pytest.fail(f"{what}: not within {timeout:.0f}s (last: {last!r})")
+        await asyncio.sleep(interval)
+
+
+async def _pod(admin: Client, ns: str, name: str) -> dict[str, Any]:
+    return await admin.get("v1", "Pod", name, ns)
+
+
+def _ray_pod(name: str, ns: str, command: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
+        "spec": {
+            "terminationGracePeriodSeconds": 1,
+            "containers": [
+                {
+                    "name": "main",
+                    "image": RAY_IMAGE,
+                    "command": ["bash", "-c", command],
+                    "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}},
+                    **extra,
+                }
+            ],
+        },
+    }
+
+
+async def _running(admin: Client, ns: str, name: str, timeout: float = 60) -> float:
+    async def ready() -> bool:
+        return pod_ready(await _pod(admin, ns, name))
+
+    return await _wait(f"pod {ns}/{name} Ready", ready, timeout)
+
+
+# --------------------------------------------------------------------------- plain pods
+
+
+async def test_real_pod_logs_exec_and_port_forward(
+    real_cluster: RealCluster, real_admin: Client, rns: str
+) -> None:
+    body = _ray_pod(
+        "web",
+        rns,
+        "echo hello-from-$(hostname); exec python3 -m http.server 8000",
+        ports=[{"containerPort": 8000}],
+        readinessProbe={"tcpSocket": {"port": 8000}, "periodSeconds": 1},
+    )
+    await real_admin.create(body)
+    seconds = _record("real pod create -> Ready", await _running(real_admin, rns, "web"))
+    pod = await _pod(real_admin, rns, "web")
+    assert pod["spec"]["nodeName"] == "kuberay-real-0"
+    assert pod["status"]["podIP"].startswith("10.250.0."), pod["status"].get("podIP")
+    assert seconds < 60
+    assert "hello-from-web" in real_cluster.kubectl("-n", rns, "logs", "web")
+    out = real_cluster.kubectl("-n", rns, "exec", "web", "--", "bash", "-c", "id -u; echo $HOME")
+    assert out.split() == ["1000", "/home/ray"]
+
+    port = free_port()
+    pf = subprocess.Popen(
+        [
+            str(real_cluster.kubectl_path),
+            f"--kubeconfig={real_cluster.kubeconfig}",
+            "-n",
+            rns,
+            "port-forward",
+            "pod/web",
+            f"{port}:8000",
+            "--address=127.0.0.1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        body_text = ""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
+                    body_text = r.read().decode()
+                    break
+            except OSError:
+                await asyncio.sleep(0.3)
+        assert "Directory listing" in body_text
+    finally:
+        pf.terminate()
+        pf.wait(10)
+
+
+async def test_cluster_ip_service_by_dns_name_from_a_pod(
+    real_cluster: RealCluster, real_admin: Client, rns: str
+) -> None:
+    await real_admin.create(
+        _ray_pod(
+            "server",
+            rns,
+            "mkdir -p /tmp/w && echo served-by-server > /tmp/w/index.html && "
+            "exec python3 -m http.server 8000 -d /tmp/w",
+            readinessProbe={"tcpSocket": {"port": 8000}, "periodSeconds": 1},
+        )
+    )
+    await real_admin.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web", "namespace": rns},
+            "spec": {"selector": {"app": "server"}, "ports": [{"port": 80, "targetPort": 8000}]},
+        }
+    )
+    await real_admin.create(_ray_pod("client", rns, "exec sleep 3600"))
+    await _running(real_admin, rns, "server")
+    await _running(real_admin, rns, "client")
+    host = f"web.{rns}.svc.cluster.local"
+    resolved = real_cluster.kubectl("-n", rns, "exec", "client", "--", "getent", "hosts", host)
+    svc = await real_admin.get("v1", "Service", "web", rns)
+    assert resolved.split()[0] == svc["spec"]["clusterIP"]
+
+    async def served() -> str:
+        out = real_cluster.kubectl(
+            "-n",
+            rns,
+            "exec",
+            "client",
+            "--",
+            "wget",
+            "-q",
+            "-T",
+            "3",
+            "-O-",
+            f"http://{host}/",
+            check=False,
+        )
+        return out if "served-by-server" in out else ""
+
+    # kube-proxy programs the Service's rules within its sync period
+    _record("ClusterIP service reachable by name", await _wait("service answers", served, 30, 1))
+    # the short name through the pod's search path, and the API through its Service
+    out = real_cluster.kubectl(
+        "-n",
+        rns,
+        "exec",
+        "client",
+        "--",
+        "python3",
+        "-c",
+        "import socket; print(socket.gethostbyname('web'), "
+        "socket.gethostbyname('kubernetes.default'))",
+    )
+    assert out.split() == [svc["spec"]["clusterIP"], "10.0.0.1"]
+
+
+async def test_kwok_pod_ips_fail_at_once(real_cluster: RealCluster, rns: str) -> None:
+    """The kwok pod range has an unreachable route while the cluster runs: nothing leaves."""
+    began = time.monotonic()
+    with socket.socket() as s:
+        s.settimeout(5)
+        with pytest.raises(OSError) as info:
+            s.connect((KWOK_POD_IP, 8265))
+    assert info.value.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH), info.value
+    assert time.monotonic() - began < 1.0
+    out = subprocess.run(
+        ["ip", "route", "show", "type", "unreachable"], capture_output=True, text=True
+    )
+    assert "10.244.0.0/16" in out.stdout, out.stdout
+
+
+async def test_pods_cannot_reach_off_machine(
+    real_cluster: RealCluster, real_admin: Client, rns: str
+) -> None:
+    """From a pod: kwok's range and an outside address are refused locally, at once."""
+    await real_admin.create(_ray_pod("probe", rns, "exec sleep 3600"))
+    await _running(real_admin, rns, "probe")
+    script = (
+        "import socket, time, sys\n"
+        "for ip in sys.argv[1:]:\n"
+        "    s = socket.socket(); s.settimeout(5); t = time.monotonic()\n"
+        "    try:\n"
+        "        s.connect((ip, 80)); print(ip, 'connected')\n"
+        "    except OSError as e:\n"
+        "        print(ip, e.errno, round(time.monotonic() - t, 2))\n"
+    )
+    out = real_cluster.kubectl(
+        "-n", rns, "exec", "probe", "--", "python3", "-c", script, KWOK_POD_IP, "192.0.2.123"
+    )
+    for line in out.strip().splitlines():
+        ip, code, seconds = line.split()
+        assert code != "connected", line
+        assert float(seconds) < 1.0, f"{ip}: not refused at once ({line})"
+
+
+async def test_missing_image_fails_locally_without_a_pull(
+    real_cluster: RealCluster, real_admin: Client, rns: str
+) -> None:
+    """No registry is dialled: containerd's pulls go to a closed local port."""
+    body = _ray_pod("nopull", rns, "true")
+    body["spec"]["containers"][0]["image"] = "docker.io/library/not-built-here:1.0"
+    await real_admin.create(body)
+
+    async def pull_failed() -> str:
+        pod = await _pod(real_admin, rns, "nopull")
+        for status in (pod.get("status") or {}).get("containerStatuses") or ():
+            waiting = (status.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") in ("ErrImagePull", "ImagePullBackOff"):
+                return str(waiting.get("message"))
+        return ""
+
+    await _wait("image pull fails", pull_failed, 60)
+    message = await pull_failed()
+    assert "127.0.0.1:9" in message, message
+
+
+# --------------------------------------------------------------------------- real Ray
+
+
+def _autoscaler_sample(
+    name: str, ns: str, *, idle_timeout: int, sample: str = "ray-cluster.autoscaler.yaml"
+) -> list[dict[str, Any]]:
+    """KubeRay's ray-cluster.autoscaler.yaml, resources shrunk to fit 2 CPUs."""
+    path = SAMPLES / sample
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    cluster = next(d for d in docs if d["kind"] == "RayCluster")
+    cluster["metadata"] = {"name": name, "namespace": ns}
+    spec = cluster["spec"]
+    spec["autoscalerOptions"]["idleTimeoutSeconds"] = idle_timeout
+    spec["autoscalerOptions"]["resources"] = {
+        "limits": {"cpu": "500m", "memory": "512Mi"},
+        "requests": {"cpu": "50m", "memory": "256Mi"},
+    }
+    head = spec["headGroupSpec"]["template"]["spec"]["containers"][0]
+    head["resources"] = {
+        "limits": {"cpu": "1", "memory": "2Gi"},
+        "requests": {"cpu": "100m", "memory": "512Mi"},
+    }
+    for group in spec["workerGroupSpecs"]:
+        for container in group["template"]["spec"]["containers"]:
+            container["resources"] = {
+                "limits": {"cpu": "1", "memory": "1Gi"},
+                "requests": {"cpu": "100m", "memory": "256Mi"},
+            }
+    for d in docs:
+        d.setdefault("metadata", {})["namespace"] = ns
+    return docs
+
+
+def _pod_memory_mib(uid: str) -> tuple[int, int] | None:
+    """(usage incl. page cache, RSS) of a pod's cgroup in MiB (cgroup v1 memory controller)."""
+    for qos in ("", "burstable/", "besteffort/"):
+        base = Path(f"/sys/fs/cgroup/memory/kubepods/{qos}pod{uid}")
+        with contextlib.suppress(OSError, ValueError):
+            usage = int((base / "memory.usage_in_bytes").read_text())
+            stat = dict(line.split() for line in (base / "memory.stat").read_text().splitlines())
+            return usage >> 20, int(stat.get("total_rss", 0)) >> 20
+    return None
+
+
+async def test_autoscaler_sample_ready_scale_up_and_down(
+    real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
+) -> None:
+    name = "raycluster-autoscaler"
+    began = time.monotonic()
+    for doc in _autoscaler_sample(name, rns, idle_timeout=15):
+        await real_admin.create(doc)
+
+    async def state() -> str:
+        rc = await real_admin.get("ray.io/v1", "RayCluster", name, rns)
+        return "ready" if (rc.get("status") or {}).get("state") == "ready" else ""
+
+    await _wait("RayCluster ready", state, 180)
+    _record("real Ray: RayCluster created -> ready (head)", time.monotonic() - began)
+    pods = await cluster_pods(real_admin, rns, name)
+    heads = [p for p in pods if node_type(p) == "head"]
+    assert len(heads) == 1 and pod_ready(heads[0])
+    head = heads[0]["metadata"]["name"]
+    containers = {c["name"] for c in heads[0]["spec"]["containers"]}
+    assert containers == {"ray-head", "autoscaler"}
+
+    def ray(*cmd: str) -> str:
+        return real_cluster.kubectl(
+            "-n", rns, "exec", head, "-c", "ray-head", "--", *cmd, timeout=120
+        )
+
+    # an actor needing 1 CPU: the head has num-cpus 0, so only a small-group worker fits
+    up = time.monotonic()
+    ray("python", "/home/ray/samples/detached_actor.py", "actor1")
+
+    async def worker_joined() -> bool:
+        ws = [p for p in await cluster_pods(real_admin, rns, name) if node_type(p) == "worker"]
+        return len(ws) == 1 and pod_ready(ws[0])
+
+    await _wait("autoscaler adds a ready worker", worker_joined, 180, 1)
+    _record("real Ray: actor -> worker pod ready (scale-up)", time.monotonic() - up)
+    # from the host, the head Service's dashboard port resolves through the API (its
+    # EndpointSlice) to the head pod, which the host reaches on the bridge
+    host, port = await service_address(real_admin, rns, f"{name}-head-svc", "dashboard")
+    assert host == heads[0]["status"]["podIP"] and port == 8265
+    with urllib.request.urlopen(f"http://{host}:{port}/api/version", timeout=10) as r:
+        assert r.status == 200 and '"ray_version": "2.52.0"' in r.read().decode()
+    assert _alive_ray_nodes(real_cluster, rns, head) == 2
+    for p in await cluster_pods(real_admin, rns, name):
+        mib = _pod_memory_mib(p["metadata"]["uid"])
+        if mib is not None:
+            _record(f"real Ray: {node_type(p)} pod memory usage (MiB)", mib[0])
+            _record(f"real Ray: {node_type(p)} pod memory RSS (MiB)", mib[1])
+
+    down = time.monotonic()
+    ray("python", "/home/ray/samples/terminate_detached_actor.py", "actor1")
+
+    async def no_workers() -> bool:
+        return not [
+            p for p in await cluster_pods(real_admin, rns, name) if node_type(p) == "worker"
+        ]
+
+    await _wait("autoscaler removes the idle worker", no_workers, 240, 1)
+    _record("real Ray: actor gone -> worker removed (idle 15s)", time.monotonic() - down)
+    rc = await real_admin.get("ray.io/v1", "RayCluster", name, rns)
+    assert rc["spec"]["workerGroupSpecs"][0]["replicas"] == 0
+    assert rc["status"]["state"] == "ready"
+
+
+async def _ray_cluster_ready(admin: Client, ns: str, name: str) -> bool:
+    rc = await admin.get("ray.io/v1", "RayCluster", name, ns)
+    return (rc.get("status") or {}).get("state") == "ready"
+
+
+async def _heads(admin: Client, ns: str, name: str) -> list[dict[str, Any]]:
+    return [p for p in await cluster_pods(admin, ns, name) if node_type(p) == "head"]
+
+
+def _alive_ray_nodes(real_cluster: RealCluster, ns: str, head: str) -> int:
+    """Alive Ray nodes as the head's GCS sees them (-1 when it cannot be asked)."""
+    out = real_cluster.kubectl(
+        "-n",
+        ns,
+        "exec",
+        head,
+        "-c",
+        "ray-head",
+        "--",
+        "python",
+        "-c",
+        "import ray; ray.init(log_to_driver=False); "
+        "print('ALIVE_NODES=%d' % sum(n['Alive'] for n in ray.nodes()))",
+        timeout=120,
+        check=False,
+    )
+    found = re.findall(r"ALIVE_NODES=(\d+)", out)
+    return int(found[-1]) if found else -1
+
+
+async def test_autoscaler_v2_head_container_killed_head_recreated_worker_rejoins(
+    real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
+) -> None:
+    """v2 sample (restartPolicy Never): SIGKILL the head's Ray container in containerd; the
+    operator deletes and recreates the head pod and a worker joins the new head."""
+    name = "raycluster-autoscaler"
+    docs = _autoscaler_sample(name, rns, idle_timeout=60, sample="ray-cluster.autoscaler-v2.yaml")
+    for doc in docs:
+        await real_admin.create(doc)
+    began = time.monotonic()
+    await _wait("v2 RayCluster ready", lambda: _ray_cluster_ready(real_admin, rns, name), 180)
+    _record("real Ray v2: RayCluster created -> ready", time.monotonic() - began)
+    (head_pod,) = await _heads(real_admin, rns, name)
+    assert head_pod["spec"]["restartPolicy"] == "Never"
+    head = head_pod["metadata"]["name"]
+    real_cluster.kubectl(
+        "-n",
+        rns,
+        "exec",
+        head,
+        "-c",
+        "ray-head",
+        "--",
+        "python",
+        "/home/ray/samples/detached_actor.py",
+        "actor1",
+        timeout=120,
+    )
+
+    async def one_ready_worker() -> bool:
+        ws = [p for p in await cluster_pods(real_admin, rns, name) if node_type(p) == "worker"]
+        return len(ws) == 1 and pod_ready(ws[0])
+
+    up = await _wait("v2 autoscaler adds a worker", one_ready_worker, 180, 1)
+    _record("real Ray v2: actor -> worker pod ready (scale-up)", up)
+
+    head_pod = await real_admin.get("v1", "Pod", head, rns)
+    status = next(s for s in head_pod["status"]["containerStatuses"] if s["name"] == "ray-head")
+    container_id = status["containerID"].split("://", 1)[1]
+    killed = time.monotonic()
+    real_cluster.cp.real_node.ctr("tasks", "kill", "-s", "SIGKILL", container_id)
+
+    async def new_head_ready() -> bool:
+        heads = await _heads(real_admin, rns, name)
+        return (
+            len(heads) == 1
+            and heads[0]["metadata"]["uid"] != head_pod["metadata"]["uid"]
+            and pod_ready(heads[0])
+        )
+
+    await _wait("operator recreates the head pod", new_head_ready, 240, 1)
+    _record("real Ray v2: head container killed -> new head pod ready", time.monotonic() - killed)
+    (new_head,) = await _heads(real_admin, rns, name)
+
+    async def worker_rejoined() -> bool:
+        if not await one_ready_worker():
+            return False
+        return _alive_ray_nodes(real_cluster, rns, new_head["metadata"]["name"]) == 2
+
+    await _wait("a worker joins the new head", worker_rejoined, 240, 2)
+    _record(
+        "real Ray v2: head container killed -> worker joined new head", time.monotonic() - killed
+    )
+    await _wait("RayCluster ready again", lambda: _ray_cluster_ready(real_admin, rns, name), 60)
+
+
+async def test_autoscaler_v2_scales_the_higher_priority_group(
+    real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
+) -> None:
+    """v2 sample on Ray 2.60.0 (2.52.0's autoscaler ignores `priority`) with a second worker
+    group identical to small-group but for ``priority: 10``, listed after it: the actor's
+    worker comes from the higher-priority group (on a tie Ray would take the first)."""
+    if real_cluster.cp.real_node is None:
+        pytest.fail("no real node")
+    import realnode
+
+    version = realnode.images.RAY_NEW_VERSION
+    name = "raycluster-priority"
+    docs = _autoscaler_sample(name, rns, idle_timeout=60, sample="ray-cluster.autoscaler-v2.yaml")
+    cluster = next(d for d in docs if d["kind"] == "RayCluster")
+    spec = cluster["spec"]
+    spec["rayVersion"] = version
+    spec["headGroupSpec"]["template"]["spec"]["containers"][0]["image"] = (
+        f"rayproject/ray:{version}"
+    )
+    low = spec["workerGroupSpecs"][0]
+    low["template"]["spec"]["containers"][0]["image"] = f"rayproject/ray:{version}"
+    low.update(maxReplicas=1, priority=0)
+    high = copy.deepcopy(low)
+    high.update(groupName="preferred-group", priority=10)
+    spec["workerGroupSpecs"].append(high)
+    for doc in docs:
+        await real_admin.create(doc)
+    await _wait("RayCluster ready", lambda: _ray_cluster_ready(real_admin, rns, name), 180)
+    (head_pod,) = await _heads(real_admin, rns, name)
+    began = time.monotonic()
+    real_cluster.kubectl(
+        "-n",
+        rns,
+        "exec",
+        head_pod["metadata"]["name"],
+        "-c",
+        "ray-head",
+        "--",
+        "python",
+        "/home/ray/samples/detached_actor.py",
+        "actor1",
+        timeout=120,
+    )
+
+    async def ready_workers() -> list[str]:
+        ws = [p for p in await cluster_pods(real_admin, rns, name) if node_type(p) == "worker"]
+        return [p["metadata"]["labels"].get("ray.io/group", "") for p in ws if pod_ready(p)]
+
+    await _wait("a worker is added", ready_workers, 180, 1)
+    _record("real Ray 2.60 v2: actor -> worker ready (priority)", time.monotonic() - began)
+    assert await ready_workers() == ["preferred-group"]
+    rc = await real_admin.get("ray.io/v1", "RayCluster", name, rns)
+    replicas = {g["groupName"]: g.get("replicas") for g in rc["spec"]["workerGroupSpecs"]}
+    assert replicas == {"small-group": 0, "preferred-group": 1}
+
+
+# last: it stops the host operator (one operator at a time)
+async def test_helm_chart_operator_in_cluster_brings_a_raycluster_to_ready(
+    real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
+) -> None:
+    """The chart as shipped (image kuberay-python/operator:latest built by hack/images.py,
+    its ServiceAccount and RBAC) runs the operator as a pod on the real node."""
+    real_operator.terminate()  # one operator at a time: the chart's watches every namespace
+    import build_helm
+    import realnode
+
+    helm = build_helm.binary_path()
+    assert helm.exists(), f"no helm at {helm}: run `make helm`"
+    began = time.monotonic()
+    archive = realnode.images.ensure(["operator"])["operator"]
+    real_cluster.cp.real_node.import_images({"operator": archive})
+    _record("operator image build (cached) + import", time.monotonic() - began)
+    release_ns = await _namespace(real_admin, "kuberay-helm")
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(real_cluster.kubeconfig),
+        "HOME": str(real_cluster.cp.dir),
+    }
+    began = time.monotonic()
+    done = subprocess.run(
+        [
+            str(helm),
+            "install",
+            "kuberay-operator",
+            str(ROOT / "manifests/helm/kuberay-operator"),
+            "-n",
+            release_ns,
+            "--wait",
+            "--timeout",
+            "3m",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    _record("helm install --wait (operator pod ready)", time.monotonic() - began)
+    try:
+        pods, _ = await real_admin.list_all("v1", "Pod", release_ns)
+        (op_pod,) = pods
+        assert pod_ready(op_pod) and op_pod["spec"]["nodeName"] == "kuberay-real-0"
+        assert op_pod["spec"]["serviceAccountName"] == "kuberay-operator"
+        name = "raycluster-helm"
+        began = time.monotonic()
+        for doc in _autoscaler_sample(name, rns, idle_timeout=60):
+            await real_admin.create(doc)
+        await _wait(
+            "RayCluster ready (in-cluster operator)",
+            lambda: _ray_cluster_ready(real_admin, rns, name),
+            180,
+        )
+        _record("in-cluster operator: RayCluster created -> ready", time.monotonic() - began)
+    finally:
+        subprocess.run(
+            [str(helm), "uninstall", "kuberay-operator", "-n", release_ns, "--wait"],
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        with contextlib.suppress(NotFound, KubeError):
+            await real_admin.delete("v1", "Namespace", release_ns)
