@@ -1,0 +1,59 @@
+"""Issue 14: bad input always gets an answer.
+
+Property: for every mutant of a KubeRay sample cluster (keys dropped, values of the wrong type,
+odd strings; see ``tests/mutants.py``), ``validate_raycluster`` never raises, and when it
+accepts the object every builder the RayCluster controller runs succeeds. Rejections name the
+field path. 300 hypothesis examples per run (``MUTANT_EXAMPLES``); the offline harness
+``hack/mutants.py`` runs thousands more.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kuberay.api.v1.validation import validate_raycluster
+from tests.mutants import GATES, mutate, run_builders, sample_clusters
+
+SAMPLES = sample_clusters()
+MUTANT_EXAMPLES = 300
+
+pytestmark = pytest.mark.skipif(not SAMPLES, reason="KubeRay samples directory not available")
+
+
+def _check(sample: tuple[str, dict[str, Any]], rng: random.Random) -> None:
+    name, base = sample
+    mutant, edits = mutate(base, rng)
+    errors = validate_raycluster(mutant, gates=GATES)
+    fatal = [e for e in errors if e.source != "webhook"]
+    if fatal:
+        assert all(e.path and e.message for e in fatal)
+        return
+    crashes = run_builders(mutant)
+    assert not crashes, f"{name} {edits}: " + "; ".join(map(str, crashes))
+
+
+@pytest.mark.xfail(reason="issue 14: builders crash on validator-accepted mutants", strict=True)
+@settings(
+    max_examples=MUTANT_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.sampled_from(SAMPLES or [("none", {})]), st.randoms(use_true_random=False))
+def test_validator_accepted_mutants_build(
+    sample: tuple[str, dict[str, Any]], rng: random.Random
+) -> None:
+    _check(sample, rng)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_sample_unmutated_is_accepted_and_builds(seed: int) -> None:
+    for name, cluster in SAMPLES[seed::3]:
+        fatal = [e for e in validate_raycluster(cluster, gates=GATES) if e.source != "webhook"]
+        assert not fatal, (name, fatal)
+        assert not run_builders(cluster), name
