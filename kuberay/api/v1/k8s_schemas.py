@@ -32,6 +32,7 @@ __all__ = [
     "ROOTS",
     "SNAPSHOT",
     "embedded_schema",
+    "embedded_schema_shared",
     "kubernetes_version",
     "ref_name",
 ]
@@ -221,6 +222,12 @@ def _named(name: str, stack: tuple[str, ...]) -> Schema:
 @cache
 def _embedded(embedded: str) -> str:
     return json.dumps(_named(ROOTS[embedded], ()), sort_keys=True)
+
+
+@cache
+def embedded_schema_shared(embedded: str) -> Schema:
+    """:func:`embedded_schema`, parsed once and shared: callers must not modify it."""
+    return embedded_schema(embedded)
 
 
 def embedded_schema(embedded: str) -> Schema:

@@ -278,9 +278,15 @@ class Quantity:
 
     @classmethod
     def from_json(cls, raw: object) -> Quantity:
-        """Decode a quantity as it appears in a Kubernetes object (string or JSON number)."""
+        """Decode a quantity as it appears in a Kubernetes object (string or JSON number).
+
+        ``null`` decodes to the zero quantity, as Go's ``Quantity.UnmarshalJSON`` does (the
+        apiserver drops such nulls before anyone reads the object).
+        """
         if isinstance(raw, Quantity):
             return raw
+        if raw is None:
+            return cls()
         if isinstance(raw, bool):
             raise QuantityError(f"not a quantity: {raw!r}")
         if isinstance(raw, int):

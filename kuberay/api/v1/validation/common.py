@@ -199,7 +199,16 @@ def _crd_check_model(model: ApiModel, path: str, out: list[FieldError]) -> None:
                     )
                     out.append(FieldError(f"{fpath}[{i}]", f"Duplicate value: {{{shown}}}", "crd"))
                 seen.add(key)
+        if meta.embedded is not None and meta.embedded not in _UNCHECKED_EMBEDDED:
+            from kuberay.api.v1.validation.schema import check_embedded
+
+            out.extend(check_embedded(meta.embedded, value, fpath, is_list=isinstance(value, list)))
         _crd_check_value(value, fpath, out)
+
+
+#: Embedded types not checked against a Kubernetes schema: the object's own metadata (the
+#: apiserver validates it) and status conditions (written by the operator).
+_UNCHECKED_EMBEDDED = frozenset({"meta/v1.ObjectMeta", "meta/v1.Condition"})
 
 
 def _unstructured_keys(item: Any) -> Mapping[str, Any]:
