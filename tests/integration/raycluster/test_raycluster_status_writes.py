@@ -34,8 +34,8 @@ async def test_gate_off_makes_no_status_writes_on_an_unchanged_cluster(
         async def provisioned() -> bool:
             rc = await get_cluster(kclient, namespace, "quiet")
             c = condition(rc, "RayClusterProvisioned")
-            return rc.get("status", {}).get("state") == "ready" and bool(c) and (
-                c["status"] == "True"
+            return (
+                rc.get("status", {}).get("state") == "ready" and bool(c) and (c["status"] == "True")
             )
 
         await eventually(provisioned, timeout=20)
