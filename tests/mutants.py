@@ -329,3 +329,37 @@ def accepted(cluster: Obj, gates: dict[str, bool] | None = None) -> bool:
 
     errors = validate_raycluster(cluster, gates=GATES if gates is None else gates)
     return not [e for e in errors if e.source != "webhook"]
+
+
+def sample_documents(
+    kinds: tuple[str, ...], directory: Path = REFERENCE_SAMPLES
+) -> list[tuple[str, Obj]]:
+    """``(id, object)`` for every sample of ``kinds`` (RayJob, RayService ...)."""
+    found: list[tuple[str, Obj]] = []
+    if not directory.is_dir():
+        return found
+    for path in sorted(directory.glob("*.yaml")):
+        for index, doc in enumerate(yaml.safe_load_all(path.read_text())):
+            if (
+                isinstance(doc, dict)
+                and doc.get("kind") in kinds
+                and isinstance(doc.get("spec"), dict)
+            ):
+                doc = copy.deepcopy(doc)
+                doc.setdefault("metadata", {}).setdefault("name", "mutant")
+                doc["metadata"].setdefault("namespace", "default")
+                found.append((f"{path.name}#{index}", doc))
+    return found
+
+
+def lifted_cluster(doc: Obj) -> Obj | None:
+    """The RayCluster a RayJob/RayService would create from its embedded cluster spec."""
+    spec = _cluster_spec_of(doc)
+    if not isinstance(spec, dict):
+        return None
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "lifted", "namespace": "default", "uid": "0000-1111"},
+        "spec": copy.deepcopy(spec),
+    }

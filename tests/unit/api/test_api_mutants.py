@@ -16,8 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kuberay.api.v1.validation import validate_raycluster
-from tests.mutants import GATES, mutate, run_builders, sample_clusters
+from kuberay.api.v1.validation import validate_raycluster, validate_rayjob, validate_rayservice
+from tests.mutants import (
+    GATES,
+    lifted_cluster,
+    mutate,
+    run_builders,
+    sample_clusters,
+    sample_documents,
+)
 
 SAMPLES = sample_clusters()
 MUTANT_EXAMPLES = 300
@@ -114,3 +121,31 @@ def test_nulls_and_unknown_fields_are_not_errors_as_the_apiserver_drops_them() -
     )
     assert validate_raycluster(cluster, gates=GATES) == []
     assert run_builders(cluster) == []
+
+
+JOBS_AND_SERVICES = sample_documents(("RayJob", "RayService"))
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.sampled_from(JOBS_AND_SERVICES or [("none", {})]), st.randoms(use_true_random=False))
+def test_rayjob_and_rayservice_mutants_validate_without_raising_and_build(
+    sample: tuple[str, dict[str, Any]], rng: random.Random
+) -> None:
+    """200 examples: the validators answer every mutant; an accepted one's cluster builds."""
+    name, base = sample
+    if not base:
+        return
+    mutant, edits = mutate(base, rng)
+    validate = validate_rayjob if mutant["kind"] == "RayJob" else validate_rayservice
+    fatal = [e for e in validate(mutant, gates=GATES) if e.source != "webhook"]
+    if fatal:
+        assert all(e.path and e.message for e in fatal)
+        return
+    cluster = lifted_cluster(mutant)
+    if cluster is not None:
+        assert not run_builders(cluster), f"{name} {edits}"
