@@ -98,6 +98,27 @@ def _refs(schema: Any) -> list[str]:
     return []
 
 
+def build_snapshot(version: str, documents: list[Any]) -> dict[str, Any]:
+    """The snapshot (version + trimmed component schemas) from the OpenAPI v3 documents."""
+    components: dict[str, Any] = {}
+    for doc in documents:
+        components.update(doc["components"]["schemas"])
+    kept: dict[str, Any] = {}
+    todo = list(ROOTS.values())
+    while todo:
+        name = todo.pop()
+        if name in kept:
+            continue
+        kept[name] = _clean(components[name])
+        todo.extend(_refs(kept[name]))
+    return {"kubernetesVersion": version, "schemas": dict(sorted(kept.items()))}
+
+
+def render(snapshot: dict[str, Any]) -> str:
+    """The committed text of a snapshot."""
+    return json.dumps(snapshot, indent=1, sort_keys=True) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--kubeconfig", type=Path, required=True)
@@ -105,21 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     server, ctx = _context(args.kubeconfig)
     version = _get(server, ctx, "/version")["gitVersion"]
-    components: dict[str, Any] = {}
-    for path in GROUP_PATHS:
-        doc = _get(server, ctx, f"/openapi/v3/{path}")
-        components.update(doc["components"]["schemas"])
-    kept: dict[str, Any] = {}
-    todo = [name for name in ROOTS.values()]
-    while todo:
-        name = todo.pop()
-        if name in kept:
-            continue
-        kept[name] = _clean(components[name])
-        todo.extend(_refs(kept[name]))
-    snapshot = {"kubernetesVersion": version, "schemas": dict(sorted(kept.items()))}
-    args.out.write_text(json.dumps(snapshot, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {args.out}: {len(kept)} schemas from {version}")
+    documents = [_get(server, ctx, f"/openapi/v3/{path}") for path in GROUP_PATHS]
+    snapshot = build_snapshot(version, documents)
+    args.out.write_text(render(snapshot))
+    print(f"wrote {args.out}: {len(snapshot['schemas'])} schemas from {version}")
     return 0
 
 
