@@ -149,3 +149,22 @@ def test_rayjob_and_rayservice_mutants_validate_without_raising_and_build(
     cluster = lifted_cluster(mutant)
     if cluster is not None:
         assert not run_builders(cluster), f"{name} {edits}"
+
+
+@pytest.mark.parametrize(
+    "amount", ["9" * 5000, "1e1000000000", "1e-1000000000", "1." + "0" * 5000 + "1", "2e1001"]
+)
+def test_unusable_quantities_are_rejected_not_crashing_or_hanging(amount: str) -> None:
+    cluster = _cluster_with_head_container(resources={"limits": {"cpu": amount}})
+    errors = validate_raycluster(cluster, gates=GATES)
+    assert [e.path for e in errors] == [f"{HEAD}.resources.limits[cpu]"]
+    assert errors[0].source == "spec"
+
+
+@pytest.mark.parametrize("amount", ["1e400", "-1e300", "999999999999999999999999e900", "1e-900"])
+def test_huge_but_usable_quantities_build(amount: str) -> None:
+    cluster = _cluster_with_head_container(
+        resources={"limits": {"cpu": amount, "google.com/tpu": amount}}
+    )
+    assert validate_raycluster(cluster, gates=GATES) == []
+    assert run_builders(cluster) == []

@@ -135,6 +135,29 @@ _QUANTITY_RE = re.compile(
 )
 
 
+_QUANTITY_PARTS = re.compile(r"^[+-]?([0-9.]*)(?:[eE]([+-]?[0-9]+))?")
+#: Beyond these a quantity cannot be computed with (Python's int/str limits, huge powers of
+#: ten); no real resource amount comes near them.
+MAX_QUANTITY_DIGITS = 1000
+MAX_QUANTITY_EXPONENT = 1000
+
+
+def quantity_problem(text: str) -> str | None:
+    """Why a schema-valid quantity string is unusable (absurdly long or large), else None."""
+    match = _QUANTITY_PARTS.match(text)
+    if match is None:
+        return None
+    digits = sum(ch.isdigit() for ch in match.group(1))
+    if digits > MAX_QUANTITY_DIGITS:
+        return f"quantity has more than {MAX_QUANTITY_DIGITS} digits"
+    exponent = match.group(2)
+    if exponent is not None and len(exponent.lstrip("+-")) > 6:
+        return f"quantity exponent is out of range (max {MAX_QUANTITY_EXPONENT})"
+    if exponent is not None and abs(int(exponent)) > MAX_QUANTITY_EXPONENT:
+        return f"quantity exponent is out of range (max {MAX_QUANTITY_EXPONENT})"
+    return None
+
+
 def _crd_check_model(model: ApiModel, path: str, out: list[FieldError]) -> None:
     """What the apiserver's structural schema enforces on a model (see schema generation)."""
     for mf in model_fields(type(model)):
@@ -186,6 +209,11 @@ def _crd_check_model(model: ApiModel, path: str, out: list[FieldError]) -> None:
                     f"'{_QUANTITY_RE.pattern}'",
                     "crd",
                 )
+            )
+        problem = quantity_problem(value) if meta.quantity and isinstance(value, str) else None
+        if problem:
+            out.append(
+                FieldError(fpath, f"Invalid value: {go_quote(str(value))}: {problem}", "spec")
             )
         if meta.list_type == "map" and meta.list_map_keys and isinstance(value, list):
             seen: set[tuple[Any, ...]] = set()

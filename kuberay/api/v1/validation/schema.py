@@ -5,7 +5,9 @@ template with ``ports: "x"`` or ``limits.cpu: "{}"``. The operator checks the sa
 itself, so an object admitted by an older, untyped CRD (or never sent through an apiserver)
 is reported with the same field path instead of crashing a builder. Messages follow the
 apiserver's wording. Unknown fields are not errors (the apiserver prunes them); ``null`` is
-treated as absent (the apiserver drops nulls of non-nullable fields).
+treated as absent (the apiserver drops nulls of non-nullable fields). On top of the schema,
+quantities that match the pattern but cannot be used (more than 1000 digits, a decimal
+exponent beyond +-1000) are ``spec`` errors.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from kuberay.api.v1.goutil import go_quote
 from kuberay.api.v1.k8s_schemas import embedded_schema_shared
-from kuberay.api.v1.validation.common import FieldError
+from kuberay.api.v1.validation.common import FieldError, quantity_problem
 
 __all__ = ["check_embedded"]
 
@@ -103,6 +105,10 @@ def _check(
                     "crd",
                 )
             )
+        if pattern is not None and schema.get("x-kubernetes-int-or-string"):
+            problem = quantity_problem(value)
+            if problem:
+                out.append(FieldError(path, f"Invalid value: {_shown(value)}: {problem}", "spec"))
         max_length = schema.get("maxLength")
         if max_length is not None and len(value) > int(max_length):
             out.append(
