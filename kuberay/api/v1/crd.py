@@ -304,5 +304,7 @@ def generate_crds() -> dict[str, dict[str, Any]]:
 
 def render_yaml(crd: dict[str, Any]) -> str:
     """Deterministic YAML (sorted keys, a leading document marker) of a CRD."""
-    body = yaml.safe_dump(crd, sort_keys=True, default_flow_style=False, width=100)
+    # libyaml's dumper when present: same text (checked by the up-to-date test), ~3x faster.
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    body = yaml.dump(crd, Dumper=dumper, sort_keys=True, default_flow_style=False, width=100)
     return "---\n" + body

@@ -83,7 +83,7 @@ def test_file_names_and_sizes() -> None:
     for crd in files.values():
         # Stored as JSON: KubeRay's are 0.22-0.42 MB; etcd's request limit is 1.5 MiB.
         assert len(json.dumps(crd, separators=(",", ":")).encode()) < 750_000
-        assert yaml.safe_load(render_yaml(crd)) == crd
+        assert yaml.load(render_yaml(crd), Loader=yaml.CSafeLoader) == crd
 
 
 @pytest.mark.parametrize("kind", KINDS)
