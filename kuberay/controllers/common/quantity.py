@@ -21,6 +21,7 @@ as a float and is re-rendered from that float, while Go re-parses the original t
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from fractions import Fraction
 from typing import Final
@@ -278,9 +279,15 @@ class Quantity:
 
     @classmethod
     def from_json(cls, raw: object) -> Quantity:
-        """Decode a quantity as it appears in a Kubernetes object (string or JSON number)."""
+        """Decode a quantity as it appears in a Kubernetes object (string or JSON number).
+
+        ``null`` decodes to the zero quantity, as Go's ``Quantity.UnmarshalJSON`` does (the
+        apiserver drops such nulls before anyone reads the object).
+        """
         if isinstance(raw, Quantity):
             return raw
+        if raw is None:
+            return cls()
         if isinstance(raw, bool):
             raise QuantityError(f"not a quantity: {raw!r}")
         if isinstance(raw, int):
@@ -317,6 +324,8 @@ class Quantity:
     def value(self) -> int:
         """Go ``Value()``: the value rounded up to an integer (0 if it overflows int64)."""
         if self._exp10 >= 0:
+            if len(str(abs(self._unscaled))) + self._exp10 > 20:
+                return 0  # overflows int64; never materialise 10**exp10 (exp10 may be huge)
             result = int(self._unscaled * 10**self._exp10)
         else:
             result, _ = _round_away(self._unscaled, 10 ** (-self._exp10))
@@ -324,7 +333,10 @@ class Quantity:
 
     def approximate_float(self) -> float:
         """Go ``AsApproximateFloat64``."""
-        base = float(self._unscaled)
+        try:
+            base = float(self._unscaled)
+        except OverflowError:
+            base = math.inf if self._unscaled > 0 else -math.inf
         if self._exp10 == 0:
             return base
         return base * go_pow10(self._exp10)

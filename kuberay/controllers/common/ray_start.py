@@ -25,6 +25,7 @@ are given; callers pass a private copy):
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
@@ -173,7 +174,10 @@ def add_well_known_accelerator_resources(
         if not custom_present and key in _CUSTOM_ACCELERATORS and not quantity.is_zero():
             ray_name = _CUSTOM_ACCELERATORS[key]
             if ray_name not in resources:
-                resources[ray_name] = quantity.approximate_float()
+                amount = quantity.approximate_float()
+                if not math.isfinite(amount):
+                    return  # Go's json.Marshal fails on +Inf: KubeRay logs it, skips the step
+                resources[ray_name] = amount
                 params["resources"] = f"'{_marshal_float_map(resources)}'"
             custom_present = True
 

@@ -161,6 +161,7 @@ class RayClusterReconciler:
         what = "metadata" if is_metadata else "spec"
         detail = "; ".join(str(e) for e in fatal)
         message = f"The RayCluster {what} is invalid {meta['namespace']}/{meta['name']}: {detail}"
+        message = message[:32768]  # the Condition schema's maxLength; a longer one is a 422
         if any(e.source == "status" for e in fatal) and not is_metadata:
             reason = "InvalidRayClusterStatus"
         previous = cond.find(conditions, INVALID_SPEC_CONDITION)

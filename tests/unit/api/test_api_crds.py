@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -80,8 +81,9 @@ def test_file_names_and_sizes() -> None:
         "ray.io_rayservices.yaml",
     ]
     for crd in files.values():
-        assert len(render_yaml(crd).encode()) < 200_000  # KubeRay's are ~1 MB each
-        assert yaml.safe_load(render_yaml(crd)) == crd
+        # Stored as JSON: KubeRay's are 0.22-0.42 MB; etcd's request limit is 1.5 MiB.
+        assert len(json.dumps(crd, separators=(",", ":")).encode()) < 750_000
+        assert yaml.load(render_yaml(crd), Loader=yaml.CSafeLoader) == crd
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -170,22 +172,34 @@ def test_schema_is_structural(kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_spec_keeps_unknown_fields_and_status_is_pruned(kind: str) -> None:
-    schema = _schema(kind)
-    for path, node in _nodes(schema["properties"]["spec"], ".spec"):
-        if node.get("type") == "object" and "properties" in node and "conditions" not in path:
-            assert node.get(PRESERVE) is True, path
-    for path, node in _nodes(schema["properties"]["status"], ".status"):
-        if "properties" in node:
-            assert PRESERVE not in node, path
+def test_unknown_fields_are_pruned_everywhere_as_in_kuberay(kind: str) -> None:
+    for path, node in _nodes(_schema(kind)):
+        assert PRESERVE not in node, path
 
 
-def test_embedded_kubernetes_types_are_preserved_objects() -> None:
+def test_embedded_kubernetes_types_are_typed() -> None:
     schema = _schema("RayCluster")
     template = _at(schema, "spec.headGroupSpec.template")
-    assert template[PRESERVE] is True and template["type"] == "object"
-    ports = _at(template, "spec.containers.[].ports.[].protocol")
-    assert ports == {"type": "string", "default": "TCP"}
+    assert set(template["properties"]) == {"metadata", "spec"}
+    assert set(_at(template, "metadata")["properties"]) == {
+        "annotations",
+        "finalizers",
+        "labels",
+        "name",
+        "namespace",
+    }
+    containers = _at(template, "spec.containers")
+    assert containers["x-kubernetes-list-type"] == "map"
+    assert containers["items"]["required"] == ["name"]
+    ports = _at(template, "spec.containers.[].ports")
+    assert ports["type"] == "array"
+    assert ports["x-kubernetes-list-map-keys"] == ["containerPort", "protocol"]
+    assert ports["items"]["properties"]["protocol"] == {"type": "string", "default": "TCP"}
+    assert ports["items"]["properties"]["containerPort"] == {"type": "integer", "format": "int32"}
+    cpu = _at(template, "spec.containers.[].resources.limits")["additionalProperties"]
+    assert cpu["x-kubernetes-int-or-string"] is True and "pattern" in cpu
+    env = _at(template, "spec.containers.[].env")
+    assert env["type"] == "array" and env["items"]["required"] == ["name"]
     for dotted in (
         "spec.headGroupSpec.headService",
         "spec.autoscalerOptions.resources",
@@ -196,10 +210,19 @@ def test_embedded_kubernetes_types_are_preserved_objects() -> None:
         "spec.networkPolicy.head.ingressRules.[]",
     ):
         node = _at(schema, dotted)
-        assert node["type"] == "object" and node[PRESERVE] is True, dotted
+        assert node["type"] == "object" and node["properties"], dotted
     job = _schema("RayJob")
-    assert _at(job, "spec.submitterPodTemplate")[PRESERVE] is True
-    assert _at(job, "spec.rayClusterSpec.headGroupSpec.template")[PRESERVE] is True
+    assert _at(job, "spec.submitterPodTemplate.spec.containers.[].ports.[].containerPort")
+    assert _at(job, "spec.rayClusterSpec.headGroupSpec.template.spec.volumes.[].name")
+
+
+def test_embedded_schemas_come_from_the_apiserver_snapshot() -> None:
+    from kuberay.api.v1.k8s_schemas import ROOTS, embedded_schema, kubernetes_version
+
+    assert kubernetes_version().startswith("v1.")
+    for name in ROOTS:
+        assert embedded_schema(name) == embedded_schema(name)
+        assert PRESERVE not in json.dumps(embedded_schema(name))
 
 
 def test_types_enums_defaults_and_required() -> None:

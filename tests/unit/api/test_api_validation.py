@@ -544,7 +544,10 @@ RAYCLUSTER_CASES = [
                 "env": [
                     {"name": "STORAGE_BACKEND", "value": "AZUREBLOB"},
                     {"name": "AZURE_STORAGE_AUTH_MODE", "value": " Connection_String "},
-                    {"name": "AZURE_STORAGE_CONNECTION_STRING", "valueFrom": {"secretKeyRef": {}}},
+                    {
+                        "name": "AZURE_STORAGE_CONNECTION_STRING",
+                        "valueFrom": {"secretKeyRef": {"name": "azure", "key": "conn"}},
+                    },
                 ],
             }
         ),
