@@ -8,9 +8,13 @@ aiohttp, decoding bodies once with orjson.
 
 Contracts:
 
-* Every request waits for the client-side token bucket (``qps``/``burst``) and is
-  counted in ``rest_client_requests_total{code,method,host}`` and in
-  :attr:`Client.stats` (by verb, for tests and benchmarks).
+* Every request but a watch waits for the client-side token bucket
+  (``qps``/``burst``); client-go does not rate-limit watches either. Every attempt
+  is counted in ``rest_client_requests_total{code,method,host}`` and in
+  :attr:`Client.stats` (by verb, for tests and benchmarks); the other
+  ``rest_client_*`` series KubeRay exports (request and rate-limiter duration,
+  request/response size, retries, DNS resolution) are recorded where client-go
+  records them (see :mod:`kuberay.kube.metrics`).
 * Non-2xx answers raise the typed errors of :mod:`kuberay.kube.errors`; transport
   failures raise :class:`~kuberay.kube.errors.TransportError`.
 * Ordinary requests have a total timeout (``request_timeout``, 30 s default) per
@@ -39,6 +43,8 @@ import collections
 import copy
 import os
 import ssl
+import time
+import types
 import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -56,7 +62,16 @@ from kuberay.kube.errors import (
     error_from_response,
     error_from_status,
 )
-from kuberay.kube.metrics import REST_CLIENT_REQUESTS, REST_CLIENT_REQUESTS_BY_VERB
+from kuberay.kube.metrics import (
+    REST_CLIENT_DNS_RESOLUTION_DURATION,
+    REST_CLIENT_RATE_LIMITER_DURATION,
+    REST_CLIENT_REQUEST_DURATION,
+    REST_CLIENT_REQUEST_RETRIES,
+    REST_CLIENT_REQUEST_SIZE,
+    REST_CLIENT_REQUESTS,
+    REST_CLIENT_REQUESTS_BY_VERB,
+    REST_CLIENT_RESPONSE_SIZE,
+)
 from kuberay.kube.ratelimit import TokenBucket
 from kuberay.kube.resources import BUILTIN_RESOURCES, ResourceInfo, split_api_version
 
@@ -241,6 +256,7 @@ class Client:
             read_bufsize=2**21,
             headers={"User-Agent": self.user_agent},
             json_serialize=lambda o: orjson.dumps(o).decode(),
+            trace_configs=[_dns_trace_config()],
         )
 
     @property
@@ -325,25 +341,39 @@ class Client:
         else:
             client_timeout = aiohttp.ClientTimeout(total=seconds)
         retries = 0
-        while True:
-            try:
-                return await self._request_once(
-                    method, path, verb, params, data, content_type, accept, client_timeout
-                )
-            except ApiError as exc:
-                wait = self._retry_wait(exc)
-                if wait is None or retries >= self.max_retries:
-                    raise
-                retries += 1
-                log.info(
-                    "apiserver asked to retry later",
-                    method=method,
-                    path=path,
-                    code=exc.status,
-                    retry_after=wait,
-                    attempt=retries,
-                )
-                await asyncio.sleep(wait)
+        started = time.monotonic()
+        try:
+            while True:
+                try:
+                    return await self._request_once(
+                        method,
+                        path,
+                        verb,
+                        params,
+                        data,
+                        content_type,
+                        accept,
+                        client_timeout,
+                        retry=retries > 0,
+                    )
+                except ApiError as exc:
+                    wait = self._retry_wait(exc)
+                    if wait is None or retries >= self.max_retries:
+                        raise
+                    retries += 1
+                    log.info(
+                        "apiserver asked to retry later",
+                        method=method,
+                        path=path,
+                        code=exc.status,
+                        retry_after=wait,
+                        attempt=retries,
+                    )
+                    await asyncio.sleep(wait)
+        finally:
+            REST_CLIENT_REQUEST_DURATION.labels(verb=method, host=self._host_label).observe(
+                time.monotonic() - started
+            )
 
     def _check_write(self, method: str, path: str, verb: str) -> None:
         guard = self._write_guard
@@ -366,11 +396,20 @@ class Client:
         content_type: str | None,
         accept: str,
         client_timeout: aiohttp.ClientTimeout,
+        *,
+        retry: bool = False,
     ) -> Any:
         self._check_write(method, path, verb)
+        waited = time.monotonic()
         await self.throttle.acquire()
+        REST_CLIENT_RATE_LIMITER_DURATION.labels(verb=method, host=self._host_label).observe(
+            time.monotonic() - waited
+        )
         self._check_write(method, path, verb)  # the wait for a token may be long
         headers = await self._headers(content_type if data is not None else None, accept)
+        REST_CLIENT_REQUEST_SIZE.labels(verb=method, host=self._host_label).observe(
+            len(data) if data is not None else 0
+        )
         code = 0
         try:
             async with self.session.request(
@@ -385,12 +424,22 @@ class Client:
                 code = resp.status
                 raw = await resp.read()
                 if code >= 400:
+                    if raw:
+                        self._observe_response_size(method, len(raw))
                     raise error_from_response(code, raw, dict(resp.headers))
+                self._observe_response_size(method, len(raw))
                 return orjson.loads(raw) if raw else None
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransportError(f"{method} {path}: {exc!r}") from exc
         finally:
             self._count(method, verb, code)
+            if retry:
+                REST_CLIENT_REQUEST_RETRIES.labels(
+                    code=str(code) if code else "<error>", verb=method, host=self._host_label
+                ).inc()
+
+    def _observe_response_size(self, method: str, size: int) -> None:
+        REST_CLIENT_RESPONSE_SIZE.labels(verb=method, host=self._host_label).observe(size)
 
     def _count(self, method: str, verb: str, code: int) -> None:
         REST_CLIENT_REQUESTS.labels(
@@ -562,7 +611,7 @@ class Client:
             "timeoutSeconds": timeout_seconds,
             "allowWatchBookmarks": "true" if allow_bookmarks else None,
         }
-        await self.throttle.acquire()
+        # Not rate limited, like client-go's Request.Watch: a watch is one long request.
         headers = await self._headers(None, _ACCEPT_METADATA if metadata_only else _ACCEPT_JSON)
         code = 0
         resp: aiohttp.ClientResponse | None = None
@@ -743,6 +792,33 @@ class Client:
             "DELETE", info.path(namespace, name), verb="delete", body=body
         )
         return result
+
+
+def _dns_trace_config() -> aiohttp.TraceConfig:
+    """Times DNS lookups into ``rest_client_dns_resolution_duration_seconds{host}``."""
+
+    async def start(
+        _session: aiohttp.ClientSession,
+        ctx: types.SimpleNamespace,
+        _params: aiohttp.TraceDnsResolveHostStartParams,
+    ) -> None:
+        ctx.dns_started = time.monotonic()
+
+    async def end(
+        _session: aiohttp.ClientSession,
+        ctx: types.SimpleNamespace,
+        params: aiohttp.TraceDnsResolveHostEndParams,
+    ) -> None:
+        started = getattr(ctx, "dns_started", None)
+        if started is not None:
+            REST_CLIENT_DNS_RESOLUTION_DURATION.labels(host=params.host).observe(
+                time.monotonic() - started
+            )
+
+    config = aiohttp.TraceConfig()
+    config.on_dns_resolvehost_start.append(start)
+    config.on_dns_resolvehost_end.append(end)
+    return config
 
 
 def _clean_params(params: dict[str, Any] | None) -> dict[str, str]:
