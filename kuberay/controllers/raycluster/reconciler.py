@@ -45,7 +45,12 @@ from kuberay.controllers.raycluster.children import (
 from kuberay.controllers.raycluster.context import RAY_API_VERSION, RAY_CLUSTER_KIND, Ctx, Obj
 from kuberay.controllers.raycluster.gcs_ft import reconcile_gcs_ft_finalizer
 from kuberay.controllers.raycluster.pods import PodReconciler
-from kuberay.controllers.raycluster.status import ReconcileError, calculate_status, status_changed
+from kuberay.controllers.raycluster.status import (
+    ReconcileError,
+    calculate_status,
+    go_status,
+    status_changed,
+)
 from kuberay.kube import ApiError, NotFound
 from kuberay.reconcile import WARNING, Request, Result
 
@@ -176,7 +181,7 @@ class RayClusterReconciler:
                 "namespace": meta["namespace"],
                 "resourceVersion": meta["resourceVersion"],
             },
-            "status": status,
+            "status": go_status(status),
         }
         try:
             updated = await self.ctx.client.update_status(body)
