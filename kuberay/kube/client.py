@@ -21,10 +21,16 @@ Contracts:
   attempt. A list page has no total (a big page may take long to transfer) but
   the same bound on connecting and on each wait for data, so a stalled list
   fails and a large one does not.
-* Watches are bounded end to end: connect plus response headers within
-  ``request_timeout``, then each line (event or bookmark) within
-  ``inactivity_timeout``; so neither a server that never answers nor a
-  half-open connection can stall a cache forever.
+* Watches ask for bookmarks and a server-side ``timeoutSeconds`` and are bounded
+  end to end: connect plus response headers within ``request_timeout``, then
+  each line (event or bookmark) within ``inactivity_timeout`` -- by default the
+  watch's own ``timeoutSeconds`` plus a grace period, because the apiserver
+  sends no bookmarks for a resource that has had no event since it started, and
+  a quiet watch is healthy. A dead peer is found sooner by TCP keepalive, set as
+  Go's dialer sets it (probes after 15 s idle, every 15 s, 9 of them), on every
+  connection. So neither a server that never answers nor a half-open connection
+  can stall a cache forever, and an idle operator re-opens each watch only when
+  the server ends it (every 5-10 minutes with the reflector's timeouts).
 * Like client-go, an answer of 429 or 5xx that carries ``Retry-After`` is
   retried after that many seconds (capped at ``max_retry_wait``), up to
   ``max_retries`` times; each attempt takes a rate-limiter token and is counted.
@@ -42,6 +48,7 @@ import builtins
 import collections
 import copy
 import os
+import socket
 import ssl
 import time
 import types
@@ -87,7 +94,12 @@ _PATCH_CONTENT_TYPES: dict[str, str] = {
 DEFAULT_QPS = 100.0
 DEFAULT_BURST = 200
 DEFAULT_REQUEST_TIMEOUT = 30.0
+#: Watch inactivity bound when the watch has no ``timeoutSeconds``.
 DEFAULT_INACTIVITY_TIMEOUT = 70.0
+#: Seconds past its ``timeoutSeconds`` a silent watch is given before it is abandoned.
+WATCH_TIMEOUT_GRACE = 30.0
+#: TCP keepalive as Go's net.Dialer sets it by default (idle, interval, count).
+TCP_KEEPALIVE = (15, 15, 9)
 DEFAULT_MAX_RETRIES = 10
 DEFAULT_MAX_RETRY_WAIT = 30.0
 
@@ -170,6 +182,9 @@ class Client:
         self._ssl_server_name: str | None = getattr(configuration, "tls_server_name", None)
         self._resources: dict[tuple[str, str], ResourceInfo] = dict(BUILTIN_RESOURCES)
         self._watches: set[aiohttp.ClientResponse] = set()
+        # Watches aborted by close_watches(): their end is an error, not the server's
+        # orderly end of the stream (after which aiohttp also reports them closed).
+        self._aborted: set[aiohttp.ClientResponse] = set()
         # Set on views: the client whose session (connection pool) this one uses.
         self._parent: Client | None = None
         self._write_guard: Callable[[], bool] | None = None
@@ -250,7 +265,7 @@ class Client:
         if not cfg.verify_ssl:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
-        connector = aiohttp.TCPConnector(limit=0, ssl=ctx)
+        connector = aiohttp.TCPConnector(limit=0, ssl=ctx, socket_factory=_keepalive_socket)
         return aiohttp.ClientSession(
             connector=connector,
             read_bufsize=2**21,
@@ -279,6 +294,7 @@ class Client:
         Used on shutdown, and by tests to simulate a dropped connection."""
         watches = list(self._watches)
         for resp in watches:
+            self._aborted.add(resp)
             resp.close()
         return len(watches)
 
@@ -342,10 +358,12 @@ class Client:
             client_timeout = aiohttp.ClientTimeout(total=seconds)
         retries = 0
         started = time.monotonic()
+        # Body size of each answer; client-go observes the final one (non-empty or 2xx).
+        sizes: list[int] = []
         try:
             while True:
                 try:
-                    return await self._request_once(
+                    result = await self._request_once(
                         method,
                         path,
                         verb,
@@ -354,11 +372,16 @@ class Client:
                         content_type,
                         accept,
                         client_timeout,
+                        sizes,
                         retry=retries > 0,
                     )
+                    self._observe_response_size(method, sizes[-1])
+                    return result
                 except ApiError as exc:
                     wait = self._retry_wait(exc)
                     if wait is None or retries >= self.max_retries:
+                        if sizes and sizes[-1]:
+                            self._observe_response_size(method, sizes[-1])
                         raise
                     retries += 1
                     log.info(
@@ -396,6 +419,7 @@ class Client:
         content_type: str | None,
         accept: str,
         client_timeout: aiohttp.ClientTimeout,
+        sizes: builtins.list[int],
         *,
         retry: bool = False,
     ) -> Any:
@@ -423,11 +447,9 @@ class Client:
             ) as resp:
                 code = resp.status
                 raw = await resp.read()
+                sizes.append(len(raw))
                 if code >= 400:
-                    if raw:
-                        self._observe_response_size(method, len(raw))
                     raise error_from_response(code, raw, dict(resp.headers))
-                self._observe_response_size(method, len(raw))
                 return orjson.loads(raw) if raw else None
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransportError(f"{method} {path}: {exc!r}") from exc
@@ -590,7 +612,7 @@ class Client:
         field_selector: str | None = None,
         timeout_seconds: int | None = 300,
         allow_bookmarks: bool = True,
-        inactivity_timeout: float = DEFAULT_INACTIVITY_TIMEOUT,
+        inactivity_timeout: float | None = None,
         metadata_only: bool = False,
     ) -> AsyncIterator[WatchEvent]:
         """Stream watch events until the server closes the watch.
@@ -598,10 +620,18 @@ class Client:
         An ERROR event raises its typed error (``Gone`` for a compacted
         resourceVersion). Raises :class:`TransportError` when connecting plus
         receiving the response headers takes over ``request_timeout`` seconds, or
-        when no event or bookmark arrives within ``inactivity_timeout`` seconds.
+        when no event or bookmark arrives within ``inactivity_timeout`` seconds
+        (default: ``timeout_seconds`` plus :data:`WATCH_TIMEOUT_GRACE`, or
+        :data:`DEFAULT_INACTIVITY_TIMEOUT` without a ``timeout_seconds``).
         ``metadata_only`` streams ``PartialObjectMetadata`` objects, labelled with
         ``api_version``/``kind``.
         """
+        if inactivity_timeout is None:
+            inactivity_timeout = (
+                timeout_seconds + WATCH_TIMEOUT_GRACE
+                if timeout_seconds
+                else DEFAULT_INACTIVITY_TIMEOUT
+            )
         info = await self.resource(api_version, kind)
         params = {
             "watch": "true",
@@ -643,7 +673,7 @@ class Client:
                         f"watch {info.plural}: no event for {inactivity_timeout:.0f}s"
                     ) from exc
                 if not line:
-                    if resp.closed and resp in self._watches:
+                    if resp in self._aborted:
                         raise TransportError(f"watch {info.plural}: connection closed")
                     return
                 line = line.strip()
@@ -665,6 +695,7 @@ class Client:
                 self._count("GET", "watch", 0)
             if resp is not None:
                 self._watches.discard(resp)
+                self._aborted.discard(resp)
                 resp.release()
 
     # ----- writes ---------------------------------------------------------
@@ -792,6 +823,23 @@ class Client:
             "DELETE", info.path(namespace, name), verb="delete", body=body
         )
         return result
+
+
+def _keepalive_socket(addr_info: tuple[Any, ...]) -> socket.socket:
+    """A client socket with TCP keepalive as Go's dialer enables it (see TCP_KEEPALIVE)."""
+    family, type_, proto = addr_info[0], addr_info[1], addr_info[2]
+    sock = socket.socket(family=family, type=type_, proto=proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    idle, interval, count = TCP_KEEPALIVE
+    for name, value in (
+        ("TCP_KEEPIDLE", idle),
+        ("TCP_KEEPINTVL", interval),
+        ("TCP_KEEPCNT", count),
+    ):
+        option = getattr(socket, name, None)
+        if option is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, option, value)
+    return sock
 
 
 def _dns_trace_config() -> aiohttp.TraceConfig:
