@@ -119,7 +119,10 @@ class RayClusterReconciler:
             return Result()
         self._warn_autoscaler_v1_restart_policy(cluster)
 
+        rv = cluster["metadata"]["resourceVersion"]
         finalizer_result = await reconcile_gcs_ft_finalizer(self.ctx, cluster)
+        if cluster["metadata"]["resourceVersion"] != rv:  # the finalizer was written
+            self._remember_write(rv, cluster)
         if finalizer_result is not None:
             return finalizer_result
         if cluster["metadata"].get("deletionTimestamp"):

@@ -4,6 +4,8 @@ written once per change, not once plus a 409 retry."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 from kuberay.kube import Client
@@ -14,6 +16,7 @@ from tests.integration.raycluster.helpers import (
     get_cluster,
     pods_of,
     raycluster,
+    set_running,
 )
 
 
@@ -58,3 +61,48 @@ async def test_status_leaves_out_zero_values_like_kuberay(
         status = await eventually(ready_status, timeout=20, message="state ready")
         assert status["readyWorkerReplicas"] == status["availableWorkerReplicas"] == 2
         assert "reason" not in status  # KubeRay clears it to "" and omits it
+
+
+async def test_a_lagging_cache_causes_no_status_conflicts(
+    crds_installed: None, kubeconfig_path: Path, namespace: str
+) -> None:
+    """RayCluster watch events arrive 0.1 s late (a loaded apiserver): passes that pod
+    events start right after a status write still write no status on a stale version."""
+    op_client = await Client.from_kubeconfig(kubeconfig_path, qps=0, burst=1)
+    real_watch = op_client.watch
+
+    async def lagging_watch(api_version: str, kind: str, *a: Any, **kw: Any) -> Any:
+        async for event in real_watch(api_version, kind, *a, **kw):
+            if kind == "RayCluster":
+                await asyncio.sleep(0.1)
+            yield event
+
+    op_client.watch = lagging_watch  # type: ignore[method-assign]
+    names = [f"lag{i}" for i in range(4)]
+    try:
+        async with start_operator(op_client, namespace):
+            for name in names:
+                await kclient_create(kubeconfig_path, raycluster(name, namespace, replicas=2))
+
+            async def all_ready() -> bool:
+                for name in names:
+                    pods = await pods_of(op_client, namespace, name)
+                    for i, pod in enumerate(pods):
+                        if (pod.get("status") or {}).get("phase") != "Running":
+                            await set_running(op_client, pod, ip=f"10.7.{len(name)}.{i + 1}")
+                    status = (await get_cluster(op_client, namespace, name)).get("status") or {}
+                    if status.get("state") != "ready":
+                        return False
+                return True
+
+            await eventually(all_ready, timeout=60, interval=0.3, message="all ready")
+            conflicts = {k: n for k, n in op_client.stats.by_code.items() if k[1] == 409}
+            assert conflicts == {}, conflicts
+    finally:
+        await op_client.close()
+
+
+async def kclient_create(kubeconfig_path: Path, obj: dict[str, Any]) -> None:
+    """Create as another client: the operator's request counts stay its own."""
+    async with await Client.from_kubeconfig(kubeconfig_path, qps=0, burst=1) as admin:
+        await admin.create(obj)
