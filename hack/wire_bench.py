@@ -2,7 +2,7 @@
 """Wire benchmark: status-update conflicts over every sample RayCluster, and the
 requests of an idle operator.
 
-    python hack/wire_bench.py --out wire.json [--settle 150] [--idle 600]
+    python hack/wire_bench.py --out wire.json [--settle 150] [--idle 600] [--bare]
 
 Starts a full local cluster (kwok nodes make pods Running + Ready), runs
 ``kuberay-operator`` as a process (as ``hack/bench.py`` does) and measures:
@@ -13,6 +13,10 @@ Starts a full local cluster (kwok nodes make pods Running + Ready), runs
   ``--settle`` seconds;
 * ``idle_requests``: the requests by verb of a fresh operator over ``--idle``
   seconds once its caches are synced, watching an empty namespace.
+
+``--bare`` runs etcd + kube-apiserver only (no controllers, no nodes: pods never
+run), where most watched kinds see no event at all -- the apiserver then sends no
+bookmarks, which is the worst case for idle watches.
 """
 
 from __future__ import annotations
@@ -76,12 +80,14 @@ def diff(after: dict[str, float], before: dict[str, float]) -> dict[str, int]:
     }
 
 
-async def run(workdir: Path, settle: float, idle: float, args: list[str]) -> dict[str, Any]:
-    cp = controlplane.ControlPlane(workdir / "cluster", full=True)
+async def run(
+    workdir: Path, settle: float, idle: float, args: list[str], *, bare: bool = False
+) -> dict[str, Any]:
+    cp = controlplane.ControlPlane(workdir / "cluster", full=not bare)
     cp.start()
     client = await Client.from_kubeconfig(cp.kubeconfig, qps=0)
     op: bench.Operator | None = None
-    report: dict[str, Any] = {"operator_args": args}
+    report: dict[str, Any] = {"operator_args": args, "cluster": "bare" if bare else "full"}
     try:
         await install_crds(client)
         for ns in (bench.NAMESPACE, IDLE_NAMESPACE):
@@ -134,12 +140,13 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--settle", type=float, default=150.0, help="seconds (0: skip)")
     parser.add_argument("--idle", type=float, default=600.0, help="seconds (0: skip)")
+    parser.add_argument("--bare", action="store_true", help="etcd + apiserver only")
     parser.add_argument("--dir", type=Path, default=None, help="work dir (default: a temp dir)")
     parser.add_argument("operator_args", nargs="*", help="extra kuberay-operator flags (after --)")
     a = parser.parse_args()
     workdir = a.dir or Path(tempfile.mkdtemp(prefix="kuberay-wire-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    report = asyncio.run(run(workdir, a.settle, a.idle, a.operator_args))
+    report = asyncio.run(run(workdir, a.settle, a.idle, a.operator_args, bare=a.bare))
     a.out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
     return 0
