@@ -30,7 +30,7 @@ class SharedInformerFactory:
         *,
         resync_period: float = 0.0,
         transform: Transform | None = strip_managed_fields,
-        inactivity_timeout: float = 70.0,
+        inactivity_timeout: float | None = None,
         on_task: Callable[[asyncio.Task[Any]], None] | None = None,
     ) -> None:
         self.client = client

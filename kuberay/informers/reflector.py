@@ -6,10 +6,14 @@ Failure modes it defends against, and how:
   with ``resourceVersion=""`` (a consistent read); deletions missed meanwhile
   reach handlers as tombstones through the sink's ``replace``.
 * **Watch closed by the server** (its ``timeoutSeconds``, randomised in
-  [300, 600) s, or EOF): re-watch from the last resourceVersion, no relist.
-* **Silently dead connection**: no event or bookmark within
-  ``inactivity_timeout`` (70 s; the apiserver sends bookmarks about every 60 s)
-  ends the watch and a new one starts.
+  [300, 600) s like client-go's reflector, or EOF): re-watch from the last
+  resourceVersion (kept fresh by bookmarks, which every watch asks for), no relist.
+* **Silently dead connection**: TCP keepalive ends it (see :mod:`kuberay.kube.client`);
+  as a backstop, no event or bookmark within ``inactivity_timeout`` ends the watch
+  and a new one starts. By default that is the watch's ``timeoutSeconds`` plus
+  :data:`~kuberay.kube.client.WATCH_TIMEOUT_GRACE`: the apiserver sends bookmarks
+  only for resources that had an event since it started, so a quiet watch may be
+  silent until the server closes it, and must not be re-opened before.
 * **Errors** (apiserver down, 5xx, 429, refused): jittered exponential backoff
   (0.8 s doubling to 30 s, x1-2 jitter, reset after 2 healthy minutes); a watch
   that ends in under a second without events counts as an error.
@@ -27,6 +31,7 @@ import structlog
 from kuberay.informers.backoff import Backoff
 from kuberay.informers.listwatch import ListerWatcher
 from kuberay.kube import Gone, KubeError
+from kuberay.kube.client import WATCH_TIMEOUT_GRACE
 
 Obj = dict[str, Any]
 
@@ -55,7 +60,7 @@ class Reflector:
         lister_watcher: ListerWatcher,
         sink: ReflectorSink,
         *,
-        inactivity_timeout: float = 70.0,
+        inactivity_timeout: float | None = None,
         backoff: Backoff | None = None,
     ) -> None:
         self.lister_watcher = lister_watcher
@@ -88,10 +93,13 @@ class Reflector:
     async def watch_once(self) -> int:
         """One watch from the last RV until it ends; returns the number of events."""
         timeout = int(self.MIN_WATCH_TIMEOUT * (1 + random.random()))
+        inactivity = self.inactivity_timeout
+        if inactivity is None:
+            inactivity = timeout + WATCH_TIMEOUT_GRACE
         events = 0
         self.watches += 1
         async for event in self.lister_watcher.watch(
-            self.last_sync_resource_version, timeout, self.inactivity_timeout
+            self.last_sync_resource_version, timeout, inactivity
         ):
             events += 1
             obj = event.object

@@ -78,7 +78,7 @@ class SharedIndexInformer:
         indexers: Mapping[str, IndexFunc] | None = None,
         resync_period: float = 0.0,
         transform: Transform | None = strip_managed_fields,
-        inactivity_timeout: float = 70.0,
+        inactivity_timeout: float | None = None,
         on_task: Callable[[asyncio.Task[Any]], None] | None = None,
     ) -> None:
         self.lister_watcher = lister_watcher

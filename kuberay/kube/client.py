@@ -8,19 +8,29 @@ aiohttp, decoding bodies once with orjson.
 
 Contracts:
 
-* Every request waits for the client-side token bucket (``qps``/``burst``) and is
-  counted in ``rest_client_requests_total{code,method,host}`` and in
-  :attr:`Client.stats` (by verb, for tests and benchmarks).
+* Every request but a watch waits for the client-side token bucket
+  (``qps``/``burst``); client-go does not rate-limit watches either. Every attempt
+  is counted in ``rest_client_requests_total{code,method,host}`` and in
+  :attr:`Client.stats` (by verb, for tests and benchmarks); the other
+  ``rest_client_*`` series KubeRay exports (request and rate-limiter duration,
+  request/response size, retries, DNS resolution) are recorded where client-go
+  records them (see :mod:`kuberay.kube.metrics`).
 * Non-2xx answers raise the typed errors of :mod:`kuberay.kube.errors`; transport
   failures raise :class:`~kuberay.kube.errors.TransportError`.
 * Ordinary requests have a total timeout (``request_timeout``, 30 s default) per
   attempt. A list page has no total (a big page may take long to transfer) but
   the same bound on connecting and on each wait for data, so a stalled list
   fails and a large one does not.
-* Watches are bounded end to end: connect plus response headers within
-  ``request_timeout``, then each line (event or bookmark) within
-  ``inactivity_timeout``; so neither a server that never answers nor a
-  half-open connection can stall a cache forever.
+* Watches ask for bookmarks and a server-side ``timeoutSeconds`` and are bounded
+  end to end: connect plus response headers within ``request_timeout``, then
+  each line (event or bookmark) within ``inactivity_timeout`` -- by default the
+  watch's own ``timeoutSeconds`` plus a grace period, because the apiserver
+  sends no bookmarks for a resource that has had no event since it started, and
+  a quiet watch is healthy. A dead peer is found sooner by TCP keepalive, set as
+  Go's dialer sets it (probes after 15 s idle, every 15 s, 9 of them), on every
+  connection. So neither a server that never answers nor a half-open connection
+  can stall a cache forever, and an idle operator re-opens each watch only when
+  the server ends it (every 5-10 minutes with the reflector's timeouts).
 * Like client-go, an answer of 429 or 5xx that carries ``Retry-After`` is
   retried after that many seconds (capped at ``max_retry_wait``), up to
   ``max_retries`` times; each attempt takes a rate-limiter token and is counted.
@@ -38,7 +48,10 @@ import builtins
 import collections
 import copy
 import os
+import socket
 import ssl
+import time
+import types
 import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -56,7 +69,16 @@ from kuberay.kube.errors import (
     error_from_response,
     error_from_status,
 )
-from kuberay.kube.metrics import REST_CLIENT_REQUESTS, REST_CLIENT_REQUESTS_BY_VERB
+from kuberay.kube.metrics import (
+    REST_CLIENT_DNS_RESOLUTION_DURATION,
+    REST_CLIENT_RATE_LIMITER_DURATION,
+    REST_CLIENT_REQUEST_DURATION,
+    REST_CLIENT_REQUEST_RETRIES,
+    REST_CLIENT_REQUEST_SIZE,
+    REST_CLIENT_REQUESTS,
+    REST_CLIENT_REQUESTS_BY_VERB,
+    REST_CLIENT_RESPONSE_SIZE,
+)
 from kuberay.kube.ratelimit import TokenBucket
 from kuberay.kube.resources import BUILTIN_RESOURCES, ResourceInfo, split_api_version
 
@@ -72,7 +94,12 @@ _PATCH_CONTENT_TYPES: dict[str, str] = {
 DEFAULT_QPS = 100.0
 DEFAULT_BURST = 200
 DEFAULT_REQUEST_TIMEOUT = 30.0
+#: Watch inactivity bound when the watch has no ``timeoutSeconds``.
 DEFAULT_INACTIVITY_TIMEOUT = 70.0
+#: Seconds past its ``timeoutSeconds`` a silent watch is given before it is abandoned.
+WATCH_TIMEOUT_GRACE = 30.0
+#: TCP keepalive as Go's net.Dialer sets it by default (idle, interval, count).
+TCP_KEEPALIVE = (15, 15, 9)
 DEFAULT_MAX_RETRIES = 10
 DEFAULT_MAX_RETRY_WAIT = 30.0
 
@@ -155,6 +182,9 @@ class Client:
         self._ssl_server_name: str | None = getattr(configuration, "tls_server_name", None)
         self._resources: dict[tuple[str, str], ResourceInfo] = dict(BUILTIN_RESOURCES)
         self._watches: set[aiohttp.ClientResponse] = set()
+        # Watches aborted by close_watches(): their end is an error, not the server's
+        # orderly end of the stream (after which aiohttp also reports them closed).
+        self._aborted: set[aiohttp.ClientResponse] = set()
         # Set on views: the client whose session (connection pool) this one uses.
         self._parent: Client | None = None
         self._write_guard: Callable[[], bool] | None = None
@@ -235,12 +265,13 @@ class Client:
         if not cfg.verify_ssl:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
-        connector = aiohttp.TCPConnector(limit=0, ssl=ctx)
+        connector = aiohttp.TCPConnector(limit=0, ssl=ctx, socket_factory=_keepalive_socket)
         return aiohttp.ClientSession(
             connector=connector,
             read_bufsize=2**21,
             headers={"User-Agent": self.user_agent},
             json_serialize=lambda o: orjson.dumps(o).decode(),
+            trace_configs=[_dns_trace_config()],
         )
 
     @property
@@ -263,6 +294,7 @@ class Client:
         Used on shutdown, and by tests to simulate a dropped connection."""
         watches = list(self._watches)
         for resp in watches:
+            self._aborted.add(resp)
             resp.close()
         return len(watches)
 
@@ -325,25 +357,46 @@ class Client:
         else:
             client_timeout = aiohttp.ClientTimeout(total=seconds)
         retries = 0
-        while True:
-            try:
-                return await self._request_once(
-                    method, path, verb, params, data, content_type, accept, client_timeout
-                )
-            except ApiError as exc:
-                wait = self._retry_wait(exc)
-                if wait is None or retries >= self.max_retries:
-                    raise
-                retries += 1
-                log.info(
-                    "apiserver asked to retry later",
-                    method=method,
-                    path=path,
-                    code=exc.status,
-                    retry_after=wait,
-                    attempt=retries,
-                )
-                await asyncio.sleep(wait)
+        started = time.monotonic()
+        # Body size of each answer; client-go observes the final one (non-empty or 2xx).
+        sizes: list[int] = []
+        try:
+            while True:
+                try:
+                    result = await self._request_once(
+                        method,
+                        path,
+                        verb,
+                        params,
+                        data,
+                        content_type,
+                        accept,
+                        client_timeout,
+                        sizes,
+                        retry=retries > 0,
+                    )
+                    self._observe_response_size(method, sizes[-1])
+                    return result
+                except ApiError as exc:
+                    wait = self._retry_wait(exc)
+                    if wait is None or retries >= self.max_retries:
+                        if sizes and sizes[-1]:
+                            self._observe_response_size(method, sizes[-1])
+                        raise
+                    retries += 1
+                    log.info(
+                        "apiserver asked to retry later",
+                        method=method,
+                        path=path,
+                        code=exc.status,
+                        retry_after=wait,
+                        attempt=retries,
+                    )
+                    await asyncio.sleep(wait)
+        finally:
+            REST_CLIENT_REQUEST_DURATION.labels(verb=method, host=self._host_label).observe(
+                time.monotonic() - started
+            )
 
     def _check_write(self, method: str, path: str, verb: str) -> None:
         guard = self._write_guard
@@ -366,11 +419,21 @@ class Client:
         content_type: str | None,
         accept: str,
         client_timeout: aiohttp.ClientTimeout,
+        sizes: builtins.list[int],
+        *,
+        retry: bool = False,
     ) -> Any:
         self._check_write(method, path, verb)
+        waited = time.monotonic()
         await self.throttle.acquire()
+        REST_CLIENT_RATE_LIMITER_DURATION.labels(verb=method, host=self._host_label).observe(
+            time.monotonic() - waited
+        )
         self._check_write(method, path, verb)  # the wait for a token may be long
         headers = await self._headers(content_type if data is not None else None, accept)
+        REST_CLIENT_REQUEST_SIZE.labels(verb=method, host=self._host_label).observe(
+            len(data) if data is not None else 0
+        )
         code = 0
         try:
             async with self.session.request(
@@ -384,6 +447,7 @@ class Client:
             ) as resp:
                 code = resp.status
                 raw = await resp.read()
+                sizes.append(len(raw))
                 if code >= 400:
                     raise error_from_response(code, raw, dict(resp.headers))
                 return orjson.loads(raw) if raw else None
@@ -391,6 +455,13 @@ class Client:
             raise TransportError(f"{method} {path}: {exc!r}") from exc
         finally:
             self._count(method, verb, code)
+            if retry:
+                REST_CLIENT_REQUEST_RETRIES.labels(
+                    code=str(code) if code else "<error>", verb=method, host=self._host_label
+                ).inc()
+
+    def _observe_response_size(self, method: str, size: int) -> None:
+        REST_CLIENT_RESPONSE_SIZE.labels(verb=method, host=self._host_label).observe(size)
 
     def _count(self, method: str, verb: str, code: int) -> None:
         REST_CLIENT_REQUESTS.labels(
@@ -541,7 +612,7 @@ class Client:
         field_selector: str | None = None,
         timeout_seconds: int | None = 300,
         allow_bookmarks: bool = True,
-        inactivity_timeout: float = DEFAULT_INACTIVITY_TIMEOUT,
+        inactivity_timeout: float | None = None,
         metadata_only: bool = False,
     ) -> AsyncIterator[WatchEvent]:
         """Stream watch events until the server closes the watch.
@@ -549,10 +620,18 @@ class Client:
         An ERROR event raises its typed error (``Gone`` for a compacted
         resourceVersion). Raises :class:`TransportError` when connecting plus
         receiving the response headers takes over ``request_timeout`` seconds, or
-        when no event or bookmark arrives within ``inactivity_timeout`` seconds.
+        when no event or bookmark arrives within ``inactivity_timeout`` seconds
+        (default: ``timeout_seconds`` plus :data:`WATCH_TIMEOUT_GRACE`, or
+        :data:`DEFAULT_INACTIVITY_TIMEOUT` without a ``timeout_seconds``).
         ``metadata_only`` streams ``PartialObjectMetadata`` objects, labelled with
         ``api_version``/``kind``.
         """
+        if inactivity_timeout is None:
+            inactivity_timeout = (
+                timeout_seconds + WATCH_TIMEOUT_GRACE
+                if timeout_seconds
+                else DEFAULT_INACTIVITY_TIMEOUT
+            )
         info = await self.resource(api_version, kind)
         params = {
             "watch": "true",
@@ -562,7 +641,7 @@ class Client:
             "timeoutSeconds": timeout_seconds,
             "allowWatchBookmarks": "true" if allow_bookmarks else None,
         }
-        await self.throttle.acquire()
+        # Not rate limited, like client-go's Request.Watch: a watch is one long request.
         headers = await self._headers(None, _ACCEPT_METADATA if metadata_only else _ACCEPT_JSON)
         code = 0
         resp: aiohttp.ClientResponse | None = None
@@ -594,7 +673,7 @@ class Client:
                         f"watch {info.plural}: no event for {inactivity_timeout:.0f}s"
                     ) from exc
                 if not line:
-                    if resp.closed and resp in self._watches:
+                    if resp in self._aborted:
                         raise TransportError(f"watch {info.plural}: connection closed")
                     return
                 line = line.strip()
@@ -616,6 +695,7 @@ class Client:
                 self._count("GET", "watch", 0)
             if resp is not None:
                 self._watches.discard(resp)
+                self._aborted.discard(resp)
                 resp.release()
 
     # ----- writes ---------------------------------------------------------
@@ -743,6 +823,50 @@ class Client:
             "DELETE", info.path(namespace, name), verb="delete", body=body
         )
         return result
+
+
+def _keepalive_socket(addr_info: tuple[Any, ...]) -> socket.socket:
+    """A client socket with TCP keepalive as Go's dialer enables it (see TCP_KEEPALIVE)."""
+    family, type_, proto = addr_info[0], addr_info[1], addr_info[2]
+    sock = socket.socket(family=family, type=type_, proto=proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    idle, interval, count = TCP_KEEPALIVE
+    for name, value in (
+        ("TCP_KEEPIDLE", idle),
+        ("TCP_KEEPINTVL", interval),
+        ("TCP_KEEPCNT", count),
+    ):
+        option = getattr(socket, name, None)
+        if option is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, option, value)
+    return sock
+
+
+def _dns_trace_config() -> aiohttp.TraceConfig:
+    """Times DNS lookups into ``rest_client_dns_resolution_duration_seconds{host}``."""
+
+    async def start(
+        _session: aiohttp.ClientSession,
+        ctx: types.SimpleNamespace,
+        _params: aiohttp.TraceDnsResolveHostStartParams,
+    ) -> None:
+        ctx.dns_started = time.monotonic()
+
+    async def end(
+        _session: aiohttp.ClientSession,
+        ctx: types.SimpleNamespace,
+        params: aiohttp.TraceDnsResolveHostEndParams,
+    ) -> None:
+        started = getattr(ctx, "dns_started", None)
+        if started is not None:
+            REST_CLIENT_DNS_RESOLUTION_DURATION.labels(host=params.host).observe(
+                time.monotonic() - started
+            )
+
+    config = aiohttp.TraceConfig()
+    config.on_dns_resolvehost_start.append(start)
+    config.on_dns_resolvehost_end.append(end)
+    return config
 
 
 def _clean_params(params: dict[str, Any] | None) -> dict[str, str]:

@@ -96,6 +96,8 @@ class LeaderElector:
         self._renewed_at = 0.0
         self._lost = False
         self.request_timeout = max(renew_deadline / 2, 1.0)
+        # client-go's NewLeaderElector reports "not leader" at once: a standby exports 0.
+        metrics.LEADER_ELECTION_STATUS.labels(name=self.name).set(0)
 
     async def run(
         self,

@@ -1,8 +1,20 @@
-"""controller-runtime's controller metrics, with its names and labels."""
+"""controller-runtime's controller and leader-election metrics, with its names, help,
+labels and buckets (``pkg/internal/controller/metrics``, ``pkg/metrics/leaderelection.go``
+of controller-runtime v0.24).
+
+``controller`` is the controller's name: for a controller built ``For`` a kind,
+the lowercased kind (``raycluster``), as controller-runtime's builder derives it.
+"""
 
 from __future__ import annotations
 
+import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram
+
+# Go's client_golang exposes no ``<counter>_created`` / ``<histogram>_created``
+# series; prometheus-client does unless told not to. Switched off process-wide so a
+# scrape carries exactly the series controller-runtime's would.
+prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
 
 RECONCILE_TOTAL = Counter(
     "controller_runtime_reconcile",
@@ -71,6 +83,11 @@ RECONCILE_TIME = Histogram(
         60,
     ),
 )
+RECONCILE_TIMEOUTS = Counter(
+    "controller_runtime_reconcile_timeouts",
+    "Total number of reconciliation timeouts per controller",
+    ["controller"],
+)
 MAX_CONCURRENT_RECONCILES = Gauge(
     "controller_runtime_max_concurrent_reconciles",
     "Maximum number of concurrent reconciles per controller",
@@ -84,7 +101,8 @@ ACTIVE_WORKERS = Gauge(
 LEADER_ELECTION_STATUS = Gauge(
     "leader_election_master_status",
     "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, "
-    "1 indicates master. 'name' is the string used to identify the lease.",
+    "1 indicates master. 'name' is the string used to identify the lease. "
+    "Please make sure to group by name.",
     ["name"],
 )
 
@@ -96,5 +114,6 @@ def init_controller_metrics(controller: str, workers: int) -> None:
     RECONCILE_ERRORS.labels(controller=controller)
     TERMINAL_RECONCILE_ERRORS.labels(controller=controller)
     RECONCILE_PANICS.labels(controller=controller)
+    RECONCILE_TIMEOUTS.labels(controller=controller)
     MAX_CONCURRENT_RECONCILES.labels(controller=controller).set(workers)
     ACTIVE_WORKERS.labels(controller=controller).set(0)

@@ -70,15 +70,15 @@ class DelayingQueue(Queue[T]):
         """Add ``item`` once ``delay`` seconds have passed on the queue's clock.
 
         Ignored while shutting down.  ``delay <= 0`` adds immediately.  If the item is
-        already waiting, the earlier of the two due times wins.  Every call counts
-        as a retry in the metrics.
+        already waiting, the earlier of the two due times wins.  Every call with a
+        positive delay counts as a retry in the metrics (controller-runtime's).
         """
         if self._shutting_down:
             return
-        self._metrics.retry()
         if delay <= 0:
             self.add(item)
             return
+        self._metrics.retry()
         ready_at = self._clock.now() + delay
         current = self._ready_at.get(item)
         if current is not None and current <= ready_at:

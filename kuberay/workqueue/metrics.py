@@ -1,10 +1,16 @@
 """Prometheus instrumentation for the work queues.
 
-The metric names and meanings follow client-go / controller-runtime so existing
-dashboards and alerts keep working.  Collectors are created once per
-:class:`~prometheus_client.CollectorRegistry` (registering the same name twice on
-one registry is an error in prometheus-client), and every named queue records into
-its own ``{name, controller}`` label set.  A queue without a name records nothing.
+The metric names, help texts, labels and buckets are controller-runtime's (v0.24,
+``pkg/internal/metrics/workqueue.go``) so existing dashboards and alerts keep
+working.  Collectors are created once per :class:`~prometheus_client.CollectorRegistry`
+(registering the same name twice on one registry is an error in prometheus-client),
+and every named queue records into its own ``{name, controller}`` label set, both
+the queue's name (a controller's queue is named after the controller).
+``workqueue_depth`` has controller-runtime's third label, ``priority``; these
+queues have no priorities, so it is always ``"0"`` (controller-runtime's priority
+queue also uses ``"-100"``, for items from an informer's initial list).
+``workqueue_retries_total`` counts adds with a non-zero delay, as controller-runtime's
+priority queue does.  A queue without a name records nothing.
 
 ``unfinished_work_seconds`` and ``longest_running_processor_seconds`` are computed
 when the registry is scraped, from the start times of the items currently being
@@ -37,6 +43,9 @@ __all__ = [
 DURATION_BUCKETS: tuple[float, ...] = tuple(float(f"1e{exp}") for exp in range(-8, 4))
 
 _LABELS = ("name", "controller")
+_DEPTH_LABELS = ("name", "controller", "priority")
+#: The ``priority`` label of ``workqueue_depth`` (these queues have no priorities).
+DEFAULT_PRIORITY = "0"
 
 #: Names of the exposed metric families (counters are exposed with ``_total``).
 METRIC_NAMES: tuple[str, ...] = (
@@ -66,7 +75,7 @@ class QueueMetrics(Protocol):
         ...
 
     def retry(self) -> None:
-        """A delayed (re)add was requested."""
+        """An add with a non-zero delay was requested."""
         ...
 
 
@@ -123,8 +132,8 @@ def _create_collectors(registry: CollectorRegistry) -> _Collectors:
     return _Collectors(
         depth=Gauge(
             "workqueue_depth",
-            "Current depth of workqueue",
-            _LABELS,
+            "Current depth of workqueue by workqueue and priority",
+            _DEPTH_LABELS,
             registry=registry,
         ),
         adds=Counter(
@@ -164,7 +173,8 @@ def _create_collectors(registry: CollectorRegistry) -> _Collectors:
         ),
         retries=Counter(
             "workqueue_retries_total",
-            "Total number of retries handled by workqueue",
+            "Total number of items added to the workqueue with a non-zero delay "
+            "(rate-limited requeues, explicit RequeueAfter or AddAfter calls)",
             _LABELS,
             registry=registry,
         ),
@@ -178,7 +188,7 @@ class PrometheusQueueMetrics:
         """Bind to ``registry``'s collectors under labels ``name=controller=name``."""
         collectors = _collectors_for(registry)
         self._clock = clock
-        self._depth = collectors.depth.labels(name, name)
+        self._depth = collectors.depth.labels(name, name, DEFAULT_PRIORITY)
         self._adds = collectors.adds.labels(name, name)
         self._queue_duration = collectors.queue_duration.labels(name, name)
         self._work_duration = collectors.work_duration.labels(name, name)

@@ -42,7 +42,7 @@ SAMPLE = ROOT / "tests" / "samples" / "raycluster.minimal.yaml"
 
 OPERATOR_SA = "kuberay-operator"
 LEASE_NAME = "ray-operator-leader"
-CONTROLLER = "raycluster-controller"
+CONTROLLER = "raycluster"  # controller-runtime names it after the kind
 STOP_TIMEOUT = 45.0  # the operator drains for up to 30 s after SIGTERM
 LOG_TAIL_LINES = 60
 

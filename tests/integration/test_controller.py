@@ -171,7 +171,7 @@ async def test_metrics_and_probes(kclient: Client, namespace: str) -> None:
             'controller_runtime_max_concurrent_reconciles{controller="metrics-test"} 1.0',
             'controller_runtime_active_workers{controller="metrics-test"}',
             'workqueue_adds_total{controller="metrics-test",name="metrics-test"}',
-            'workqueue_depth{controller="metrics-test",name="metrics-test"}',
+            'workqueue_depth{controller="metrics-test",name="metrics-test",priority="0"}',
             'workqueue_queue_duration_seconds_bucket{controller="metrics-test"',
             'workqueue_work_duration_seconds_bucket{controller="metrics-test"',
             'workqueue_retries_total{controller="metrics-test",name="metrics-test"}',

@@ -63,14 +63,17 @@ def _parse_time(text: str) -> dt.datetime:
 
 
 async def _set_finalizers(ctx: Ctx, cluster: Obj, finalizers: list[str]) -> None:
+    """Patch the finalizers (pinned to the resourceVersion); ``cluster`` takes the
+    patched metadata, so the caller knows the version this write produced."""
     meta = cluster["metadata"]
-    await ctx.client.patch(
+    updated = await ctx.client.patch(
         RAY_API_VERSION,
         RAY_CLUSTER_KIND,
         meta["name"],
         {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}},
         meta["namespace"],
     )
+    cluster["metadata"] = updated["metadata"]
 
 
 def _job_finished(job: Obj) -> bool:

@@ -13,7 +13,13 @@ finalizer; then the named steps ``reconcile_autoscaler_rbac``,
 and ``reconcile_pods``, stopping at the first error. A child whose name is taken
 by someone else's object stops the pass before any pod is created and sets the
 ``ChildResourceConflict`` condition (removed once the name is free); finally
-``update_status`` writes the status only when it changed.
+``update_status`` writes the status only when it changed -- one status write per
+pass, the conflict condition included.
+
+Read-your-writes: a status write returns the object at its new resourceVersion.
+Until the cache shows that write (or anything newer), a pass starts from that
+returned object instead of the cached one it overwrote, so a pass that events
+start right after a write does not send a status write bound to fail with 409.
 Requeue: 2 s after an error or a status write, else the steady-state period
 (none when it is 0 or less).
 """
@@ -45,7 +51,12 @@ from kuberay.controllers.raycluster.children import (
 from kuberay.controllers.raycluster.context import RAY_API_VERSION, RAY_CLUSTER_KIND, Ctx, Obj
 from kuberay.controllers.raycluster.gcs_ft import reconcile_gcs_ft_finalizer
 from kuberay.controllers.raycluster.pods import PodReconciler
-from kuberay.controllers.raycluster.status import ReconcileError, calculate_status, status_changed
+from kuberay.controllers.raycluster.status import (
+    ReconcileError,
+    calculate_status,
+    go_status,
+    status_changed,
+)
 from kuberay.kube import ApiError, NotFound
 from kuberay.reconcile import WARNING, Request, Result
 
@@ -63,6 +74,9 @@ class RayClusterReconciler:
     def __init__(self, ctx: Ctx) -> None:
         self.ctx = ctx
         self.children = ChildReconciler(ctx)
+        # (namespace, name) -> (resourceVersions our status writes replaced, the object
+        # the last write returned); see _freshest.
+        self._written: dict[tuple[str, str], tuple[frozenset[str], Obj]] = {}
         self.steps: list[tuple[str, Step]] = [
             ("reconcile_autoscaler_rbac", self.reconcile_autoscaler_rbac),
             ("reconcile_ingress", self.reconcile_ingress),
@@ -87,6 +101,7 @@ class RayClusterReconciler:
             RAY_API_VERSION, RAY_CLUSTER_KIND, request.namespace, request.name
         )
         if cached is None:
+            self._written.pop((request.namespace, request.name), None)
             self.ctx.expectations.delete_prefix(f"{request.namespace}/{request.name}/")
             if self.ctx.metrics is not None:
                 self.ctx.metrics.forget(request.namespace, request.name)
@@ -97,14 +112,17 @@ class RayClusterReconciler:
         if managed_by and managed_by != MANAGED_BY_KUBERAY:
             log.debug("skipping cluster managed by another controller", managed_by=managed_by)
             return Result()
-        cluster = copy.deepcopy(cached)
+        cluster = copy.deepcopy(self._freshest(cached))
         cluster.setdefault("status", {})
 
         if await self._reject_if_invalid(cluster):
             return Result()
         self._warn_autoscaler_v1_restart_policy(cluster)
 
+        rv = cluster["metadata"]["resourceVersion"]
         finalizer_result = await reconcile_gcs_ft_finalizer(self.ctx, cluster)
+        if cluster["metadata"]["resourceVersion"] != rv:  # the finalizer was written
+            self._remember_write(rv, cluster)
         if finalizer_result is not None:
             return finalizer_result
         if cluster["metadata"].get("deletionTimestamp"):
@@ -124,8 +142,11 @@ class RayClusterReconciler:
                 log.info("reconcile step failed", step=step_name, error=str(error))
                 break
 
-        await self._record_conflict(cluster, error, failed_step)
-        written = await self.update_status(cluster, error)
+        before = copy.deepcopy(cluster["status"])
+        conflict_changed = self._record_conflict(cluster, error, failed_step)
+        written = await self.update_status(
+            cluster, error, previous=before, must_write=conflict_changed
+        )
         if error is not None:
             raise error
         if written:
@@ -189,7 +210,7 @@ class RayClusterReconciler:
                 "namespace": meta["namespace"],
                 "resourceVersion": meta["resourceVersion"],
             },
-            "status": status,
+            "status": go_status(status),
         }
         try:
             updated = await self.ctx.client.update_status(body)
@@ -197,8 +218,36 @@ class RayClusterReconciler:
             return
         # A Conflict propagates: the reconcile is retried at once (with backoff) on the
         # fresh object instead of waiting for the 2 s requeue.
+        self._remember_write(meta["resourceVersion"], updated)
         cluster["metadata"]["resourceVersion"] = updated["metadata"]["resourceVersion"]
         cluster["status"] = updated.get("status") or {}
+
+    def _remember_write(self, replaced_rv: str, updated: Obj) -> None:
+        meta = updated.get("metadata") or {}
+        key = (str(meta.get("namespace")), str(meta.get("name")))
+        replaced = {replaced_rv}
+        previous = self._written.get(key)
+        if previous is not None and previous[1]["metadata"].get("resourceVersion") == replaced_rv:
+            replaced |= previous[0]  # a chain of writes the cache has not caught up with
+        obj = copy.deepcopy(updated)
+        obj["metadata"].pop("managedFields", None)  # as the cache's transform does
+        self._written[key] = (frozenset(replaced), obj)
+
+    def _freshest(self, cached: Obj) -> Obj:
+        """The object our last status write returned while the cache still shows one
+        this process overwrote; else the cached one (and the memo is dropped)."""
+        meta = cached.get("metadata") or {}
+        key = (str(meta.get("namespace")), str(meta.get("name")))
+        memo = self._written.get(key)
+        if memo is None:
+            return cached
+        replaced, written = memo
+        if meta.get("resourceVersion") in replaced and meta.get("uid") == written["metadata"].get(
+            "uid"
+        ):
+            return written
+        del self._written[key]
+        return cached
 
     def _warn_autoscaler_v1_restart_policy(self, cluster: Obj) -> None:
         """KubeRay's warning (not an error): autoscaler v1 wants worker restartPolicy
@@ -221,12 +270,14 @@ class RayClusterReconciler:
                 )
         self.children.warn_once(cluster, topic, "InvalidRayClusterSpec", message, "Validate")
 
-    async def _record_conflict(
+    def _record_conflict(
         self, cluster: Obj, error: ReconcileError | None, failed_step: str
-    ) -> None:
+    ) -> bool:
         """Keep the ``ChildResourceConflict`` condition in line with this pass: set when a
-        child's name is taken, removed once every child step got past its check."""
-        conditions: list[Obj] = list((cluster.get("status") or {}).get("conditions") or [])
+        child's name is taken, removed once every child step got past its check. Changes
+        ``cluster``'s status in place (written by :meth:`update_status`); True if changed."""
+        status = cluster.setdefault("status", {})
+        conditions: list[Obj] = list(status.get("conditions") or [])
         previous = cond.find(conditions, CONFLICT_CONDITION)
         if isinstance(error, ChildConflict):
             if (
@@ -234,7 +285,7 @@ class RayClusterReconciler:
                 and previous.get("message") == error.message
                 and previous.get("reason") == error.event_reason
             ):
-                return
+                return False
             cond.set_condition(
                 conditions,
                 CONFLICT_CONDITION,
@@ -246,12 +297,23 @@ class RayClusterReconciler:
         elif previous is not None and failed_step in ("", "reconcile_pods"):
             cond.remove_condition(conditions, CONFLICT_CONDITION)
         else:
-            return
-        await self._write_status_fields(cluster, {"conditions": conditions})
+            return False
+        status["conditions"] = conditions
+        return True
 
     # ----- status -------------------------------------------------------------------------
-    async def update_status(self, cluster: Obj, error: ReconcileError | None) -> bool:
-        """Compute the status and write it if it changed; True when written."""
+    async def update_status(
+        self,
+        cluster: Obj,
+        error: ReconcileError | None,
+        *,
+        previous: Obj | None = None,
+        must_write: bool = False,
+    ) -> bool:
+        """Compute the status and write it if it changed from ``previous`` (default:
+        ``cluster``'s status) or ``must_write``; True when written. Without a head
+        Service KubeRay computes no status: then only a ``must_write`` change of
+        ``cluster``'s status (a condition of this pass) is written, as it is."""
         pods = self.ctx.children("v1", "Pod", cluster)
         try:
             head_service = self._head_service(cluster)
@@ -264,9 +326,11 @@ class RayClusterReconciler:
                 now=self.ctx.now(),
             )
         except LookupError:
-            return False
-        old = cluster.get("status") or {}
-        if not status_changed(old, new):
+            if must_write:
+                await self._write_status_fields(cluster, {})
+            return must_write
+        old = previous if previous is not None else (cluster.get("status") or {})
+        if not must_write and not status_changed(old, new):
             return False
         was = cond.is_true(old.get("conditions") or [], cond.RAY_CLUSTER_PROVISIONED)
         await self._write_status_fields(cluster, new)

@@ -29,7 +29,13 @@ from kuberay.reconcile import (
 
 log = structlog.get_logger("kuberay.raycluster")
 
-CONTROLLER_NAME = "raycluster-controller"
+#: The controller's name, as controller-runtime's builder derives it from
+#: ``For(&rayv1.RayCluster{})`` (the lowercased kind; KubeRay sets no ``Named``):
+#: the ``controller`` label of the ``controller_runtime_*`` series and the ``name``
+#: and ``controller`` labels of the ``workqueue_*`` series.
+CONTROLLER_NAME = "raycluster"
+#: The component of the Events it records (KubeRay's ``GetEventRecorder`` name).
+EVENT_COMPONENT = "raycluster-controller"
 
 #: Kinds whose changes reconcile their owning RayCluster.
 OWNED_KINDS = (
@@ -71,7 +77,7 @@ def setup_raycluster_controller(mgr: Manager, settings: RayClusterSettings) -> C
     ctx = Ctx(
         client=mgr.client,
         cache=mgr.cache,
-        recorder=mgr.event_recorder(CONTROLLER_NAME),
+        recorder=mgr.event_recorder(EVENT_COMPONENT),
         settings=settings,
         expectations=Expectations(ttl=settings.expectation_timeout),
     )

@@ -4,7 +4,9 @@
 dict; ``status_changed(old, new)`` says whether it must be written (KubeRay's
 ``InconsistentRayClusterStatus``: state, reason, replica counts, endpoints,
 head info and conditions; resources, observedGeneration and timestamps alone
-never cause a write).
+never cause a write). ``go_status(status)`` is the status as KubeRay's Go types
+serialise it (``omitempty`` fields at their zero value left out); every status
+write goes through it.
 """
 
 from __future__ import annotations
@@ -224,7 +226,52 @@ def calculate_status(
     new["lastUpdateTime"] = now
     # With RayClusterStatusConditions off, conditions written earlier (e.g. while the
     # gate was on) are left exactly as they are: KubeRay neither updates nor clears them.
-    return new
+    return go_status(new)
+
+
+#: ``RayClusterStatus`` fields tagged ``omitempty`` whose Go type can be empty
+#: (string, int32/int64, map, slice, pointer): left out at their zero value.
+_OMIT_EMPTY = frozenset(
+    {
+        "state",
+        "reason",
+        "lastUpdateTime",
+        "stateTransitionTimes",
+        "endpoints",
+        "conditions",
+        "readyWorkerReplicas",
+        "availableWorkerReplicas",
+        "desiredWorkerReplicas",
+        "minWorkerReplicas",
+        "maxWorkerReplicas",
+        "observedGeneration",
+    }
+)
+#: ``HeadInfo``: every field is an omitempty string.
+_HEAD_OMIT_EMPTY = frozenset({"podIP", "serviceIP", "podName", "serviceName"})
+
+
+def go_status(status: Obj) -> Obj:
+    """``status`` as KubeRay writes it: Go's ``encoding/json`` leaves out an
+    ``omitempty`` field holding its zero value (``""``, ``0``, an empty map or list, a
+    nil pointer) and never writes ``null``. ``head`` is a struct, so it is always
+    written (``{}`` at worst), as are the ``desired*`` quantities (``"0"``)."""
+    out: Obj = {}
+    for key, value in status.items():
+        if value is None or (key in _OMIT_EMPTY and _is_zero(value)):
+            continue
+        if key == "head" and isinstance(value, dict):
+            value = {
+                k: v
+                for k, v in value.items()
+                if v is not None and not (k in _HEAD_OMIT_EMPTY and _is_zero(v))
+            }
+        out[key] = value
+    return out
+
+
+def _is_zero(value: Any) -> bool:
+    return value in ("", 0) or (isinstance(value, dict | list) and not value)
 
 
 def _suspend_conditions(conditions: list[Obj], spec: Obj, pods: list[Obj], now: str) -> None:

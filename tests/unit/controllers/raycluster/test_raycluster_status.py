@@ -13,6 +13,7 @@ from kuberay.controllers.raycluster import conditions as cond
 from kuberay.controllers.raycluster.status import (
     ReconcileError,
     calculate_status,
+    go_status,
     head_pod_ready_condition,
     status_changed,
 )
@@ -113,8 +114,9 @@ def test_pending_pods_initial_status() -> None:
     pods = [pod("h", "head")] + [pod(f"w{i}", "worker") for i in range(3)]
     s = status_of(cluster(), pods)
     assert s.get("state") is None
-    assert (s["desiredWorkerReplicas"], s["minWorkerReplicas"], s["maxWorkerReplicas"]) == (3, 0, 4)
-    assert (s["readyWorkerReplicas"], s["availableWorkerReplicas"]) == (0, 0)
+    assert (s["desiredWorkerReplicas"], s["maxWorkerReplicas"]) == (3, 4)
+    # Zero counts are omitted, as Go's omitempty does in KubeRay's status.
+    assert {"minWorkerReplicas", "readyWorkerReplicas", "availableWorkerReplicas"}.isdisjoint(s)
     assert s["observedGeneration"] == 2
     assert s["head"] == {"podName": "h", "serviceName": "rc-head-svc"}
     c = conds(s)
@@ -136,7 +138,7 @@ def test_all_running_is_ready_and_headless_service_ip_is_pod_ip() -> None:
     s = status_of(cluster(), pods)
     assert s["state"] == "ready"
     assert s["stateTransitionTimes"]["ready"] == NOW
-    assert (s["availableWorkerReplicas"], s["readyWorkerReplicas"]) == (3, 0)
+    assert (s["availableWorkerReplicas"], s.get("readyWorkerReplicas")) == (3, None)
     assert s["head"]["podIP"] == "1.1.1.1" and s["head"]["serviceIP"] == "1.1.1.1"
     assert s["endpoints"] == {"client": "10001", "dashboard": "8265"}
 
@@ -308,3 +310,34 @@ def test_provisioned_needs_every_existing_pod_running_not_every_desired_pod() ->
     assert conds(status_of(cluster(), unknown))["RayClusterProvisioned"][0] == "False"
     pending = [pod("h", "head", "Running", ready=True), pod("w0", "worker", "Pending")]
     assert conds(status_of(cluster(), pending))["RayClusterProvisioned"][0] == "False"
+
+
+def test_status_is_serialised_like_kuberays_go_types() -> None:
+    """omitempty: zero ints, empty strings, empty maps/lists and nulls are left out;
+    ``head`` (a struct) and the desired quantities are always there."""
+    old = {
+        "state": "",
+        "reason": "",
+        "readyWorkerReplicas": 0,
+        "observedGeneration": 0,
+        "endpoints": {},
+        "stateTransitionTimes": {},
+        "conditions": [],
+        "lastUpdateTime": None,
+    }
+    c = cluster(workerGroupSpecs=[], suspend=False)
+    c["status"] = old
+    svc = {"metadata": {"name": "rc-head-svc"}, "spec": {"clusterIP": "10.0.0.9"}}
+    s = status_of(c, [], svc=svc, gates=False)
+    assert s == {
+        "observedGeneration": 2,
+        "desiredCPU": "1",
+        "desiredMemory": "1Gi",
+        "desiredGPU": "0",
+        "desiredTPU": "0",
+        "head": {"serviceIP": "10.0.0.9", "serviceName": "rc-head-svc"},
+        "lastUpdateTime": NOW,
+    }
+    assert go_status({"head": {"podIP": "", "podName": None}}) == {"head": {}}
+    # What is left out compares equal to the zero value that was there before.
+    assert not status_changed(old, go_status(old))
