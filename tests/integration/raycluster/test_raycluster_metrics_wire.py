@@ -87,10 +87,18 @@ async def test_metrics_after_a_reconcile_are_kuberays(
                 for s in families.get("controller_runtime_reconcile", [])
                 if s.labels.get("controller") == CONTROLLER and s.value > 0
             ]
-            return families if done else {}
+            # Series appear once first observed (labelled histograms, the Event writer's
+            # requests): wait until every family is there, then pin the exact set below.
+            return families if done and set(KUBERAY_SERIES) <= set(families) else {}
 
-        families = await eventually(scraped, timeout=30, message="a counted reconcile")
-        assert await events_for(kclient, namespace, "wire")  # the reconcile did work
+        families = await eventually(
+            scraped, timeout=60, message="a counted reconcile and every KubeRay family"
+        )
+
+        async def events() -> bool:
+            return bool(await events_for(kclient, namespace, "wire"))
+
+        await eventually(events, timeout=60, message="the reconcile's Events")
 
     # Exactly KubeRay's families (Go exposes no *_created series).
     assert set(families) == set(KUBERAY_SERIES), set(families) ^ set(KUBERAY_SERIES)
