@@ -1944,3 +1944,18 @@ def test_rayservice_and_raycronjob_update_rules() -> None:
     cron_new["spec"]["schedule"] = "bad"
     errors = validate_raycronjob_update(cron_old, cron_new)
     assert [e.path for e in errors] == ["spec.jobTemplate.managedBy", "spec.schedule"]
+
+
+def test_error_text_names_the_field_once() -> None:
+    from kuberay.api.v1.validation.common import FieldError
+
+    # KubeRay's message already names the field: keep it as it is.
+    gate = FieldError(
+        "spec.tlsOptions",
+        "spec.tlsOptions requires the RayClusterMTLS feature gate to be enabled",
+    )
+    assert str(gate) == "spec.tlsOptions requires the RayClusterMTLS feature gate to be enabled"
+    # Otherwise the path leads, once.
+    assert str(FieldError("spec.workerGroupSpecs[0].replicas", "must be >= 0")) == (
+        "spec.workerGroupSpecs[0].replicas: must be >= 0"
+    )

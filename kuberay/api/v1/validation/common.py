@@ -39,6 +39,10 @@ class FieldError:
     source: ErrorSource = "spec"
 
     def __str__(self) -> str:
+        # KubeRay's own text when it already names the field (e.g. "spec.tlsOptions
+        # requires the RayClusterMTLS feature gate..."); otherwise the path, once, first.
+        if not self.path or self.path in self.message:
+            return self.message
         return f"{self.path}: {self.message}"
 
 
