@@ -9,7 +9,7 @@ Starts a full local cluster (kwok nodes make pods Running + Ready), runs
 
 * ``conflicts``: 409 answers by verb (``update`` includes status writes) while
   every RayCluster of the KubeRay samples (``$KUBERAY_SAMPLES``, default
-  ``/work/shared/reference/kuberay-samples``) is created and reconciled for
+  ``tests/kuberay-samples``) is created and reconciled for
   ``--settle`` seconds;
 * ``idle_requests``: the requests by verb of a fresh operator over ``--idle``
   seconds once its caches are synced, watching an empty namespace.
@@ -44,7 +44,11 @@ import controlplane  # noqa: E402
 from kuberay.kube import ApiError, Client  # noqa: E402
 from tests.crds import install_crds  # noqa: E402
 
-SAMPLES = Path(os.environ.get("KUBERAY_SAMPLES", "/work/shared/reference/kuberay-samples"))
+SAMPLES = Path(
+    os.environ.get(
+        "KUBERAY_SAMPLES", str(Path(__file__).resolve().parents[1] / "tests" / "kuberay-samples")
+    )
+)
 IDLE_NAMESPACE = "idle"
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE_SAMPLES = REPO.parent / "shared" / "reference" / "kuberay-samples"
+REFERENCE_SAMPLES = REPO / "tests" / "kuberay-samples"
 
 Obj = dict[str, Any]
 PathT = tuple[str | int, ...]

@@ -28,7 +28,7 @@ from tests.crds import CRD_API_VERSION, crd_established, install_crds, load_crds
 
 ROOT = Path(__file__).resolve().parents[2]
 OWN_SAMPLES = ROOT / "tests" / "samples"
-REFERENCE_SAMPLES = ROOT.parent / "shared" / "reference" / "kuberay-samples"
+REFERENCE_SAMPLES = ROOT / "tests" / "kuberay-samples"
 RAY_KINDS = ("RayCluster", "RayJob", "RayService", "RayCronJob")
 #: what the server adds to metadata on create (the rest of metadata must come back as sent)
 SERVER_METADATA = {"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields"}

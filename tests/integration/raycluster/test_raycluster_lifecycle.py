@@ -23,7 +23,7 @@ from tests.integration.raycluster.helpers import (
     wait_event_reasons,
 )
 
-SAMPLES = Path("/work/shared/reference/kuberay-samples")
+SAMPLES = Path(__file__).resolve().parents[2] / "kuberay-samples"
 WORKER = {"ray.io/node-type": "worker"}
 HEAD = {"ray.io/node-type": "head"}
 

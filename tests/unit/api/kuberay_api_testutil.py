@@ -9,7 +9,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[3]
 OWN_SAMPLES = REPO / "tests" / "samples"
-REFERENCE_SAMPLES = REPO.parent / "shared" / "reference" / "kuberay-samples"
+REFERENCE_SAMPLES = REPO / "tests" / "kuberay-samples"
 RAY_KINDS = ("RayCluster", "RayJob", "RayService", "RayCronJob")
 ALL_GATES_ON = {
     "RayClusterStatusConditions": True,

@@ -18,7 +18,7 @@ from typing import Any
 from kuberay.controllers.common.quantity import Quantity
 
 DATA = Path(__file__).parent / "data"
-SAMPLES = Path(__file__).resolve().parents[4].parent / "shared" / "reference" / "kuberay-samples"
+SAMPLES = Path(__file__).resolve().parents[3] / "kuberay-samples"
 
 
 def load_gz(name: str) -> Any:
