@@ -421,3 +421,34 @@ async def test_on_result_errors_do_not_break_the_poller(
         assert got is not None and got.value is not None
     finally:
         await poller.close()
+
+
+async def test_manager_shutdown_closes_the_poller(dash_a: FakeDashboard) -> None:
+    from types import SimpleNamespace
+
+    from kuberay.controllers.dashboard import setup_dashboard_poller
+    from kuberay.kube import Client
+    from kuberay.reconcile import Manager
+
+    dash_a.hang = True
+    dash_a.add_job("j")
+    config = SimpleNamespace(host="https://127.0.0.1:1", tls_server_name=None)
+    mgr = Manager(
+        Client(config),
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        handle_signals=False,
+    )
+    poller = setup_dashboard_poller(mgr, env={"KUBERNETES_SERVICE_HOST": "10.96.0.1"})
+    run = asyncio.create_task(mgr.run())
+    await asyncio.wait_for(mgr.leading.wait(), 10)
+    # In a pod the factory needs the Service: answer it from a stub instead of an apiserver.
+    poller.factory = Source(aiohttp.ClientSession())  # type: ignore[assignment]
+    poller.factory.urls["rc-a"] = dash_a.url  # type: ignore[attr-defined]
+    poller.job_info(A, target("rc-a"), "j")
+    await eventually(lambda: dash_a.requests, message="request never arrived")
+    mgr.stop()
+    await asyncio.wait_for(run, 30)
+    assert poller.in_flight == 0
+    assert poller.job_info(A, target("rc-a"), "j") is None and poller.in_flight == 0
+    await poller.factory.session.close()  # type: ignore[attr-defined]
