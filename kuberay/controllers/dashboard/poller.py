@@ -183,13 +183,27 @@ class DashboardPoller:
         fn: Callable[[DashboardClient], Awaitable[T]],
         *,
         max_age: float,
+        retry_failures: bool = False,
+        invalidates: str | None = None,
     ) -> Observed[T] | None:
         """Generic keyed background call ``fn(client)`` (RayService's Serve calls).
 
         ``name`` must change when ``fn``'s arguments do (e.g. include a config hash): the
-        poller cannot compare functions. ``max_age=math.inf``: run once per name and target.
+        poller cannot compare functions. ``max_age=math.inf``: run once per name and target;
+        with ``retry_failures`` a failed outcome is retried at an ask ``retry_after`` seconds
+        later. ``invalidates``: the name of another call of the owner whose outcome a success
+        makes out of date (e.g. a Serve config update and the Serve status).
         """
-        return self._ask(owner, name, target, target, fn, max_age=max_age)
+        return self._ask(
+            owner,
+            name,
+            target,
+            target,
+            fn,
+            max_age=max_age,
+            retry_failures=retry_failures,
+            invalidates=invalidates,
+        )
 
     def invalidate(self, owner: ObjectKey, name: str) -> None:
         """Mark ``owner``'s outcome of ``name`` out of date: the next ask refreshes it."""

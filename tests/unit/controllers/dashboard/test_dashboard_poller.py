@@ -452,3 +452,54 @@ async def test_manager_shutdown_closes_the_poller(dash_a: FakeDashboard) -> None
     assert poller.in_flight == 0
     assert poller.job_info(A, target("rc-a"), "j") is None and poller.in_flight == 0
     await poller.factory.session.close()  # type: ignore[attr-defined]
+
+
+async def test_serve_update_retried_on_failure_and_refreshes_status(
+    source: Source, dash_a: FakeDashboard
+) -> None:
+    clock = Clock()
+    poller = DashboardPoller(source, clock=clock, retry_after=3)
+    notified = Notified()
+    poller.on_result = notified
+    t = target("rc-a")
+    config = {"applications": [{"name": "app", "import_path": "m:app"}]}
+
+    def status() -> Any:
+        async def get(client: DashboardClient) -> Any:
+            return await client.get_serve_details()
+
+        return poller.call(A, "serve_details", t, get, max_age=math.inf)
+
+    def update() -> Any:
+        async def put(client: DashboardClient) -> None:
+            await client.update_serve_applications(config)
+
+        return poller.call(
+            A,
+            "serve_update/v1",
+            t,
+            put,
+            max_age=math.inf,
+            retry_failures=True,
+            invalidates="serve_details",
+        )
+
+    try:
+        status()
+        await notified.wait(A)
+        assert status().value.applications == {}
+        dash_a.fail_with = 500
+        update()
+        await notified.wait(A)
+        assert isinstance(update().error, BadResponse)
+        dash_a.fail_with = None
+        clock.now += 3
+        update()  # retried
+        await notified.wait(A)
+        assert update().ok and dash_a.serve_config == config
+        status()  # out of date after the update, despite max_age=inf
+        await notified.wait(A)
+        assert status().value.applications["app"].status == "DEPLOYING"
+        assert dash_a.requests.count(("PUT", "/api/serve/applications/")) == 2
+    finally:
+        await poller.close()
