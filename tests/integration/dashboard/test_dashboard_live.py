@@ -96,3 +96,36 @@ async def test_kwok_like_pod_ip_is_never_dialled(
             assert factory._session is None  # no connection was even prepared
         finally:
             await factory.close()
+
+
+async def test_kubernetes_proxy_mode_reaches_the_apiserver_with_its_credentials(
+    kclient: Client, namespace: str
+) -> None:
+    """Through the apiserver's service proxy, with the kube client's TLS and token: the
+    apiserver's own refusals are 'unreachable', never 'job not found'."""
+    cluster = raycluster("proxied", namespace, replicas=0)
+    cluster["metadata"]["namespace"] = namespace
+    target = DashboardTarget.from_cluster(cluster)
+    factory = DashboardClientFactory(kclient, use_kubernetes_proxy=True, environ={})
+    try:
+        client = await factory.client_for(target)
+        assert client.base_url.endswith(
+            f"/api/v1/namespaces/{namespace}/services/proxied-head-svc:dashboard/proxy"
+        )
+        with pytest.raises(DashboardUnreachable) as err:
+            await client.get_job_info("j")  # no such Service: a 404 Status from the apiserver
+        assert "404" in str(err.value) and "proxied-head-svc" in str(err.value)
+
+        # A Service with no endpoint behind it: still the apiserver's refusal, not the job's.
+        await kclient.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "proxied-head-svc", "namespace": namespace},
+                "spec": {"ports": [{"name": "dashboard", "port": 8265}]},
+            }
+        )
+        with pytest.raises(DashboardUnreachable, match="the apiserver proxy answered"):
+            await client.get_job_info("j")
+    finally:
+        await factory.close()
