@@ -503,3 +503,62 @@ async def test_serve_update_retried_on_failure_and_refreshes_status(
         assert dash_a.requests.count(("PUT", "/api/serve/applications/")) == 2
     finally:
         await poller.close()
+
+
+async def test_unreachable_dashboard_is_polled_with_backoff(source: Source) -> None:
+    async with FakeDashboard("127.0.0.43", 0) as gone:
+        source.urls["rc-gone"] = gone.url
+    clock = Clock()
+    poller = DashboardPoller(source, clock=clock, retry_after=3, max_backoff=12)
+    t = target("rc-gone")
+
+    async def ask_after(seconds: float) -> int:
+        """Advance the clock, ask, let any call end; how many calls were made so far."""
+        clock.now += seconds
+        poller.job_info(A, t, "j", max_age=3)
+        await eventually(lambda: poller.in_flight == 0, message="call never ended")
+        return source.asked.count("rc-gone")
+
+    try:
+        assert await ask_after(0) == 1
+        assert await ask_after(3) == 2  # a first failure is retried at the normal pace
+        assert await ask_after(3) == 2  # then 6 s
+        assert await ask_after(3) == 3
+        assert await ask_after(6) == 3  # then 12 s (the cap)
+        assert await ask_after(6) == 4
+        assert await ask_after(12) == 5  # capped
+        got = poller.job_info(A, t, "j", max_age=3)
+        assert got is not None and isinstance(got.error, DashboardUnreachable)
+    finally:
+        await poller.close()
+
+
+async def test_dead_dashboards_cannot_take_every_slot(
+    session: aiohttp.ClientSession, dash_a: FakeDashboard, dash_b: FakeDashboard
+) -> None:
+    source = Source(session, timeout=0.05)
+    source.urls = {"rc-a": dash_a.url, "rc-b": dash_b.url}
+    dash_a.hang = True
+    dash_b.add_job("jb")
+    clock = Clock()
+    poller = DashboardPoller(source, clock=clock, max_in_flight=4)  # 1 suspect slot
+    notified = Notified()
+    poller.on_result = notified
+    dead = [("ns", f"dead-{i}") for i in range(4)]
+    try:
+        for owner in dead:  # first round: they time out and become suspect
+            poller.job_info(owner, target("rc-a"), "ja")
+        for owner in dead:
+            await notified.wait(owner)
+        assert len(dash_a.requests) == 4
+        source.timeout = 30.0  # from now on the dead dashboard holds its calls
+        clock.now += 3
+        for owner in dead:
+            poller.job_info(owner, target("rc-a"), "ja")
+        await eventually(lambda: len(dash_a.requests) == 5, message="suspect call not sent")
+        poller.job_info(B, target("rc-b"), "jb")
+        await notified.wait(B)  # a live dashboard still gets a slot at once
+        assert len(dash_a.requests) == 5  # only one suspect call at a time
+        assert poller.in_flight == 4
+    finally:
+        await poller.close()
