@@ -112,6 +112,15 @@ async def settle(op: CronOperator, name: str) -> None:
     before = reconciles()
     op.poke(name)
     await passes_after(before)
+
+    def idle() -> bool:
+        queue = op.controller.queue
+        busy = REGISTRY.get_sample_value(
+            "controller_runtime_active_workers", {"controller": CONTROLLER_NAME}
+        )
+        return queue is not None and len(queue) == 0 and not busy
+
+    await eventually(idle, timeout=60, message="controller idle")
     await op.controller.reconciler.ctx.recorder.flush()
 
 
