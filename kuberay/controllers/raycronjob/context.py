@@ -18,8 +18,6 @@ RAY_API_VERSION = "ray.io/v1"
 RAY_CRON_JOB_KIND = "RayCronJob"
 RAY_JOB_KIND = "RayJob"
 FIELD_MANAGER = "kuberay-operator"
-#: KubeRay's ``RayCronJobDefaultRequeueDuration``: the retry after a failed status write.
-DEFAULT_REQUEUE_SECONDS = 3.0
 
 Clock = Callable[[], dt.datetime]
 
@@ -34,13 +32,11 @@ class RayCronJobSettings:
     """Operator-level inputs of the RayCronJob controller.
 
     ``features``: the gate values (RayJob template validation depends on some).
-    ``error_requeue_seconds``: retry after a failed status write (KubeRay: 3 s).
     ``now``: the clock ticks are compared with (aware datetimes; default the real
     time). Tests inject a fake one to drive ticks without waiting for them.
     """
 
     features: Mapping[str, bool] = attrs.field(factory=dict)
-    error_requeue_seconds: float = DEFAULT_REQUEUE_SECONDS
     now: Clock = utc_now
 
 

@@ -33,8 +33,10 @@ status changes do not.
 Decisions where KubeRay is silent or odd: a cronjob being deleted
 (``deletionTimestamp`` set) gets no new RayJobs; a schedule with no tick within
 robfig's five-year search (``0 0 30 2 *``) creates nothing and is not requeued
-(KubeRay would create one RayJob named after year 1). A status write that loses a
-race (409) is retried with backoff and logged at info level.
+(KubeRay would create a RayJob for Go's zero time, year 1). A status write that loses a
+race (409) is retried with backoff and logged at info level. Any other failed write
+propagates and is retried with the controller's backoff (KubeRay returns the error,
+which controller-runtime also retries with backoff, ignoring its 3 s requeue).
 
 Read-your-writes: until the cache shows this process's last status write, a pass
 starts from the object that write returned, so it neither repeats a tick nor sends
