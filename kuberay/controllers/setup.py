@@ -2,7 +2,8 @@
 
 KubeRay registers RayCluster, RayService, RayJob, RayCronJob (gate RayCronJob),
 NetworkPolicy (gate RayClusterNetworkPolicy) and mTLS (gate RayClusterMTLS).
-This build registers the controllers implemented so far; see the README.
+This build registers the controllers implemented so far (RayCluster, and RayCronJob
+when its gate is on); see the README.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.features import RAY_CRON_JOB
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
+from kuberay.controllers.raycronjob import RayCronJobSettings, setup_raycronjob_controller
 from kuberay.featuregates import FeatureGate
 from kuberay.reconcile import Manager
 
@@ -70,5 +73,8 @@ def register_all(
         enable_metrics=cfg.enable_metrics,
         openshift_api_groups=openshift_api_groups,
     )
-    controller = setup_raycluster_controller(mgr, settings)
-    return [controller.name]
+    names = [setup_raycluster_controller(mgr, settings).name]
+    if gates.enabled(RAY_CRON_JOB):
+        cron = RayCronJobSettings(features=gates.as_dict())
+        names.append(setup_raycronjob_controller(mgr, cron).name)
+    return names

@@ -194,15 +194,23 @@ class Controller:
                 metrics.TERMINAL_RECONCILE_ERRORS.labels(controller=self.name).inc()
                 log.error("reconcile failed (terminal, not requeued)", error=str(exc))
             except Exception as exc:
+                # An exception no reconciler raises on purpose (a bug: KeyError,
+                # TypeError...) is what a Go panic is: counted as a panic too, and,
+                # as controller-runtime recovers it into an error, retried like one.
+                panicked = not _expected(exc)
                 self._count("error")
                 metrics.RECONCILE_ERRORS.labels(controller=self.name).inc()
+                if panicked:
+                    metrics.RECONCILE_PANICS.labels(controller=self.name).inc()
                 queue.add_rate_limited(req)
                 log.error(
-                    "reconcile failed; requeued with backoff",
+                    "reconcile failed with an unexpected exception (panic); requeued with backoff"
+                    if panicked
+                    else "reconcile failed; requeued with backoff",
                     error=str(exc) or repr(exc),
                     error_type=type(exc).__name__,
                     requeues=queue.num_requeues(req),
-                    exc_info=not _expected(exc),
+                    exc_info=panicked,
                 )
             else:
                 if result is None:

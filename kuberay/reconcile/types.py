@@ -57,7 +57,10 @@ class Reconciler(Protocol):
 
     * raises ``TerminalError``: counted as an error, not requeued;
     * raises anything else: requeued with per-item exponential backoff
-      (``add_rate_limited``); any Result is ignored;
+      (``add_rate_limited``); any Result is ignored. Unless it is an API or transport
+      error, ``WriteRefused`` or ``RequeueError`` (failures a reconciler expects), it
+      is also counted as a panic (``controller_runtime_reconcile_panics_total``) and
+      logged with its traceback;
     * ``Result(requeue_after=t)``: backoff forgotten, requeued after ``t`` s;
     * ``Result(requeue=True)``: requeued with backoff;
     * ``Result()``: backoff forgotten; runs again on the next event.

@@ -25,6 +25,7 @@ from kuberay.controllers.common.replicas import (
 )
 from kuberay.controllers.common.resources import desired_resource_status
 from kuberay.controllers.raycluster import conditions as cond
+from kuberay.reconcile import RequeueError
 
 Obj = dict[str, Any]
 
@@ -33,9 +34,10 @@ SUSPENDED = "suspended"
 
 
 @attrs.frozen
-class ReconcileError(Exception):
+class ReconcileError(RequeueError):
     """A reconcile failure; ``reason`` (e.g. ``FailedCreateHeadPod``) marks the ones
-    reported in the ``ReplicaFailure`` condition."""
+    reported in the ``ReplicaFailure`` condition. Expected and retried with backoff,
+    never counted as a panic."""
 
     message: str
     reason: str = ""

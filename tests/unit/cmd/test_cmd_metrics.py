@@ -6,7 +6,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from kuberay.cmd.config import parse_config
+from kuberay.cmd.config import parse_config, refuse_unimplemented
 from kuberay.controllers.features import new_feature_gate
 from kuberay.controllers.raycluster.metrics import RayClusterMetrics
 from kuberay.controllers.setup import register_all
@@ -101,3 +101,14 @@ async def test_kuberay_metrics_registered_only_when_enabled() -> None:
         families = {m.name for m in registry.collect()}
         assert ("kuberay_cluster_provisioned_duration_seconds" in families) is present
         assert ("kuberay_cluster_info" in families) is present
+
+
+async def test_raycronjob_gate_is_accepted_and_registers_its_controller() -> None:
+    for flags, names in (
+        ([], ["raycluster"]),
+        (["--feature-gates=RayCronJob=true"], ["raycluster", "raycronjob"]),
+    ):
+        gates = new_feature_gate()
+        cfg, _ = parse_config(flags, gates)
+        refuse_unimplemented(cfg, gates)  # raises ConfigError for parts this build lacks
+        assert register_all(_manager(CollectorRegistry()), cfg, gates, env={}) == names

@@ -11,6 +11,7 @@ import pytest
 import structlog
 
 from kuberay.informers import DeletedFinalStateUnknown
+from kuberay.kube import ApiError, TransportError
 from kuberay.logging import configure_logging
 from kuberay.reconcile import (
     Controller,
@@ -18,6 +19,7 @@ from kuberay.reconcile import (
     GenerationChangedPredicate,
     LabelChangedPredicate,
     Request,
+    RequeueError,
     Result,
     TerminalError,
     and_,
@@ -210,3 +212,45 @@ def test_expires_in_counts_down_to_the_earliest_pending_creation() -> None:
     assert e.expires_in("o") == 20.0  # "a" expires first
     now[0] = 135.0
     assert e.expires_in("o") == 0.0
+
+
+def _sample(name: str, controller: str) -> float:
+    from prometheus_client import REGISTRY
+
+    return REGISTRY.get_sample_value(name, {"controller": controller}) or 0.0
+
+
+@pytest.mark.parametrize(
+    ("raised", "panics"),
+    [
+        (KeyError("spec"), 1),  # a bug in the reconciler: Go's panic
+        (TypeError("NoneType is not subscriptable"), 1),
+        (ApiError(500, "InternalError", "etcd timeout"), 0),  # expected failures ...
+        (TransportError("connection reset"), 0),
+        (RequeueError("dependency missing"), 0),
+        (TerminalError("bad spec"), 0),
+    ],
+)
+async def test_unexpected_exceptions_count_as_panics(raised: Exception, panics: int) -> None:
+    name = f"panics-{type(raised).__name__}"
+    ctrl = Controller(name, Scripted([raised]))
+    ctrl.queue = ctrl._make_queue()
+    before = {
+        m: _sample(m, name)
+        for m in (
+            "controller_runtime_reconcile_panics_total",
+            "controller_runtime_reconcile_errors_total",
+        )
+    }
+    await ctrl.process(Request("ns", "a"))
+    assert _sample("controller_runtime_reconcile_panics_total", name) == (
+        before["controller_runtime_reconcile_panics_total"] + panics
+    )
+    # Every one of them is a reconcile error as well (a recovered panic is one).
+    assert _sample("controller_runtime_reconcile_errors_total", name) == (
+        before["controller_runtime_reconcile_errors_total"] + 1
+    )
+    if not isinstance(raised, TerminalError):
+        assert ctrl.queue.num_requeues(Request("ns", "a")) == 1  # retried with backoff
+    ctrl.queue.shutdown()
+    await asyncio.sleep(0)

@@ -1,0 +1,267 @@
+"""The RayCronJob controller's reconcile entry point (KubeRay's ``RayCronJobReconciler``).
+
+One pass, in order (each a named step):
+
+1. ``validate``: ``ValidateRayCronJobSpec`` (name ≤ 36 chars, no ``TZ``/``CRON_TZ`` in
+   the schedule, a schedule robfig parses, a known time zone, a valid RayJob
+   template). Invalid: a Warning Event ``InvalidRayCronJobSpec`` "<ns>/<name>: <the
+   first error, naming its field>", nothing else, no requeue.
+2. ``check_suspend``: ``spec.suspend: true``: a Normal Event ``SuspendedRayCronJob``,
+   no RayJob, no requeue; existing RayJobs are left alone.
+3. ``due_tick``: the schedule's next tick after ``status.lastScheduleTime`` (else
+   after ``metadata.creationTimestamp``) in ``spec.timeZone`` (else the operator's
+   local zone), see :mod:`~kuberay.controllers.raycronjob.ticks`. Still in the future
+   by the injected clock: requeue after the gap, no write.
+4. ``create_rayjob``: create the tick's RayJob (see
+   :mod:`~kuberay.controllers.raycronjob.builder`); AlreadyExists counts as done, so
+   one tick never gets two RayJobs.
+5. ``record_schedule``: ``status.lastScheduleTime = tick`` (a merge patch of that one
+   field on the status subresource, bound to the resourceVersion read, written only
+   when it changes). Requeue at the tick after, or, when that one is also past
+   (ticks were missed, e.g. while the operator was down), not at all: the status
+   write's watch event starts the next pass, which creates the next missed tick's
+   RayJob. Missed ticks are thus backfilled oldest first, one per pass; nothing
+   limits how many, and RayJobs are never deleted (as KubeRay).
+
+Events and idempotency. KubeRay records the two Events on every pass; our recorder
+would turn each repeat into a write (a series patch), so a pass over an unchanged
+world would not be write-free. Each is therefore recorded once per state: once per
+(uid, generation, reason, message). A spec change that keeps the cronjob invalid or
+suspended records it again, and so does an operator restart; label, annotation or
+status changes do not.
+
+Decisions where KubeRay is silent or odd: a cronjob being deleted
+(``deletionTimestamp`` set) gets no new RayJobs; a schedule with no tick within
+robfig's five-year search (``0 0 30 2 *``) creates nothing and is not requeued
+(KubeRay would create a RayJob for Go's zero time, year 1). A status write that loses a
+race (409) is retried with backoff and logged at info level. Any other failed write
+propagates and is retried with the controller's backoff (KubeRay returns the error,
+which controller-runtime also retries with backoff, ignoring its 3 s requeue).
+
+Read-your-writes: until the cache shows this process's last status write, a pass
+starts from the object that write returned, so it neither repeats a tick nor sends
+a write bound to conflict.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+
+import attrs
+import structlog
+
+from kuberay.api.v1.schedule import CronSchedule, load_go_location, parse_standard
+from kuberay.api.v1.validation import validate_raycronjob
+from kuberay.api.v1.validation.common import first_error
+from kuberay.controllers.raycronjob.builder import build_rayjob, rfc3339
+from kuberay.controllers.raycronjob.context import (
+    FIELD_MANAGER,
+    RAY_API_VERSION,
+    RAY_CRON_JOB_KIND,
+    Ctx,
+    Obj,
+)
+from kuberay.controllers.raycronjob.gotime import Zone
+from kuberay.controllers.raycronjob.ticks import next_tick
+from kuberay.kube import AlreadyExists, Conflict, NotFound
+from kuberay.reconcile import NORMAL, WARNING, Request, Result
+
+log = structlog.get_logger("kuberay.raycronjob")
+
+INVALID_SPEC_REASON = "InvalidRayCronJobSpec"
+SUSPENDED_REASON = "SuspendedRayCronJob"
+SUSPENDED_MESSAGE = "RayCronJob suspended, no new RayJobs will be created"
+
+Key = tuple[str, str]
+
+
+@attrs.frozen
+class Plan:
+    """The parsed schedule of a valid cronjob: its grammar and its zone."""
+
+    schedule: CronSchedule
+    zone: Zone
+
+
+def parse_time(value: str) -> dt.datetime:
+    """A metav1.Time (RFC 3339) as an aware datetime."""
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def plan_of(cronjob: Obj) -> Plan:
+    """The schedule and zone KubeRay's ``ParseStandard("TZ=<timeZone> <schedule>")``
+    uses (``ValueError`` if invalid; validation has ruled that out)."""
+    spec = cronjob.get("spec") or {}
+    time_zone = spec.get("timeZone")
+    zone = None if time_zone is None else load_go_location(str(time_zone))
+    return Plan(parse_standard(str(spec.get("schedule") or "")), zone)
+
+
+def schedule_base(cronjob: Obj) -> dt.datetime:
+    """``status.lastScheduleTime``, else ``metadata.creationTimestamp``."""
+    last = (cronjob.get("status") or {}).get("lastScheduleTime")
+    return parse_time(str(last or cronjob["metadata"]["creationTimestamp"]))
+
+
+class RayCronJobReconciler:
+    """Reconciles one RayCronJob per call; safe to run with many workers."""
+
+    def __init__(self, ctx: Ctx) -> None:
+        self.ctx = ctx
+        # (namespace, name) -> (uid, generation, reason, message) of the last Event
+        # recorded for an invalid or suspended cronjob; see the module docstring.
+        self._announced: dict[Key, tuple[str, int, str, str]] = {}
+        # (namespace, name) -> (resourceVersions our status writes replaced, the object
+        # the last write returned); see _freshest.
+        self._written: dict[Key, tuple[frozenset[str], Obj]] = {}
+
+    # ----- entry point --------------------------------------------------------------------
+    async def reconcile(self, request: Request) -> Result:
+        key = (request.namespace, request.name)
+        cached = self.ctx.cache.get(
+            RAY_API_VERSION, RAY_CRON_JOB_KIND, request.namespace, request.name
+        )
+        if cached is None:
+            self._announced.pop(key, None)
+            self._written.pop(key, None)
+            return Result()
+        cronjob = copy.deepcopy(self._freshest(cached))
+        if not self.validate(cronjob) or self.check_suspend(cronjob):
+            return Result()
+        self._announced.pop(key, None)
+        if cronjob["metadata"].get("deletionTimestamp"):
+            return Result()
+        plan = plan_of(cronjob)
+        now = self.ctx.now()
+        tick, wait = self.due_tick(cronjob, plan, now)
+        if tick is None:
+            return Result(requeue_after=wait) if wait else Result()
+        await self.create_rayjob(cronjob, tick)
+        if not await self.record_schedule(cronjob, tick):
+            return Result(requeue=True)
+        following = next_tick(plan.schedule, tick, plan.zone)
+        if following is not None and following > now:
+            return Result(requeue_after=(following - now).total_seconds())
+        # Another missed tick (or none ever): the status write's event runs the next pass.
+        return Result()
+
+    # ----- steps --------------------------------------------------------------------------
+    def validate(self, cronjob: Obj) -> bool:
+        """True if valid; else one Warning Event per distinct error (see module doc)."""
+        error = first_error(
+            validate_raycronjob(cronjob, gates=dict(self.ctx.settings.features)),
+            "metadata",
+            "spec",
+        )
+        if error is None:
+            return True
+        meta = cronjob["metadata"]
+        message = f"{meta['namespace']}/{meta['name']}: {error}"
+        log.info("invalid RayCronJob", error=str(error))
+        self._announce(cronjob, WARNING, INVALID_SPEC_REASON, message, "Validate")
+        return False
+
+    def check_suspend(self, cronjob: Obj) -> bool:
+        """True (and a Normal Event, once per state) when ``spec.suspend`` is true."""
+        if (cronjob.get("spec") or {}).get("suspend") is not True:
+            return False
+        log.debug("RayCronJob suspended, no new RayJobs will be created")
+        self._announce(cronjob, NORMAL, SUSPENDED_REASON, SUSPENDED_MESSAGE, "Suspend")
+        return True
+
+    def due_tick(
+        self, cronjob: Obj, plan: Plan, now: dt.datetime
+    ) -> tuple[dt.datetime | None, float]:
+        """The tick to run now, if any; else (None, seconds until the next tick, 0 for
+        never)."""
+        tick = next_tick(plan.schedule, schedule_base(cronjob), plan.zone)
+        if tick is None:
+            log.info("schedule has no tick within five years; nothing to create")
+            return None, 0.0
+        if tick > now:
+            return None, (tick - now).total_seconds()
+        return tick, 0.0
+
+    async def create_rayjob(self, cronjob: Obj, tick: dt.datetime) -> None:
+        """Create the RayJob of ``tick``; one that already exists counts as created."""
+        rayjob = build_rayjob(cronjob, tick)
+        name = rayjob["metadata"]["name"]
+        try:
+            await self.ctx.client.create(rayjob, field_manager=FIELD_MANAGER)
+        except AlreadyExists:
+            log.info("RayJob for this tick already exists", rayjob=name, tick=rfc3339(tick))
+            return
+        log.info("created RayJob", rayjob=name, tick=rfc3339(tick))
+
+    async def record_schedule(self, cronjob: Obj, tick: dt.datetime) -> bool:
+        """Write ``status.lastScheduleTime = tick`` if it differs; False when the write
+        lost a race (the object changed since it was read) and the pass must rerun."""
+        meta = cronjob["metadata"]
+        stamp = rfc3339(tick)
+        if (cronjob.get("status") or {}).get("lastScheduleTime") == stamp:
+            return True
+        patch = {
+            "metadata": {"resourceVersion": meta["resourceVersion"]},
+            "status": {"lastScheduleTime": stamp},
+        }
+        try:
+            updated = await self.ctx.client.patch_status(
+                RAY_API_VERSION, RAY_CRON_JOB_KIND, meta["name"], patch, meta["namespace"]
+            )
+        except NotFound:
+            return True
+        except Conflict:
+            log.info("RayCronJob changed while reconciling; retrying", tick=stamp)
+            return False
+        self._remember_write(meta["resourceVersion"], updated)
+        return True
+
+    # ----- helpers ------------------------------------------------------------------------
+    def _announce(self, cronjob: Obj, etype: str, reason: str, message: str, action: str) -> None:
+        meta = cronjob["metadata"]
+        key = (str(meta["namespace"]), str(meta["name"]))
+        state = (str(meta.get("uid")), int(meta.get("generation") or 0), reason, message)
+        if self._announced.get(key) == state:
+            return
+        self._announced[key] = state
+        self.ctx.event(cronjob, etype, reason, message, action)
+
+    def _remember_write(self, replaced_rv: str, updated: Obj) -> None:
+        meta = updated.get("metadata") or {}
+        key = (str(meta.get("namespace")), str(meta.get("name")))
+        replaced = {replaced_rv}
+        previous = self._written.get(key)
+        if previous is not None and previous[1]["metadata"].get("resourceVersion") == replaced_rv:
+            replaced |= previous[0]  # a chain of writes the cache has not caught up with
+        obj = copy.deepcopy(updated)
+        obj["metadata"].pop("managedFields", None)
+        self._written[key] = (frozenset(replaced), obj)
+
+    def _freshest(self, cached: Obj) -> Obj:
+        """The object our last status write returned while the cache still shows one
+        this process overwrote; else the cached one (and the memo is dropped)."""
+        meta = cached.get("metadata") or {}
+        key = (str(meta.get("namespace")), str(meta.get("name")))
+        memo = self._written.get(key)
+        if memo is None:
+            return cached
+        replaced, written = memo
+        if meta.get("resourceVersion") in replaced and meta.get("uid") == written["metadata"].get(
+            "uid"
+        ):
+            return written
+        del self._written[key]
+        return cached
+
+
+__all__ = [
+    "INVALID_SPEC_REASON",
+    "SUSPENDED_MESSAGE",
+    "SUSPENDED_REASON",
+    "Plan",
+    "RayCronJobReconciler",
+    "parse_time",
+    "plan_of",
+    "schedule_base",
+]

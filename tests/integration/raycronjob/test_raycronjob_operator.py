@@ -1,0 +1,68 @@
+"""The operator as ``kuberay-operator --feature-gates=RayCronJob=true`` assembles it
+(``register_all``), on the real clock: a RayCronJob gets its RayJob when the tick
+comes (without the gate no controller is registered: see tests/unit/cmd)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from kuberay.cmd.config import parse_config, refuse_unimplemented
+from kuberay.cmd.operator import CACHE_SCOPE
+from kuberay.controllers.features import new_feature_gate
+from kuberay.controllers.setup import register_all
+from kuberay.kube import Client
+from kuberay.reconcile import Manager
+from tests.helpers import eventually
+from tests.integration.raycronjob.helpers import cronjob, parse, rayjobs_of
+
+
+@contextlib.asynccontextmanager
+async def operator(
+    kubeconfig_path: Path, namespace: str, flags: list[str]
+) -> AsyncIterator[list[str]]:
+    gates = new_feature_gate()
+    cfg, _ = parse_config(flags, gates)
+    refuse_unimplemented(cfg, gates)
+    client = await Client.from_kubeconfig(kubeconfig_path, qps=0, burst=1)
+    mgr = Manager(
+        client,
+        namespaces=[namespace],
+        by_object=CACHE_SCOPE,
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        handle_signals=False,
+    )
+    names = register_all(mgr, cfg, gates, env={})
+    task = asyncio.create_task(mgr.run())
+    try:
+        yield names
+    finally:
+        mgr.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 30)
+        await client.close()
+
+
+async def test_gate_on_schedules_on_the_real_clock(
+    crds_installed: None, kubeconfig_path: Path, kclient: Client, namespace: str
+) -> None:
+    flags = ["--feature-gates=RayCronJob=true"]
+    async with operator(kubeconfig_path, namespace, flags) as names:
+        assert names == ["raycluster", "raycronjob"]
+        created = await kclient.create(cronjob("realtime", namespace, "@every 2s"))
+
+        async def scheduled() -> bool:
+            jobs = await rayjobs_of(kclient, namespace, "realtime")
+            cj = await kclient.get("ray.io/v1", "RayCronJob", "realtime", namespace)
+            last = (cj.get("status") or {}).get("lastScheduleTime")
+            return bool(jobs) and bool(last)
+
+        await eventually(scheduled, timeout=60, message="a RayJob on the real clock")
+        cj = await kclient.get("ray.io/v1", "RayCronJob", "realtime", namespace)
+        since = parse(cj["status"]["lastScheduleTime"]) - parse(
+            created["metadata"]["creationTimestamp"]
+        )
+        assert since.total_seconds() > 0 and since.total_seconds() % 2 == 0
