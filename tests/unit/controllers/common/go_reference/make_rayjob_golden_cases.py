@@ -1,10 +1,12 @@
 """Write the inputs of ``rayjob_golden_harness_test.go``: sample RayJobs plus crafted variants.
 
 Usage: ``python make_rayjob_golden_cases.py <samples dir> cases.json``, run the harness, then
-``python make_rayjob_golden_cases.py --combine cases.json golden.json <data>.json.gz``. Each case is a RayJob as
-the RayJob controller sees it when it builds its children (CRD defaults applied, status with
-``jobId``/``rayClusterName``/``dashboardURL`` filled in), the name of its RayCluster, an existing
-RayCluster for ``clusterSelector`` jobs, and the operator env vars and feature gates.
+``python make_rayjob_golden_cases.py --combine cases.json golden.json <data>.json.gz``.
+
+Each case is a RayJob as the RayJob controller sees it when it builds its children (CRD
+defaults applied, status with ``jobId``/``rayClusterName``/``dashboardURL`` filled in), the
+name of its RayCluster, an existing RayCluster for ``clusterSelector`` jobs, and the operator
+env vars and feature gates.
 """
 
 from __future__ import annotations
@@ -107,7 +109,9 @@ def sample_cases(samples: Path) -> list[Case]:
                         "name": f"{cron}-29436001",
                         "namespace": meta.get("namespace", "default"),
                         "labels": {"ray.io/cronjob-name": cron},
-                        "annotations": {"ray.io/cronjob-scheduled-timestamp": "2026-12-03T12:01:00Z"},
+                        "annotations": {
+                            "ray.io/cronjob-scheduled-timestamp": "2026-12-03T12:01:00Z"
+                        },
                     },
                     "spec": copy.deepcopy((doc.get("spec") or {}).get("jobTemplate") or {}),
                 }
@@ -377,7 +381,7 @@ def crafted_cases() -> list[Case]:
 
     for label, entrypoint in (
         ("whitespace", "  \n\tpython -c 'print(1)'  \n"),
-        ("multiline", "python script.py \\\n  --flag \"a b\" && echo done\n"),
+        ("multiline", 'python script.py \\\n  --flag "a b" && echo done\n'),
         ("empty", ""),
     ):
         for mode in ("K8sJobMode", "SidecarMode"):
@@ -428,10 +432,9 @@ def crafted_cases() -> list[Case]:
     }
     cases.append(case("head-service:custom", j))
     j = job()
-    j["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0][
-        "ports"
-    ] = []
-    cases.append(case("head-service:default-ports", j, env={"ENABLE_RAY_HEAD_CLUSTER_IP_SERVICE": "true"}))
+    head_container(j)["ports"] = []
+    cluster_ip = {"ENABLE_RAY_HEAD_CLUSTER_IP_SERVICE": "true"}
+    cases.append(case("head-service:default-ports", j, env=cluster_ip))
 
     for mode in ("K8sJobMode", "HTTPMode"):
         j = job()
