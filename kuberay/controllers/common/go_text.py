@@ -93,6 +93,7 @@ def float32_json_value(value: float) -> int | float:
     f32 = to_float32(value)
     if math.isnan(f32) or math.isinf(f32):
         raise ValueError(f"json: unsupported value: {f32}")
+    digits = float(_shortest_float32_digits(f32))
     if f32.is_integer() and abs(f32) < _JSON_EXPONENT_LIMIT:
-        return int(f32)
-    return float(_shortest_float32_digits(f32))
+        return int(digits)  # Go prints float32(123456789) as 123456790
+    return digits

@@ -369,6 +369,8 @@ def crafted_cases() -> list[Case]:
         (0, 0, "not json"),
         (0, 0, '{"a": "x"}'),
         (0, 0, "null"),
+        (1e-7, 123456789, '{"big": 123456789, "tiny": 1e-7, "huge": 1e20, "n": null}'),
+        (-1, -0.5, "[1]"),
     ):
         j = job()
         if cpus:
@@ -389,6 +391,13 @@ def crafted_cases() -> list[Case]:
             j["spec"]["submissionMode"] = mode
             j["spec"]["entrypoint"] = entrypoint
             cases.append(case(f"entrypoint:{label}:{mode}", j))
+
+    j = job()
+    j["spec"]["entrypoint"] = "echo caf\u00e9 \U0001f600 \u200b"
+    j["spec"]["entrypointResources"] = '{"a\x01\x7f\u00a0\u200b\U0001f600\t\\\\ \\"": 1}'
+    j["spec"]["metadata"] = {"k\u2028": "v\x01<&>\U0001f600\u00a0"}
+    j["spec"]["runtimeEnvYAML"] = 'env_vars: {E: "\\u2029\\x02\\U0001F600\\u00e9"}'
+    cases.append(case("quoting", j))
 
     j = job()
     j["spec"]["jobId"] = "my-fixed-id"
