@@ -21,9 +21,9 @@ from typing import Any, Final
 import yaml
 
 from .go_text import to_float32
-from .gojson import GoJSONError, format_go_float, go_string
+from .gojson import GoJSONError, format_go_float, marshal_value
 
-__all__ = ["GoYAMLError", "load_go_yaml", "marshal_go_json"]
+__all__ = ["GoYAMLError", "go_json_number", "load_go_yaml", "marshal_go_json"]
 
 
 class GoYAMLError(ValueError):
@@ -181,11 +181,11 @@ def _sorted(value: object) -> object:
     if isinstance(value, Sequence) and not isinstance(value, str):
         return [_sorted(v) for v in value]
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        raise GoYAMLError(f"json: unsupported value: {format_nonfinite(value)}")
+        raise GoYAMLError(f"json: unsupported value: {_format_nonfinite(value)}")
     return value
 
 
-def format_nonfinite(value: float) -> str:
+def _format_nonfinite(value: float) -> str:
     """Go's ``%v`` of NaN / ±Inf."""
     if math.isnan(value):
         return "NaN"
@@ -196,29 +196,9 @@ def marshal_go_json(value: object) -> str:
     """Go ``json.Marshal`` of a decoded JSON value: sorted keys, compact, HTML-safe."""
     ordered = _sorted(value)
     try:
-        return _marshal(ordered)
+        return marshal_value(ordered)
     except GoJSONError as err:
         raise GoYAMLError(str(err)) from err
-
-
-def _marshal(value: object) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return format_go_float(value)
-    if isinstance(value, str):
-        return go_string(value)
-    if isinstance(value, Mapping):
-        return "{" + ",".join(f"{go_string(str(k))}:{_marshal(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, Sequence):
-        return "[" + ",".join(_marshal(v) for v in value) + "]"
-    raise GoYAMLError(f"json: unsupported type: {type(value).__name__}")
 
 
 def go_json_number(value: object) -> Any:
