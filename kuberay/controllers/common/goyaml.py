@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import yaml
 
-from .go_text import to_float32
+from .go_text import go_quote, to_float32
 from .gojson import GoJSONError, format_go_float, marshal_value
 
 __all__ = ["GoYAMLError", "go_json_number", "load_go_yaml", "marshal_go_json"]
@@ -119,7 +119,20 @@ def _construct_plain(loader: yaml.SafeLoader, node: yaml.Node) -> object:
 _GoYAMLLoader.add_constructor(_PLAIN_TAG, _construct_plain)
 
 
-def _key_string(key: object) -> str:
+def _go_syntax(value: object) -> str:
+    """Go ``%+#v`` of a decoded YAML scalar (composite values are shown Python-style)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return go_quote(value)
+    if isinstance(value, int | float):
+        return str(value)
+    return repr(value)
+
+
+def _key_string(key: object, value: object) -> str:
     """``sigs.k8s.io/yaml``'s conversion of a YAML map key to a JSON object key."""
     if isinstance(key, bool):
         return "true" if key else "false"
@@ -133,7 +146,11 @@ def _key_string(key: object) -> str:
         return _format_g32(key)
     if isinstance(key, str):
         return key
-    raise GoYAMLError(f"unsupported map key of type: {type(key).__name__}, key: {key!r}")
+    key_type = "%!s(<nil>)" if key is None else type(key).__name__
+    raise GoYAMLError(
+        f"unsupported map key of type: {key_type}, key: {_go_syntax(key)}, "
+        f"value: {_go_syntax(value)}"
+    )
 
 
 def _format_g32(value: float) -> str:
@@ -156,7 +173,7 @@ def _format_g32(value: float) -> str:
 
 def _jsonable(value: object) -> object:
     if isinstance(value, Mapping):
-        return {_key_string(k): _jsonable(v) for k, v in value.items()}
+        return {_key_string(k, v): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     if isinstance(value, datetime):
@@ -169,7 +186,8 @@ def _jsonable(value: object) -> object:
 def load_go_yaml(text: str) -> object:
     """``runtimeEnvYAML`` as the JSON value ``yaml.YAMLToJSON`` produces (``None`` for null)."""
     try:
-        value = yaml.load(text, Loader=_GoYAMLLoader)
+        # Like go-yaml's Unmarshal, only the first document of a stream counts.
+        value = next(iter(yaml.load_all(text, Loader=_GoYAMLLoader)), None)
     except yaml.YAMLError as err:
         raise GoYAMLError(f"yaml: {err}") from err
     return _jsonable(value)

@@ -338,6 +338,9 @@ def crafted_cases() -> list[Case]:
         ("go-scalars", _GO_YAML_SCALARS),
         ("list", "[1, 2]"),
         ("nan", "x: .nan"),
+        ("multi-doc", "a: 1\n---\nb: 2\n"),
+        ("versions", "python: 3.10\nmode: 0755\nray: 2.9.0\n"),
+        ("null-key", "~: x\n"),
     ):
         for mode in ("K8sJobMode", "HTTPMode"):
             j = job()
