@@ -4,7 +4,8 @@
 (KubeRay ``feeaf72``): for every RayJob sample, every RayCronJob job template and crafted
 variants (submission modes, the SidecarSubmitterRestart gate, ENABLE_LOGIN_SHELL, submitter
 templates, runtime envs, metadata and Ray versions, entrypoint resources, auth, long names, head
-Service options, clusterSelector) it records both submit commands, the RayCluster, the
+Service options, clusterSelector) it records both submit commands, the RayCluster, the head
+pod the RayCluster controller builds from it (SidecarMode: with the submitter container), the
 submitter Job, the RayJob head Service and the HTTPMode submit body, or the error KubeRay
 returns instead.
 
@@ -29,6 +30,7 @@ from builders_testlib import load_gz, normalize
 from kuberay.controllers.common import (
     BuildOptions,
     RayJobBuildError,
+    build_head_pod,
     build_job_submit_body,
     build_job_submit_command,
     build_rayjob_cluster,
@@ -67,6 +69,9 @@ def _build_all(case: dict[str, Any]) -> dict[str, Any]:
             "rayCluster",
             lambda: build_rayjob_cluster(rayjob, case["clusterName"], gates=gates, options=options),
         )
+        if cluster is not None:
+            head_options = BuildOptions.from_env(case.get("env") or {}, kuberay_version="nightly")
+            objects["headPod"] = build_head_pod(cluster, head_options, gates)
     elif case.get("cluster"):
         cluster = case["cluster"]
     if cluster is not None:
@@ -87,8 +92,9 @@ def _comparable(objects: dict[str, Any]) -> dict[str, Any]:
         if key.endswith("Err") or key.startswith("command:") or key == "submitBody":
             continue
         obj = normalize(copy.deepcopy(value))
-        obj.pop("apiVersion", None)
-        obj.pop("kind", None)
+        if key != "headPod":  # KubeRay's pods carry TypeMeta, its other objects do not
+            obj.pop("apiVersion", None)
+            obj.pop("kind", None)
         obj.pop("status", None)
         obj.get("metadata", {}).pop("resourceVersion", None)
         if key == "headService" and "ports" in obj.get("spec", {}):

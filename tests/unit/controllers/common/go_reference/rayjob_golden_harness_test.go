@@ -1,8 +1,8 @@
 package ray
 
 // RayJob golden-output harness: runs KubeRay's own RayJob builders on JSON cases and prints
-// what they produce (submit commands, the RayCluster, the submitter Job, the RayJob head
-// Service, the HTTPMode submit body).
+// what they produce (submit commands, the RayCluster and the head pod built from it, the
+// submitter Job, the RayJob head Service, the HTTPMode submit body).
 // RAYJOB_GOLDEN_IN=<cases.json> RAYJOB_GOLDEN_OUT=<out.json> go test -run TestRayJobGoldenHarness ./controllers/ray/
 
 import (
@@ -23,6 +23,7 @@ import (
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"github.com/ray-project/kuberay/ray-operator/controllers/ray/common"
+	"github.com/ray-project/kuberay/ray-operator/controllers/ray/utils"
 	"github.com/ray-project/kuberay/ray-operator/controllers/ray/utils/dashboardclient"
 )
 
@@ -112,6 +113,23 @@ func runRayJobGoldenCase(c rayJobGoldenCase, scheme *runtime.Scheme) (map[string
 		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(c.Cluster, cluster); err != nil {
 			return nil, err
 		}
+	}
+
+	if cluster != nil && job.Spec.RayClusterSpec != nil {
+		// The head pod the RayCluster controller then builds (SidecarMode: with the submitter).
+		rayJobGoldenRecord(objs, "headPod", func() (any, error) {
+			inst := cluster.DeepCopy()
+			setDefaults(inst)
+			hash, err := utils.GenerateHashWithoutReplicasAndWorkersToDelete(inst.Spec)
+			if err != nil {
+				return nil, err
+			}
+			r := &RayClusterReconciler{Scheme: scheme}
+			head := r.buildHeadPod(ctx, *inst)
+			head.Annotations[utils.UpgradeStrategyRecreateHashKey] = hash
+			head.Annotations[utils.KubeRayVersion] = utils.KUBERAY_VERSION
+			return head, nil
+		})
 	}
 
 	if cluster != nil {
