@@ -20,7 +20,7 @@ from typing import Any
 from .go_text import float32_json_value, to_float32
 from .goyaml import GoYAMLError, go_json_number, load_go_yaml, marshal_go_json
 from .objects import as_str, spec, str_map
-from .submit_command import RayJobBuildError
+from .submit_command import RayJobBuildError, float32_field
 
 __all__ = ["build_job_submit_body", "entrypoint_resources"]
 
@@ -99,12 +99,6 @@ def entrypoint_resources(text: str) -> dict[str, int | float] | None:
     return result
 
 
-def _float32_field(value: object) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return float32_json_value(value)
-
-
 def build_job_submit_body(rayjob: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON object KubeRay POSTs to ``/api/jobs/`` for an HTTPMode RayJob.
 
@@ -131,10 +125,11 @@ def build_job_submit_body(rayjob: Mapping[str, Any]) -> dict[str, Any]:
     job_id = as_str(status.get("jobId")) if isinstance(status, Mapping) else ""
     if job_id:
         body["submission_id"] = job_id
-    num_cpus = _float32_field(job_spec.get("entrypointNumCpus"))
-    if num_cpus:
-        body["entrypoint_num_cpus"] = num_cpus
-    num_gpus = _float32_field(job_spec.get("entrypointNumGpus"))
-    if num_gpus:
-        body["entrypoint_num_gpus"] = num_gpus
+    for field, key in (
+        ("entrypointNumCpus", "entrypoint_num_cpus"),
+        ("entrypointNumGpus", "entrypoint_num_gpus"),
+    ):
+        number = float32_field(job_spec, field)
+        if number:
+            body[key] = float32_json_value(number)
     return body

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from . import constants as c
 from . import gates as feature_gates
-from .go_text import format_go_percent_f, go_quote
+from .go_text import format_go_percent_f, go_quote, to_float32
 from .gojson import go_string
 from .goyaml import GoYAMLError, load_go_yaml, marshal_go_json
 from .objects import (
@@ -45,6 +45,7 @@ __all__ = [
     "SIDECAR_MODE",
     "RayJobBuildError",
     "build_job_submit_command",
+    "float32_field",
     "metadata_json",
     "runtime_env_json",
 ]
@@ -126,10 +127,21 @@ def metadata_json(rayjob: Mapping[str, Any], metadata: Mapping[str, Any]) -> str
     return "{" + items + "}"
 
 
-def _number(value: object) -> float:
+def float32_field(job_spec: Mapping[str, Any], name: str) -> float:
+    """A float32 spec field (``entrypointNumCpus`` ...) as Go holds it; 0 when absent.
+
+    Raises :class:`RayJobBuildError` for a number a Go float32 cannot hold.
+    """
+    value = job_spec.get(name)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0.0
-    return float(value)
+    try:
+        return to_float32(value)
+    except OverflowError as err:
+        raise RayJobBuildError(
+            f"json: cannot unmarshal number {value} into Go struct field RayJobSpec.spec.{name}"
+            " of type float32"
+        ) from err
 
 
 def _sidecar_dashboard_port(rayjob: Mapping[str, Any], default: int) -> int:
@@ -198,10 +210,10 @@ def build_job_submit_command(
         cmd += ["--metadata-json", go_quote(metadata_json(rayjob, metadata))]
     if job_id:
         cmd += ["--submission-id", job_id]
-    num_cpus = _number(job_spec.get("entrypointNumCpus"))
+    num_cpus = float32_field(job_spec, "entrypointNumCpus")
     if num_cpus > 0:
         cmd += ["--entrypoint-num-cpus", format_go_percent_f(num_cpus)]
-    num_gpus = _number(job_spec.get("entrypointNumGpus"))
+    num_gpus = float32_field(job_spec, "entrypointNumGpus")
     if num_gpus > 0:
         cmd += ["--entrypoint-num-gpus", format_go_percent_f(num_gpus)]
     resources = as_str(job_spec.get("entrypointResources"))

@@ -124,3 +124,16 @@ def test_every_sample_builds_in_every_mode(mode: str) -> None:
         if [e for e in validate_rayjob(job, gates=GATES) if e.source != "webhook"]:
             continue
         _check(job)
+
+
+@pytest.mark.parametrize("field", ["entrypointNumCpus", "entrypointNumGpus"])
+def test_a_number_no_float32_holds_is_refused_not_crashing(field: str) -> None:
+    """The validator lets 1e39 through (JSON number); Go could not even decode it."""
+    _name, base = JOBS[0]
+    job = _as_seen_by_the_controller(base, "K8sJobMode")
+    job["spec"][field] = 1e39
+    assert not [e for e in validate_rayjob(job, gates=GATES) if e.source != "webhook"]
+    with pytest.raises(RayJobBuildError, match="float32"):
+        build_job_submit_command(job, submission_mode="K8sJobMode", gates={})
+    with pytest.raises(RayJobBuildError, match="float32"):
+        build_job_submit_body(job)
