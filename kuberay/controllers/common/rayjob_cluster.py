@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import constants as c
-from .objects import as_list, as_map, as_str, metadata, spec, str_map
+from .objects import as_list, as_str, child_dict, metadata, spec, str_map
 from .options import BuildOptions
 from .owner import controller_owner_reference
 from .submit_command import SIDECAR_MODE, RayJobBuildError
@@ -74,9 +74,8 @@ def build_rayjob_cluster(
     }
     if sidecar_mode:
         sidecar = build_submitter_sidecar_container(rayjob, cluster, gates=gates, options=options)
-        head = cluster["spec"].setdefault("headGroupSpec", {})
-        template = head.setdefault("template", {})
-        pod_spec = template.setdefault("spec", {})
-        pod_spec["containers"] = [*as_list(as_map(pod_spec).get("containers")), sidecar]
+        head = child_dict(cluster["spec"], "headGroupSpec")
+        pod_spec = child_dict(child_dict(head, "template"), "spec")
+        pod_spec["containers"] = [*as_list(pod_spec.get("containers")), sidecar]
         pod_spec["restartPolicy"] = "Never"
     return cluster

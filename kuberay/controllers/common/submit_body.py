@@ -8,7 +8,8 @@ Keys in KubeRay's order, empty ones left out as Go's ``omitempty`` does:
 ``entrypoint_num_gpus`` (float32; omitted when zero).
 
 Numbers are the values Go writes (runtime env numbers as float64, the others as float32), as
-Python ints when integral so ``json.dumps`` prints them the same way.
+Python ints when integral so ``json.dumps`` prints them the same way; map keys are sorted as Go
+writes them.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ __all__ = ["build_job_submit_body", "entrypoint_resources"]
 
 
 def _go_numbers(value: object) -> object:
-    """A decoded runtime env with every number as Go's float64 reads it."""
+    """A decoded runtime env with every number as Go's float64 reads it, keys sorted like Go's."""
     if isinstance(value, Mapping):
-        return {k: _go_numbers(v) for k, v in value.items()}
+        return {k: _go_numbers(value[k]) for k in sorted(value)}
     if isinstance(value, list):
         return [_go_numbers(v) for v in value]
     return go_json_number(value)
@@ -96,7 +97,7 @@ def entrypoint_resources(text: str) -> dict[str, int | float] | None:
                 f"json: cannot unmarshal number {item} into Go value of type float32"
             ) from err
         result[key] = float32_json_value(item)
-    return result
+    return dict(sorted(result.items()))
 
 
 def build_job_submit_body(rayjob: Mapping[str, Any]) -> dict[str, Any]:
@@ -115,7 +116,7 @@ def build_job_submit_body(rayjob: Mapping[str, Any]) -> dict[str, Any]:
             body["runtime_env"] = runtime_env
     metadata = str_map(job_spec.get("metadata"))
     if metadata:
-        body["metadata"] = metadata
+        body["metadata"] = dict(sorted(metadata.items()))
     resources_text = as_str(job_spec.get("entrypointResources"))
     if resources_text:
         resources = entrypoint_resources(resources_text)

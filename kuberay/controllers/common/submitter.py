@@ -26,7 +26,16 @@ from typing import Any, Final
 from . import constants as c
 from . import gates as feature_gates
 from .auth import add_ray_token_volume, set_container_token_auth_env_vars
-from .objects import as_list, as_map, as_str, metadata, pod_spec_of_template, spec, str_map
+from .objects import (
+    as_list,
+    as_map,
+    as_str,
+    child_dict,
+    metadata,
+    pod_spec_of_template,
+    spec,
+    str_map,
+)
 from .options import BuildOptions
 from .owner import controller_owner_reference
 from .predicates import is_auth_enabled, is_k8s_auth_enabled
@@ -126,7 +135,7 @@ def build_submitter_pod_template(
                 "restartPolicy": "Never",
             }
         }
-    pod_spec = template.setdefault("spec", {})
+    pod_spec = child_dict(template, "spec")
     containers = [dict(as_map(x)) for x in as_list(pod_spec.get("containers"))]
     if not containers:
         raise RayJobBuildError("submitterPodTemplate has no container to run the submitter in")
@@ -136,7 +145,7 @@ def build_submitter_pod_template(
     )
     if is_k8s_auth_enabled(as_map(spec(cluster).get("authOptions"))):
         add_ray_token_volume(pod_spec)
-    template_meta = template.setdefault("metadata", {})
+    template_meta = child_dict(template, "metadata")
     labels = str_map(template_meta.get("labels"))
     template_meta["labels"] = {**labels, **rayjob_child_labels(rayjob)}
     return template

@@ -12,9 +12,9 @@ returns instead.
 Commands are compared token for token. Objects are compared on Go's JSON view (empty values
 dropped, quantities canonical; see ``builders_testlib.normalize``), without TypeMeta, the fake
 client's ``resourceVersion`` and the Go zero-valued RayCluster ``status``. The submit body is
-compared as parsed JSON and by key order. Error messages are compared exactly except where
-they quote a YAML/JSON parser (PyYAML and Go word their syntax errors differently) or a Go
-panic (our builders raise a typed error instead).
+compared as parsed JSON, with its keys in Go's order at every level. Error messages are
+compared exactly except where they quote a YAML/JSON parser (PyYAML and Go word their syntax
+errors differently) or a Go panic (our builders raise a typed error instead).
 """
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ def test_matches_kuberay_go_output(entry: dict[str, Any]) -> None:
     if "submitBody" in expected:
         go_body = json.loads(expected["submitBody"])
         assert ours["submitBody"] == go_body
-        assert list(ours["submitBody"]) == list(go_body)
+        # Same keys in the same order at every level, same numbers once printed and re-read.
+        assert json.dumps(ours["submitBody"]) == json.dumps(go_body)
         assert json.loads(json.dumps(ours["submitBody"])) == go_body
     assert _comparable(ours) == _comparable(expected)
 
