@@ -137,3 +137,22 @@ def test_a_number_no_float32_holds_is_refused_not_crashing(field: str) -> None:
         build_job_submit_command(job, submission_mode="K8sJobMode", gates={})
     with pytest.raises(RayJobBuildError, match="float32"):
         build_job_submit_body(job)
+
+
+def test_null_sub_objects_are_treated_as_absent() -> None:
+    _name, base = JOBS[0]
+    job = _as_seen_by_the_controller(base, "K8sJobMode")
+    job["spec"]["submitterPodTemplate"] = {
+        "metadata": None,
+        "spec": {"containers": [{"name": "s", "image": "x"}], "restartPolicy": "Never"},
+    }
+    submitter = build_submitter_job(job, _existing_cluster(), gates={}, options=BuildOptions())
+    template = submitter["spec"]["template"]
+    assert template["metadata"]["labels"]["ray.io/originated-from-crd"] == "RayJob"
+    job["spec"]["submitterPodTemplate"] = {"spec": None}
+    with pytest.raises(RayJobBuildError, match="no container"):
+        build_submitter_job(job, _existing_cluster(), gates={}, options=BuildOptions())
+    sidecar = _as_seen_by_the_controller(base, "SidecarMode")
+    sidecar["spec"]["rayClusterSpec"]["headGroupSpec"] = None
+    with pytest.raises(RayJobBuildError, match="head container"):
+        build_rayjob_cluster(sidecar, "c", gates={}, options=BuildOptions())
