@@ -6,13 +6,14 @@ these helpers return empty mappings/lists instead, mirroring Go's zero values.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
 __all__ = [
     "as_list",
     "as_map",
     "as_str",
+    "child_dict",
     "env_var_exists",
     "find_container_port",
     "metadata",
@@ -47,6 +48,13 @@ def _go_string(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def child_dict(parent: MutableMapping[str, Any], key: str) -> dict[str, Any]:
+    """``parent[key]`` as a (copied) dict stored back in ``parent``; ``{}`` when not a mapping."""
+    child = dict(as_map(parent.get(key)))
+    parent[key] = child
+    return child
 
 
 def str_map(value: object) -> dict[str, str]:
