@@ -246,7 +246,7 @@ class Dashboard:
     def __init__(self, address: str, headers: dict[str, str], verify: bool) -> None:
         self.address = address.rstrip("/")
         self.session = aiohttp.ClientSession(
-            headers=headers, connector=aiohttp.TCPConnector(ssl=None if verify else False)
+            headers=headers, connector=aiohttp.TCPConnector(ssl=verify)
         )
 
     async def close(self) -> None:
