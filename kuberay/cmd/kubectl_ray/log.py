@@ -78,6 +78,11 @@ async def exec_stdout(
                     err += payload
                 elif channel == ERROR:
                     status += payload
+    except aiohttp.WSServerHandshakeError as exc:
+        raise CLIError(
+            f"the apiserver refused to exec into pod {pod} (HTTP {exc.status}); is it running "
+            "on a node with a reachable kubelet?"
+        ) from exc
     except aiohttp.ClientError as exc:
         raise CLIError(f"exec in {pod} failed: {exc}") from exc
     if status:
@@ -114,6 +119,13 @@ async def download_node(client: Client, env: Env, pod: Obj, out_dir: Path) -> No
     """stdout.log and the session logs of one Ray node."""
     ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
     container = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
+    if not (pod.get("spec") or {}).get("nodeName"):
+        phase = (pod.get("status") or {}).get("phase") or "Pending"
+        cluster = (pod["metadata"].get("labels") or {}).get(CLUSTER_LABEL, "")
+        raise CLIError(
+            f"Error retrieving log for Ray cluster node {name}: the pod is {phase} and not on "
+            f"a node yet, so it has no logs (kubectl ray why raycluster/{cluster})"
+        )
     node_dir = out_dir / name
     node_dir.mkdir(parents=True, exist_ok=True)
     try:

@@ -61,6 +61,10 @@ async def _pipe_ws(
             protocols=(PROTOCOL,),
             headers=headers,
         )
+    except aiohttp.WSServerHandshakeError as exc:
+        on_error(f"port-forward to {pod}:{port} refused by the apiserver (HTTP {exc.status})")
+        writer.close()
+        return
     except aiohttp.ClientError as exc:
         on_error(f"port-forward to {pod}:{port} failed: {exc}")
         writer.close()
