@@ -376,6 +376,61 @@ def check_cluster_conditions(cluster: Obj) -> list[Finding]:
     return found
 
 
+def check_dashboard(snap: Snapshot) -> list[Finding]:
+    """Is the dashboard reachable through the head Service: the Service exists and its
+    selector picks a ready head pod (only judged once the head pod is ready)."""
+    heads = [
+        p
+        for p in snap.pods
+        if ((p.get("metadata") or {}).get("labels") or {}).get("ray.io/node-type") == "head"
+    ]
+    if not heads or not any(pod_ready(p) for p in heads) or not snap.services:
+        return []
+    name, service = next(iter(snap.services.items()))
+    if service is None:
+        return [
+            Finding(
+                ERROR,
+                "DashboardUnreachable",
+                f"Service/{name}",
+                f"the head Service {name} does not exist, so the dashboard (8265) and Ray "
+                "client (10001) cannot be reached through it",
+                "the operator recreates it on its next pass; is it running?",
+            )
+        ]
+    selector = (service.get("spec") or {}).get("selector") or {}
+    ready_heads = [p for p in heads if pod_ready(p)]
+    if not any(
+        all(
+            ((p.get("metadata") or {}).get("labels") or {}).get(k) == v for k, v in selector.items()
+        )
+        for p in ready_heads
+    ):
+        return [
+            Finding(
+                ERROR,
+                "DashboardUnreachable",
+                f"Service/{name}",
+                f"the head Service selector {selector} matches no ready head pod, so the "
+                "dashboard is unreachable through it",
+                "restore the Service's selector or the head pod's labels",
+            )
+        ]
+    ports = {p.get("port") for p in (service.get("spec") or {}).get("ports") or []}
+    if 8265 not in ports and not any(
+        p.get("name") == "dashboard" for p in (service.get("spec") or {}).get("ports") or []
+    ):
+        return [
+            Finding(
+                WARNING,
+                "DashboardPortMissing",
+                f"Service/{name}",
+                "the head Service exposes no dashboard port (8265)",
+            )
+        ]
+    return []
+
+
 def cluster_ready(cluster: Obj) -> bool:
     """Provisioned (or state ready) and not suspended / deleting."""
     if (cluster.get("metadata") or {}).get("deletionTimestamp"):
@@ -393,6 +448,7 @@ def diagnose_cluster(snap: Snapshot) -> list[Finding]:
     found += check_cluster_conditions(cluster)
     for pod in snap.pods:
         found += check_pod(pod)
+    found += check_dashboard(snap)
     found += check_ignored_change(snap)
     found += check_events(snap.events, snap.now)
     managed_by = (cluster.get("spec") or {}).get("managedBy")
@@ -556,6 +612,7 @@ __all__ = [
     "Finding",
     "Snapshot",
     "check_auth_secret",
+    "check_dashboard",
     "check_deletion",
     "check_events",
     "check_ignored_change",

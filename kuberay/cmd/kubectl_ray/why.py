@@ -17,6 +17,7 @@ from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
 from kuberay.cmd.kubectl_ray.diagnosis import Diagnosis, Snapshot, diagnose
 from kuberay.cmd.kubectl_ray.output import emit
 from kuberay.controllers.common.auth import auth_token_secret_name
+from kuberay.controllers.common.names import head_service_name
 from kuberay.kube import Client, NotFound
 
 _MARK = {"error": "x", "warning": "!", "info": "-"}
@@ -72,7 +73,11 @@ async def cluster_snapshot(client: Client, cluster: Obj) -> Snapshot:
     if auth.get("mode") == "token":
         secret_name = auth_token_secret_name(name, auth)
         secrets[secret_name] = await _get(client, "v1", "Secret", secret_name, ns)
-    return Snapshot(obj=cluster, pods=pods, events=events, secrets=secrets)
+    services: dict[str, Obj | None] = {}
+    if cluster.get("status"):
+        svc_name = head_service_name(cluster)
+        services[svc_name] = await _get(client, "v1", "Service", svc_name, ns)
+    return Snapshot(obj=cluster, pods=pods, events=events, secrets=secrets, services=services)
 
 
 async def take_snapshot(client: Client, kind: str, name: str, ns: str) -> Snapshot:

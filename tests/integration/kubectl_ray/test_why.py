@@ -13,6 +13,7 @@ from tests.integration.kubectl_ray.conftest import Cli
 from tests.integration.raycluster.conftest import Operator
 from tests.integration.raycluster.helpers import (
     RAY_IMAGE,
+    all_running,
     condition,
     get_cluster,
     pods_of,
@@ -192,3 +193,29 @@ async def test_not_found_is_a_clear_error(cli: Cli) -> None:
     assert result.code == 1
     assert result.err.startswith("Error: RayJob nope not found in namespace")
     assert "Traceback" not in result.err
+
+
+async def test_dashboard_unreachable(
+    operator: Operator, cli: Cli, kclient: Client, namespace: str
+) -> None:
+    await kclient.create(raycluster("dash", namespace, replicas=0))
+    await head_pod(kclient, namespace, "dash")
+    await all_running(kclient, namespace, "dash")
+
+    async def ready() -> bool:
+        return bool((await why_json(cli, "raycluster/dash"))["ready"])
+
+    await eventually(ready, timeout=30, message="cluster ready")
+    # Someone edits the head Service's selector (the operator never updates it).
+    await kclient.patch(
+        "v1",
+        "Service",
+        "dash-head-svc",
+        {"spec": {"selector": {"ray.io/cluster": "dash", "ray.io/node-type": "nothing"}}},
+        namespace,
+    )
+    doc = await why_json(cli, "raycluster/dash")
+    assert doc["ready"] is False
+    top = doc["findings"][0]
+    assert top["reason"] == "DashboardUnreachable" and top["object"] == "Service/dash-head-svc"
+    assert "matches no ready head pod" in top["message"]

@@ -94,7 +94,8 @@ async def test_create_cluster_flags(kubeconfig: Path) -> None:
 async def test_create_cluster_from_file(kubeconfig: Path, tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     config.write_text(
-        "name: fromfile\nhead:\n  cpu: '3'\nworker-groups:\n- name: a\n  replicas: 2\n- replicas: 1\n"
+        "name: fromfile\nhead:\n  cpu: '3'\n"
+        "worker-groups:\n- name: a\n  replicas: 2\n- replicas: 1\n"
     )
     code, out, err = await cli(
         "create", "cluster", "--file", str(config), "--dry-run", kubeconfig=kubeconfig
