@@ -219,3 +219,65 @@ async def test_dashboard_unreachable(
     top = doc["findings"][0]
     assert top["reason"] == "DashboardUnreachable" and top["object"] == "Service/dash-head-svc"
     assert "matches no ready head pod" in top["message"]
+
+
+async def test_rayjob_diagnosis_follows_its_cluster(
+    cli: Cli, kclient: Client, namespace: str
+) -> None:
+    cluster = raycluster("job-cluster", namespace, replicas=0)
+    await kclient.create(cluster)
+    await kclient.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "job-cluster-head-abc",
+                "namespace": namespace,
+                "labels": {"ray.io/cluster": "job-cluster", "ray.io/node-type": "head"},
+            },
+            "spec": {"containers": [{"name": "ray-head", "image": RAY_IMAGE}]},
+        }
+    )
+    message = "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."
+    await kclient.patch_status(
+        "v1",
+        "Pod",
+        "job-cluster-head-abc",
+        {
+            "status": {
+                "phase": "Pending",
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "reason": "Unschedulable",
+                        "message": message,
+                    }
+                ],
+            }
+        },
+        namespace,
+    )
+    await kclient.create(
+        {
+            "apiVersion": "ray.io/v1",
+            "kind": "RayJob",
+            "metadata": {"name": "job", "namespace": namespace},
+            "spec": {
+                "entrypoint": "python x.py",
+                "clusterSelector": {"ray.io/cluster": "job-cluster"},
+            },
+        }
+    )
+    await kclient.patch_status(
+        "ray.io/v1",
+        "RayJob",
+        "job",
+        {"status": {"jobDeploymentStatus": "Initializing", "rayClusterName": "job-cluster"}},
+        namespace,
+    )
+    doc = await why_json(cli, "rayjob/job")
+    assert doc["kind"] == "RayJob" and doc["ready"] is False
+    assert doc["findings"][0]["reason"] == "Unschedulable"
+    assert doc["findings"][0]["object"] == "Pod/job-cluster-head-abc"
+    assert message in doc["summary"]
