@@ -176,3 +176,26 @@ async def test_unreachable_apiserver_is_one_line(tmp_path: Any, namespace: str) 
     assert result.code == 1
     assert result.err.startswith("Error: cannot reach the Kubernetes API server")
     assert "Traceback" not in result.err
+
+
+async def test_all_namespaces_lists_every_namespace(
+    cli: Cli, kclient: Client, namespace: str
+) -> None:
+    from tests.integration.raycluster.helpers import raycluster
+
+    other = f"{namespace}-b"
+    await kclient.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": other}})
+    try:
+        await kclient.create(raycluster("one", namespace, replicas=1))
+        await kclient.create(raycluster("two", other, replicas=1))
+        mine = (await cli("get", "workergroups")).out.splitlines()
+        assert mine[0].split()[0] == "NAME" and len(mine) == 2
+        everywhere = (await cli("get", "workergroups", "-A")).out.splitlines()
+        assert everywhere[0].split()[:2] == ["NAMESPACE", "NAME"]
+        rows = {(line.split()[0], line.split()[-1]) for line in everywhere[1:]}
+        assert {(namespace, "one"), (other, "two")} <= rows
+        # -n wins over the kubeconfig context's namespace; --context must exist
+        bad = await cli("get", "cluster", "--context", "nope", namespace=False)
+        assert bad.code == 1 and 'context "nope" does not exist' in bad.err
+    finally:
+        await kclient.delete("v1", "Namespace", other)

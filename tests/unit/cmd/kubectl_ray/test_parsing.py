@@ -177,3 +177,27 @@ async def test_render_unsupported_kind_names_it(kubeconfig: Path, tmp_path: Path
     path.write_text("apiVersion: ray.io/v1\nkind: RayCronJob\nmetadata: {name: x}\nspec: {}\n")
     code, _, err = await cli("render", "-f", str(path), kubeconfig=kubeconfig)
     assert code == 1 and "rendering RayCronJob is not supported yet" in err
+
+
+async def test_render_extension_point(kubeconfig: Path, tmp_path: Path) -> None:
+    """A kind registered later (the RayJob controller's renderer) is used by the CLI."""
+    from kuberay.controllers import render as registry
+
+    def fake(obj: dict[str, object], options: registry.RenderOptions) -> list[dict[str, object]]:
+        meta = obj["metadata"]
+        assert isinstance(meta, dict)
+        return [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": meta["name"]}}]
+
+    path = tmp_path / "job.yaml"
+    path.write_text("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: j}\nspec: {}\n")
+    registry.register("RayJob", fake)
+    try:
+        code, out, err = await cli("render", "-f", str(path), kubeconfig=kubeconfig)
+    finally:
+        registry._loaded.pop("RayJob", None)
+    assert code == 0, err
+    assert yaml.safe_load(out) == {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j"},
+    }
