@@ -99,11 +99,15 @@ async def test_create_session_log_and_job_submit_on_real_ray(
             if status == 200:
                 break
             await asyncio.sleep(0.5)
-        assert status == 200, "the dashboard did not answer through kubectl ray session"
     finally:
         session.terminate()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(session.wait(), 10)
+    assert status == 200, (
+        "the dashboard did not answer through kubectl ray session: "
+        + (await session.stdout.read()).decode()  # type: ignore[union-attr]
+        + (await session.stderr.read()).decode()  # type: ignore[union-attr]
+    )
 
     out_dir = tmp_path / "logs"
     out_dir.mkdir()
