@@ -66,7 +66,10 @@ async def exec_stdout(
     out, err, status = bytearray(), bytearray(), b""
     try:
         async with client.session.ws_connect(
-            url, params=params, protocols=(EXEC_PROTOCOL,), headers=await client._headers(None)
+            url,
+            params=params,
+            protocols=(EXEC_PROTOCOL,),
+            headers=await client._headers(None, "*/*"),
         ) as ws:
             async for msg in ws:
                 if msg.type != aiohttp.WSMsgType.BINARY or not msg.data:

@@ -53,7 +53,7 @@ async def _pipe_ws(
     on_error: Callable[[str], None],
 ) -> None:
     url = f"{client.host}/api/v1/namespaces/{namespace}/pods/{pod}/portforward"
-    headers = await client._headers(None)  # bearer token, as every other request
+    headers = await client._headers(None, "*/*")  # bearer token; any media type (a connect API)
     try:
         ws = await client.session.ws_connect(
             url.replace("https://", "wss://", 1).replace("http://", "ws://", 1),
