@@ -1,0 +1,165 @@
+"""What the RayCluster controller creates for a new RayCluster, computed offline.
+
+The same builders and the same conditions as the reconcile steps (see
+:mod:`~kuberay.controllers.raycluster.children` and
+:mod:`~kuberay.controllers.raycluster.pods`), in the same order: autoscaler
+ServiceAccount/Role/RoleBinding, Ingress or Route, auth Secret, head Service,
+headless Service, serve Service, embedded-GCS PVC, head pod, worker pods (one per
+desired replica; a multi-host replica is ``numOfHosts`` pods). Differences from
+what lands in the apiserver, by necessity: no ``uid`` (owner references carry an
+empty one), the auth token is a placeholder, pods keep ``generateName`` and
+multi-host replica names are drawn from a fixed seed.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+from kuberay.api.v1.convert import StructureError, structure, unstructure
+from kuberay.api.v1.defaults import default_raycluster
+from kuberay.api.v1.raycluster_types import RayCluster
+from kuberay.api.v1.validation import validate_raycluster
+from kuberay.controllers.common.auth import build_auth_secret, needs_auth_secret
+from kuberay.controllers.common.gcs_ft import build_gcs_storage_pvc
+from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
+from kuberay.controllers.common.ingress import (
+    build_head_ingress,
+    build_head_route,
+    ingress_enabled,
+)
+from kuberay.controllers.common.names import generate_ray_worker_replica_group_name
+from kuberay.controllers.common.pod import build_head_pod, build_worker_pod
+from kuberay.controllers.common.predicates import (
+    is_autoscaling_enabled,
+    is_gcs_fault_tolerance_embedded,
+    is_serve_service_enabled,
+)
+from kuberay.controllers.common.rbac import (
+    build_autoscaler_role,
+    build_autoscaler_role_binding,
+    build_autoscaler_service_account,
+    user_provided_service_account,
+)
+from kuberay.controllers.common.replicas import (
+    is_multi_host_indexing,
+    num_of_hosts,
+    worker_group_desired_replicas,
+)
+from kuberay.controllers.common.service import (
+    build_head_service,
+    build_headless_service,
+    build_serve_service,
+    needs_headless_service,
+)
+from kuberay.controllers.features import GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE
+from kuberay.controllers.render import RenderError, RenderOptions
+
+Obj = dict[str, Any]
+
+#: The auth Secret's token in rendered output (the operator generates a random one).
+TOKEN_PLACEHOLDER = "<generated-by-operator>"
+#: Seed of the multi-host replica-name suffixes in rendered output.
+REPLICA_NAME_SEED = 0
+
+
+def stored_form(cluster: Obj, namespace: str | None = None) -> Obj:
+    """``cluster`` as the apiserver would store it: CRD defaults applied, namespace set
+    (``namespace`` argument, else the object's, else ``default``)."""
+    obj = copy.deepcopy(cluster)
+    meta = obj.setdefault("metadata", {})
+    meta["namespace"] = namespace or meta.get("namespace") or "default"
+    if not meta.get("name"):
+        raise RenderError("metadata.name is required")
+    try:
+        model = structure(RayCluster, obj)
+    except (StructureError, ValueError) as exc:
+        raise RenderError(f"invalid RayCluster: {exc}") from exc
+    return unstructure(default_raycluster(model, controller=False))
+
+
+def _with_namespace(obj: Obj, namespace: str) -> Obj:
+    obj.setdefault("metadata", {}).setdefault("namespace", namespace)
+    return obj
+
+
+def render_raycluster(cluster: Obj, options: RenderOptions) -> list[Obj]:
+    """The children of ``cluster`` in creation order (RenderError for an invalid spec,
+    with the controller's validation messages)."""
+    cluster = stored_form(cluster)
+    errors = [
+        e
+        for e in validate_raycluster(cluster, gates=dict(options.features))
+        if e.source != "webhook"
+    ]
+    if errors:
+        raise RenderError("; ".join(str(e) for e in errors))
+    ns = cluster["metadata"]["namespace"]
+    spec = cluster.get("spec") or {}
+    out: list[Obj] = []
+    if is_autoscaling_enabled(cluster):
+        if not user_provided_service_account(cluster):
+            out.append(build_autoscaler_service_account(cluster))
+        out.append(build_autoscaler_role(cluster))
+        out.append(build_autoscaler_role_binding(cluster))
+    if ingress_enabled(cluster):
+        out.append(
+            build_head_route(cluster) if options.openshift_routes else build_head_ingress(cluster)
+        )
+    if needs_auth_secret(cluster):
+        out.append(build_auth_secret(cluster, TOKEN_PLACEHOLDER))
+    out.append(build_head_service(cluster, options.build))
+    if needs_headless_service(cluster):
+        out.append(build_headless_service(cluster))
+    if is_serve_service_enabled(cluster):
+        out.append(build_serve_service(cluster))
+    storage = (spec.get("gcsFaultToleranceOptions") or {}).get("storage") or {}
+    if (
+        is_gcs_fault_tolerance_embedded(cluster)
+        and options.features.get(GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE, False)
+        and not storage.get("claimName")
+    ):
+        out.append(build_gcs_storage_pvc(cluster))
+    if not spec.get("suspend"):
+        out.extend(_pods(cluster, options))
+    return [_with_namespace(o, ns) for o in out]
+
+
+def _pods(cluster: Obj, options: RenderOptions) -> list[Obj]:
+    features = dict(options.features)
+    pods = [
+        build_head_pod(
+            cluster, options.build, features, recreate_hash=ray_cluster_recreate_hash(cluster)
+        )
+    ]
+    rng = random.Random(REPLICA_NAME_SEED)
+    for group in (cluster.get("spec") or {}).get("workerGroupSpecs") or []:
+        if group.get("suspend"):
+            continue
+        desired = worker_group_desired_replicas(group)
+        if is_multi_host_indexing(group, features):
+            hosts = num_of_hosts(group)
+            for index in range(desired // hosts):
+                name = generate_ray_worker_replica_group_name(group.get("groupName", ""), rng)
+                for host in range(hosts):
+                    pods.append(
+                        build_worker_pod(
+                            cluster,
+                            group,
+                            options.build,
+                            features,
+                            replica_index=index,
+                            replica_group_name=name,
+                            host_index=host,
+                        )
+                    )
+        else:
+            for index in range(desired):
+                pods.append(
+                    build_worker_pod(cluster, group, options.build, features, replica_index=index)
+                )
+    return pods
+
+
+__all__ = ["REPLICA_NAME_SEED", "TOKEN_PLACEHOLDER", "render_raycluster", "stored_form"]
