@@ -210,3 +210,20 @@ def test_expires_in_counts_down_to_the_earliest_pending_creation() -> None:
     assert e.expires_in("o") == 20.0  # "a" expires first
     now[0] = 135.0
     assert e.expires_in("o") == 0.0
+
+
+async def test_enqueue_from_outside_the_watch_sources() -> None:
+    ctrl = Controller("unit-enqueue", Scripted([]))
+    req = Request("ns", "a")
+    assert not ctrl.enqueue(req)  # no queue yet: dropped, not an error
+    ctrl.queue = ctrl._make_queue()
+    assert ctrl.enqueue(req)
+    assert ctrl.enqueue(req)  # deduplicated with the one already queued
+    assert len(ctrl.queue) == 1
+    assert ctrl.enqueue(Request("ns", "b"), after=30)
+    assert ctrl.queue.num_waiting() == 1 and len(ctrl.queue) == 1
+    item, _ = await ctrl.queue.get()
+    assert item == req
+    ctrl.queue.shutdown()
+    assert not ctrl.enqueue(Request("ns", "c"))
+    await asyncio.sleep(0)
