@@ -1,0 +1,262 @@
+"""Builds a :class:`DashboardClient` for a target: where to dial, with which credentials.
+
+* One aiohttp session (connection pool) for every dashboard the operator talks to; closed by
+  :meth:`DashboardClientFactory.close` on shutdown.
+* ``use_kubernetes_proxy`` (KubeRay's ``--use-kubernetes-proxy``): requests go to
+  ``<apiserver>/api/v1/namespaces/<ns>/services/<head svc>:dashboard/proxy`` (a Serve proxy:
+  ``.../pods/<pod>:<port>/proxy``) through the kube client's connection pool, TLS and
+  credentials; timeout 10 s.
+* Otherwise, in a pod: ``http://<head svc>.<ns>.svc.<cluster domain>:<port>``, as KubeRay;
+  outside a cluster: a ready endpoint of the head Service (EndpointSlices, else ready pods),
+  dialled only if the :class:`~.guard.DialGuard` allows it; timeout 2 s. Resolved addresses are
+  kept for ``address_ttl`` seconds and dropped as soon as a call gets no answer.
+* Token auth: the token is read from the cluster's auth Secret on every ``client_for`` (straight
+  from the apiserver: the operator's cache holds only Secrets labelled ``ray.io/cluster``).
+
+Lookups use a view of the kube client with its own rate limit, so dashboard traffic never
+queues the controllers' API requests behind it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
+
+import aiohttp
+import structlog
+
+from kuberay.controllers.common import constants as c
+from kuberay.controllers.common.endpoints import ServiceNotReachable, in_cluster, service_address
+from kuberay.kube.errors import KubeError, NotFound
+
+from .client import DIRECT_TIMEOUT, PROXY_TIMEOUT, DashboardClient
+from .errors import DashboardUnreachable
+from .guard import DialGuard
+from .target import DashboardTarget, ServeProxyTarget
+
+__all__ = ["DashboardClientFactory", "KubeAccess"]
+
+log = structlog.get_logger("kuberay.dashboard")
+
+Target = DashboardTarget | ServeProxyTarget
+
+
+class KubeAccess(Protocol):
+    """What the factory needs of :class:`kuberay.kube.client.Client`."""
+
+    host: str
+    configuration: Any
+
+    @property
+    def session(self) -> aiohttp.ClientSession: ...
+
+    def view(self, *, qps: float = ..., burst: int = ...) -> KubeAccess: ...
+
+    async def get(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> dict[str, Any]: ...
+
+    async def list_all(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+    ) -> tuple[list[dict[str, Any]], str]: ...
+
+
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _quote(segment: str) -> str:
+    return urllib.parse.quote(segment, safe="")
+
+
+class DashboardClientFactory:
+    """``await client_for(target)`` -> a ready-to-use client (raises DashboardUnreachable).
+
+    ``allowed_networks`` None: ``KUBERAY_DASHBOARD_ALLOWED_NETWORKS`` or ``127.0.0.0/8``
+    (ignored in a pod). ``timeout`` None: 2 s direct, 10 s through the apiserver proxy.
+    ``environ`` (default ``os.environ``) decides whether the operator runs in a pod.
+    """
+
+    def __init__(
+        self,
+        kube_client: KubeAccess,
+        *,
+        use_kubernetes_proxy: bool = False,
+        allowed_networks: Iterable[str] | None = None,
+        cluster_domain: str = c.DEFAULT_DOMAIN_NAME,
+        timeout: float | None = None,
+        environ: Mapping[str, str] | None = None,
+        address_ttl: float = 30.0,
+        api_qps: float = 20.0,
+        api_burst: int = 40,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._kube = kube_client
+        self._api = kube_client.view(qps=api_qps, burst=api_burst)
+        self.use_kubernetes_proxy = use_kubernetes_proxy
+        self.cluster_domain = cluster_domain
+        self.timeout = timeout or (PROXY_TIMEOUT if use_kubernetes_proxy else DIRECT_TIMEOUT)
+        self._environ = environ
+        self.in_cluster = in_cluster(environ)
+        self.guard = DialGuard.from_env(
+            in_cluster=self.in_cluster, allowed_networks=allowed_networks, environ=environ
+        )
+        self.address_ttl = address_ttl
+        self._clock = clock
+        self._addresses: dict[tuple[str, str, str], tuple[str, int, float]] = {}
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+
+    # ----- lifecycle ----------------------------------------------------------------------
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """The shared session for direct dashboard traffic (created on first use)."""
+        if self._closed:
+            raise DashboardUnreachable("the dashboard client factory is closed")
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=256, enable_cleanup_closed=True)
+            self._session = aiohttp.ClientSession(
+                connector=connector, headers={"User-Agent": "kuberay-operator"}
+            )
+        return self._session
+
+    async def close(self) -> None:
+        """Close the shared session (the kube client's own session is left alone)."""
+        self._closed = True
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    # ----- clients ------------------------------------------------------------------------
+    async def client_for(self, target: Target) -> DashboardClient:
+        """A client for ``target``; raises DashboardUnreachable when it cannot be dialled
+        (no ready endpoint, refused by the dial guard, auth Secret missing)."""
+        if isinstance(target, ServeProxyTarget):
+            return self._proxy_client(target)
+        token = await self.auth_token(target) if target.auth_secret else None
+        if self.use_kubernetes_proxy:
+            path = (
+                f"/api/v1/namespaces/{_quote(target.namespace)}/services/"
+                f"{_quote(target.head_service)}:{_quote(target.port_name)}/proxy"
+            )
+            return self._through_apiserver(path, token)
+        host, port = await self._address(target)
+        key = (target.namespace, target.head_service, target.port_name)
+        return DashboardClient(
+            self.session,
+            f"http://{_host_port(host, port)}",
+            timeout=self.timeout,
+            auth_token=token,
+            on_unreachable=lambda: self.forget_address(key),
+        )
+
+    def forget_address(self, key: tuple[str, str, str]) -> None:
+        """Drop a resolved (namespace, head service, port name) address: resolve it anew."""
+        self._addresses.pop(key, None)
+
+    def _proxy_client(self, target: ServeProxyTarget) -> DashboardClient:
+        if self.use_kubernetes_proxy:
+            path = (
+                f"/api/v1/namespaces/{_quote(target.namespace)}/pods/"
+                f"{_quote(target.pod_name)}:{target.port}/proxy"
+            )
+            return self._through_apiserver(path, None)
+        what = f"Serve proxy of pod {target.namespace}/{target.pod_name}"
+        if not target.pod_ip:
+            raise DashboardUnreachable(f"{what}: the pod has no IP yet")
+        self.guard.check(target.pod_ip, what=what)
+        return DashboardClient(
+            self.session, f"http://{_host_port(target.pod_ip, target.port)}", timeout=self.timeout
+        )
+
+    def _through_apiserver(self, path: str, token: str | None) -> DashboardClient:
+        configuration = self._kube.configuration
+
+        async def credentials() -> dict[str, str]:
+            auth = await configuration.auth_settings()
+            bearer = auth.get("BearerToken") if isinstance(auth, Mapping) else None
+            if isinstance(bearer, Mapping) and bearer.get("value"):
+                return {"Authorization": str(bearer["value"])}
+            return {}
+
+        return DashboardClient(
+            self._kube.session,
+            self._kube.host.rstrip("/") + path,
+            timeout=self.timeout,
+            auth_token=token,
+            headers=credentials,
+            server_hostname=getattr(configuration, "tls_server_name", None),
+        )
+
+    # ----- lookups ------------------------------------------------------------------------
+    async def _address(self, target: DashboardTarget) -> tuple[str, int]:
+        key = (target.namespace, target.head_service, target.port_name)
+        now = self._clock()
+        cached = self._addresses.get(key)
+        if cached is not None and cached[2] > now:
+            return cached[0], cached[1]
+        what = f"dashboard of RayCluster {target.namespace}/{target.cluster_name}"
+        try:
+            host, port = await service_address(
+                self._api,
+                target.namespace,
+                target.head_service,
+                target.port_name,
+                cluster_domain=self.cluster_domain,
+                environ=self._environ,
+            )
+        except NotFound as exc:
+            raise DashboardUnreachable(
+                f"{what}: head service {target.namespace}/{target.head_service} not found"
+            ) from exc
+        except ServiceNotReachable as exc:
+            raise DashboardUnreachable(f"{what}: {exc}") from exc
+        except KubeError as exc:
+            raise DashboardUnreachable(f"{what}: cannot resolve the head service: {exc}") from exc
+        if not self.in_cluster:
+            self.guard.check(host, what=what)
+        self._addresses[key] = (host, port, now + self.address_ttl)
+        log.debug(
+            "resolved dashboard address",
+            namespace=target.namespace,
+            name=target.cluster_name,
+            address=_host_port(host, port),
+        )
+        return host, port
+
+    async def auth_token(self, target: DashboardTarget) -> str:
+        """The token in the cluster's auth Secret (key ``auth_token``), read now."""
+        name = target.auth_secret or ""
+        where = f"{target.namespace}/{name}"
+        hint = (
+            " (the cluster uses enableK8sTokenAuth, for which the operator creates no Secret)"
+            if target.k8s_token_auth
+            else ""
+        )
+        try:
+            secret = await self._api.get("v1", "Secret", name, target.namespace)
+        except NotFound as exc:
+            raise DashboardUnreachable(
+                f"failed to get auth secret {where}: not found{hint}"
+            ) from exc
+        except KubeError as exc:
+            raise DashboardUnreachable(f"failed to get auth secret {where}: {exc}") from exc
+        data = secret.get("data") if isinstance(secret.get("data"), Mapping) else {}
+        encoded = data.get(c.RAY_AUTH_TOKEN_SECRET_KEY) if data else None
+        if not isinstance(encoded, str):
+            raise DashboardUnreachable(
+                f"auth token key '{c.RAY_AUTH_TOKEN_SECRET_KEY}' not found in secret {where}"
+            )
+        try:
+            return base64.b64decode(encoded, validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError) as exc:
+            raise DashboardUnreachable(f"auth secret {where}: undecodable token: {exc}") from exc
