@@ -11,7 +11,9 @@ from typing import Any, Protocol
 import attrs
 
 from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.rayjob.interim import DashboardTarget, JobInfo, Observed
+from kuberay.controllers.dashboard import JobInfo
+from kuberay.controllers.dashboard.target import DashboardTarget
+from kuberay.controllers.rayjob.interim import Observed
 from kuberay.kube import Client
 from kuberay.reconcile import Cache, EventRecorder
 

@@ -1,5 +1,5 @@
 """Stand-ins for the pieces the parallel branches deliver (see the agreed contract):
-the dashboard types of ``kuberay.controllers.dashboard`` and the RayJob builders of
+``Observed`` of ``kuberay.controllers.dashboard.poller`` and the RayJob builders of
 ``kuberay.controllers.common``. Same names and shapes; replaced by imports of the real
 ones when those branches are merged. Nothing here talks to the network.
 """
@@ -14,77 +14,16 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from kuberay.controllers.common import constants as C
-from kuberay.controllers.common.names import head_service_name
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.common.owner import set_controller_reference
 from kuberay.controllers.common.service import build_head_service
+from kuberay.controllers.dashboard import DashboardError
 
 T = TypeVar("T")
 Obj = dict[str, Any]
 
 
 # ----- dashboard contract ---------------------------------------------------------------------
-class DashboardError(Exception):
-    """Base of the dashboard errors; ``str()`` is a message a user can act on."""
-
-
-class JobNotFound(DashboardError):
-    """GET /api/jobs/{id} answered 404."""
-
-
-class DuplicateSubmissionId(DashboardError):
-    """POST /api/jobs/ refused a submission id already used."""
-
-
-class DashboardUnreachable(DashboardError):
-    """Connect error, timeout, no ready endpoint."""
-
-
-class BadResponse(DashboardError):
-    """Unexpected status or undecodable body."""
-
-    def __init__(self, message: str, status: int = 0) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-@attrs.frozen
-class JobInfo:
-    """One Ray job as GET /api/jobs/{id} describes it."""
-
-    job_id: str | None = None
-    submission_id: str | None = None
-    status: str = ""
-    message: str = ""
-    error_type: str | None = None
-    start_time: int | None = None
-    end_time: int | None = None
-    entrypoint: str = ""
-    metadata: dict[str, str] | None = None
-    runtime_env: dict[str, Any] | None = None
-
-
-@attrs.frozen
-class DashboardTarget:
-    """What to dial for one RayCluster."""
-
-    namespace: str
-    cluster_name: str
-    head_service: str
-    port_name: str = "dashboard"
-    auth_secret: str | None = None
-    k8s_token_auth: bool = False
-
-    @classmethod
-    def from_cluster(cls, cluster: Mapping[str, Any]) -> DashboardTarget:
-        meta = cluster.get("metadata") or {}
-        return cls(
-            namespace=str(meta.get("namespace", "")),
-            cluster_name=str(meta.get("name", "")),
-            head_service=head_service_name(cluster),
-        )
-
-
 @attrs.frozen
 class Observed(Generic[T]):
     """The outcome of one finished background call."""

@@ -24,10 +24,11 @@ import attrs
 
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.names import head_service_name
+from kuberay.controllers.dashboard import JobInfo, JobNotFound
 from kuberay.controllers.features import RAY_JOB_DELETION_POLICY, SIDECAR_SUBMITTER_RESTART
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import RayJobSettings
-from kuberay.controllers.rayjob.interim import JobInfo, JobNotFound, Observed
+from kuberay.controllers.rayjob.interim import Observed
 
 Obj = dict[str, Any]
 

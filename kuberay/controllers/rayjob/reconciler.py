@@ -34,6 +34,8 @@ from kuberay.controllers.common.names import (
     generate_ray_job_id,
     head_service_name,
 )
+from kuberay.controllers.dashboard import JobNotFound
+from kuberay.controllers.dashboard.target import DashboardTarget
 from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob import why
@@ -45,11 +47,7 @@ from kuberay.controllers.rayjob.context import (
     Ctx,
     ObjectKey,
 )
-from kuberay.controllers.rayjob.interim import (
-    DashboardTarget,
-    JobNotFound,
-    build_job_submit_body,
-)
+from kuberay.controllers.rayjob.interim import build_job_submit_body
 from kuberay.kube import Conflict, NotFound
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from kuberay.controllers.dashboard import JobNotFound
 from kuberay.controllers.rayjob import status as S
-from kuberay.controllers.rayjob.interim import JobNotFound
 from kuberay.controllers.rayjob.machine import World
 
 Obj = dict[str, Any]
