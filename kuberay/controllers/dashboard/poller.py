@@ -1,0 +1,330 @@
+"""Dashboard calls off the reconcile workers.
+
+A reconciler asks :class:`DashboardPoller` for the latest outcome of a call and gets it at once
+(``None`` before the first one finished); the call itself runs in a background task. When a
+call ends with an outcome different from the previous one for the same call, ``on_result(owner)``
+is invoked (the controller enqueues the owner), so a dead or slow dashboard delays only the
+RayJob/RayService that uses it, and a steady dashboard causes no extra reconciles.
+
+* One call in flight per ``(owner, call name)``; calls wait for one of ``max_in_flight`` slots
+  (a semaphore), each bounded by the client's timeout and by ``call_timeout`` overall.
+* A call's identity is its name plus its target and arguments: asking the same name with a
+  different target or job id drops the old outcome and cancels the old call.
+* :meth:`DashboardPoller.forget` drops an owner's outcomes and cancels its calls, except stop
+  requests, which are fire-and-forget and run to their end (a RayJob is gone right after it
+  asked to stop its job). :meth:`DashboardPoller.close` cancels everything and waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Awaitable, Callable, Hashable, Mapping
+from typing import Any, Generic, Protocol, TypeVar, cast
+
+import attrs
+import structlog
+
+from .client import DashboardClient
+from .errors import DashboardError, DashboardUnreachable, DuplicateSubmissionId
+from .models import JobInfo
+from .target import DashboardTarget, ServeProxyTarget
+
+__all__ = ["ClientSource", "DashboardPoller", "ObjectKey", "Observed"]
+
+log = structlog.get_logger("kuberay.dashboard")
+
+T = TypeVar("T")
+ObjectKey = tuple[str, str]
+Target = DashboardTarget | ServeProxyTarget
+_Key = tuple[ObjectKey, str]
+
+JOB_INFO = "job_info"
+
+
+@attrs.frozen
+class Observed(Generic[T]):
+    """The outcome of one finished call: ``value`` on success, else ``error``."""
+
+    value: T | None
+    error: DashboardError | None
+    finished_at: float
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _same_outcome(a: Observed[Any] | None, b: Observed[Any]) -> bool:
+    if a is None:
+        return False
+    if (a.error is None) != (b.error is None):
+        return False
+    if a.error is not None and b.error is not None:
+        return type(a.error) is type(b.error) and str(a.error) == str(b.error)
+    return bool(a.value == b.value)
+
+
+@attrs.define
+class _Slot:
+    signature: Hashable
+    outcome: Observed[Any] | None = None
+    task: asyncio.Task[None] | None = None
+    #: A newer fact makes ``outcome`` out of date (refresh at the next ask, whatever its age).
+    stale: bool = False
+    #: Runs to its end even when its owner is forgotten (stop requests).
+    detached: bool = False
+
+
+class ClientSource(Protocol):
+    """What the poller needs of :class:`~.factory.DashboardClientFactory`."""
+
+    async def client_for(self, target: Target) -> DashboardClient: ...
+
+
+class DashboardPoller:
+    """Background dashboard calls for reconcilers; see the module doc.
+
+    ``factory`` provides clients (``await factory.client_for(target)``). ``clock`` (monotonic
+    seconds) stamps outcomes and ages them against ``max_age``.
+    """
+
+    def __init__(
+        self,
+        factory: ClientSource,
+        *,
+        max_in_flight: int = 64,
+        call_timeout: float = 30.0,
+        retry_after: float = 3.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
+        self.factory = factory
+        self.max_in_flight = max_in_flight
+        self.call_timeout = call_timeout
+        self.retry_after = retry_after
+        self.on_result: Callable[[ObjectKey], None] | None = None
+        self._clock = clock
+        self._semaphore = asyncio.Semaphore(max_in_flight)
+        self._slots: dict[_Key, _Slot] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    # ----- the calls reconcilers use ------------------------------------------------------
+    def job_info(
+        self, owner: ObjectKey, target: DashboardTarget, job_id: str, *, max_age: float = 3.0
+    ) -> Observed[JobInfo] | None:
+        """Latest finished ``GET /api/jobs/{job_id}`` outcome for ``owner`` (None before the
+        first one ends); starts a background refresh when it is older than ``max_age`` and
+        none is in flight."""
+
+        async def get(client: DashboardClient) -> JobInfo:
+            return await client.get_job_info(job_id)
+
+        return self._ask(owner, JOB_INFO, (target, job_id), target, get, max_age=max_age)
+
+    def submit_job(
+        self,
+        owner: ObjectKey,
+        target: DashboardTarget,
+        body: Mapping[str, Any],
+        submission_id: str,
+    ) -> Observed[str] | None:
+        """``POST /api/jobs/`` once per ``(owner, submission_id)`` in the background; its
+        outcome when done (value = the job id Ray returns, i.e. the submission id).
+
+        A success is never repeated. A failure is retried at an ask ``retry_after`` seconds
+        later, except DuplicateSubmissionId (the job exists). ``body["submission_id"]`` is set
+        to ``submission_id`` when missing.
+        """
+        payload = dict(body)
+        payload.setdefault("submission_id", submission_id)
+
+        async def submit(client: DashboardClient) -> str:
+            return await client.submit_job(payload)
+
+        return self._ask(
+            owner,
+            f"submit_job/{submission_id}",
+            (target, submission_id),
+            target,
+            submit,
+            max_age=math.inf,
+            retry_failures=True,
+            invalidates=JOB_INFO,
+        )
+
+    def stop_job(self, owner: ObjectKey, target: DashboardTarget, job_id: str) -> None:
+        """Fire and forget ``POST /api/jobs/{job_id}/stop`` (errors logged). Sent once per
+        ``(owner, job_id)``; a failed attempt is retried at a call ``retry_after`` later."""
+
+        async def stop(client: DashboardClient) -> None:
+            await client.stop_job(job_id)
+
+        self._ask(
+            owner,
+            f"stop_job/{job_id}",
+            (target, job_id),
+            target,
+            stop,
+            max_age=math.inf,
+            retry_failures=True,
+            invalidates=JOB_INFO,
+            detached=True,
+        )
+
+    def call(
+        self,
+        owner: ObjectKey,
+        name: str,
+        target: Target,
+        fn: Callable[[DashboardClient], Awaitable[T]],
+        *,
+        max_age: float,
+    ) -> Observed[T] | None:
+        """Generic keyed background call ``fn(client)`` (RayService's Serve calls).
+
+        ``name`` must change when ``fn``'s arguments do (e.g. include a config hash): the
+        poller cannot compare functions. ``max_age=math.inf``: run once per name and target.
+        """
+        return self._ask(owner, name, target, target, fn, max_age=max_age)
+
+    def invalidate(self, owner: ObjectKey, name: str) -> None:
+        """Mark ``owner``'s outcome of ``name`` out of date: the next ask refreshes it."""
+        slot = self._slots.get((owner, name))
+        if slot is not None:
+            slot.stale = True
+
+    def forget(self, owner: ObjectKey) -> None:
+        """Drop ``owner``'s outcomes and cancel its calls (stop requests run on)."""
+        for key in [k for k in self._slots if k[0] == owner]:
+            slot = self._slots.pop(key)
+            if slot.task is not None and not slot.detached:
+                slot.task.cancel()
+
+    async def close(self) -> None:
+        """Cancel every call, wait for them to end, drop all outcomes."""
+        self._closed = True
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self._slots.clear()
+
+    # ----- introspection (tests, metrics) -------------------------------------------------
+    @property
+    def in_flight(self) -> int:
+        """Calls started and not finished (running or waiting for a slot)."""
+        return len(self._tasks)
+
+    def outcome(self, owner: ObjectKey, name: str) -> Observed[Any] | None:
+        """The stored outcome of ``owner``'s call ``name`` (no refresh)."""
+        slot = self._slots.get((owner, name))
+        return slot.outcome if slot is not None else None
+
+    # ----- machinery ----------------------------------------------------------------------
+    def _ask(
+        self,
+        owner: ObjectKey,
+        name: str,
+        signature: Hashable,
+        target: Target,
+        fn: Callable[[DashboardClient], Awaitable[T]],
+        *,
+        max_age: float,
+        retry_failures: bool = False,
+        invalidates: str | None = None,
+        detached: bool = False,
+    ) -> Observed[T] | None:
+        key = (owner, name)
+        slot = self._slots.get(key)
+        if slot is not None and slot.signature != signature:
+            if slot.task is not None and not slot.detached:
+                slot.task.cancel()
+            slot = None
+        if slot is None:
+            slot = _Slot(signature=signature, detached=detached)
+            self._slots[key] = slot
+        if slot.task is None and not self._closed and self._due(slot, max_age, retry_failures):
+            slot.stale = False
+            task = asyncio.get_running_loop().create_task(
+                self._run(key, slot, target, fn, invalidates), name=f"dashboard {name} {owner}"
+            )
+            slot.task = task
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return cast(Observed[T] | None, slot.outcome)
+
+    def _due(self, slot: _Slot, max_age: float, retry_failures: bool) -> bool:
+        outcome = slot.outcome
+        if outcome is None or slot.stale:
+            return True
+        age = self._clock() - outcome.finished_at
+        if outcome.error is not None and retry_failures:
+            if isinstance(outcome.error, DuplicateSubmissionId):
+                return False
+            return age >= self.retry_after
+        return age >= max_age
+
+    async def _run(
+        self,
+        key: _Key,
+        slot: _Slot,
+        target: Target,
+        fn: Callable[[DashboardClient], Awaitable[Any]],
+        invalidates: str | None,
+    ) -> None:
+        owner, name = key
+        value: Any = None
+        error: DashboardError | None = None
+        try:
+            async with self._semaphore:
+                try:
+                    async with asyncio.timeout(self.call_timeout):
+                        client = await self.factory.client_for(target)
+                        value = await fn(client)
+                except DashboardError as exc:
+                    error = exc
+                except TimeoutError:
+                    error = DashboardUnreachable(
+                        f"{name}: did not finish within {self.call_timeout:g}s"
+                    )
+                except Exception as exc:  # a bug must not kill the poller or leak
+                    log.exception(
+                        "dashboard call raised", namespace=owner[0], name=owner[1], call=name
+                    )
+                    error = DashboardError(f"{name}: unexpected error: {exc!r}")
+        finally:
+            if slot.task is asyncio.current_task():
+                slot.task = None
+        outcome: Observed[Any] = Observed(value=value, error=error, finished_at=self._clock())
+        self._finish(key, slot, outcome, invalidates)
+
+    def _finish(
+        self, key: _Key, slot: _Slot, outcome: Observed[Any], invalidates: str | None
+    ) -> None:
+        owner, name = key
+        current = self._slots.get(key) is slot
+        changed = not _same_outcome(slot.outcome, outcome)
+        slot.outcome = outcome
+        if outcome.error is not None and (changed or not current):
+            log.info(
+                "dashboard call failed",
+                namespace=owner[0],
+                name=owner[1],
+                call=name,
+                error=str(outcome.error),
+                error_type=type(outcome.error).__name__,
+            )
+        if not current:
+            return  # forgotten or superseded: nobody waits for this outcome
+        if outcome.error is None and invalidates is not None:
+            self.invalidate(owner, invalidates)
+        if changed and self.on_result is not None:
+            try:
+                self.on_result(owner)
+            except Exception:
+                log.exception("on_result failed", namespace=owner[0], name=owner[1], call=name)
