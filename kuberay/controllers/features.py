@@ -44,7 +44,6 @@ UNIMPLEMENTED_GATES: dict[str, str] = {
         "no mTLS controller: pods would wait for TLS certificates that nobody issues"
     ),
     RAY_CRON_JOB: "no RayCronJob controller: no RayJob would ever be scheduled",
-    SIDECAR_SUBMITTER_RESTART: "no RayJob controller: the gate would have no effect",
 }
 
 

@@ -12,8 +12,8 @@ import attrs
 
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.dashboard import JobInfo
+from kuberay.controllers.dashboard.poller import Observed
 from kuberay.controllers.dashboard.target import DashboardTarget
-from kuberay.controllers.rayjob.interim import Observed
 from kuberay.kube import Client
 from kuberay.reconcile import Cache, EventRecorder
 

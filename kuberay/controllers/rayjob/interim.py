@@ -1,7 +1,6 @@
-"""Stand-ins for the pieces the parallel branches deliver (see the agreed contract):
-``Observed`` of ``kuberay.controllers.dashboard.poller`` and the RayJob builders of
-``kuberay.controllers.common``. Same names and shapes; replaced by imports of the real
-ones when those branches are merged. Nothing here talks to the network.
+"""Stand-ins for the RayJob builders the parallel ``rayjob-builders`` branch delivers in
+``kuberay.controllers.common`` (see the agreed contract): same names and shapes, replaced
+by imports of the real ones when that branch is merged.
 """
 
 from __future__ import annotations
@@ -9,28 +8,14 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
-from typing import Any, Generic, TypeVar
-
-import attrs
+from typing import Any
 
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.common.owner import set_controller_reference
 from kuberay.controllers.common.service import build_head_service
-from kuberay.controllers.dashboard import DashboardError
 
-T = TypeVar("T")
 Obj = dict[str, Any]
-
-
-# ----- dashboard contract ---------------------------------------------------------------------
-@attrs.frozen
-class Observed(Generic[T]):
-    """The outcome of one finished background call."""
-
-    value: T | None
-    error: DashboardError | None
-    finished_at: float
 
 
 # ----- builders -------------------------------------------------------------------------------

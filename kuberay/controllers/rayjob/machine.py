@@ -24,11 +24,11 @@ import attrs
 
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.names import head_service_name
-from kuberay.controllers.dashboard import JobInfo, JobNotFound
+from kuberay.controllers.dashboard import DuplicateSubmissionId, JobInfo, JobNotFound
+from kuberay.controllers.dashboard.poller import Observed
 from kuberay.controllers.features import RAY_JOB_DELETION_POLICY, SIDECAR_SUBMITTER_RESTART
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import RayJobSettings
-from kuberay.controllers.rayjob.interim import Observed
 
 Obj = dict[str, Any]
 
@@ -459,7 +459,7 @@ def _job_not_found(
         submitted = world.submit
         if submitted is None:  # in flight
             d.persist = False
-        elif submitted.error is not None:
+        elif submitted.error is not None and not isinstance(submitted.error, DuplicateSubmissionId):
             _record_check_failure(status, world, d)
         elif status.get("jobStatusCheckFailureStartTime"):
             status.pop("jobStatusCheckFailureStartTime", None)

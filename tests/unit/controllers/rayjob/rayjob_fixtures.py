@@ -7,8 +7,8 @@ import datetime as dt
 from typing import Any
 
 from kuberay.controllers.dashboard import DashboardUnreachable, JobInfo, JobNotFound
+from kuberay.controllers.dashboard.poller import Observed
 from kuberay.controllers.rayjob.context import RayJobSettings
-from kuberay.controllers.rayjob.interim import Observed
 from kuberay.controllers.rayjob.machine import World
 
 NOW = dt.datetime(2026, 1, 1, 12, 0, 0, tzinfo=dt.UTC)
