@@ -160,7 +160,8 @@ async def set_pod_status(client: Client, pod: dict[str, Any], status: dict[str, 
     )
 
 
-def _now() -> str:
+def now_rfc3339() -> str:
+    """Now, as the apiserver writes times."""
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -168,7 +169,7 @@ async def finish_submitter(
     client: Client, namespace: str, name: str, *, failed: bool = False
 ) -> None:
     """What the Job controller would write when the submitter Job ends."""
-    now = _now()
+    now = now_rfc3339()
     if failed:
         conditions = [
             {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kuberay.kube import Client
+from kuberay.kube import Client, NotFound
 from kuberay.testing.fake_dashboard import FakeDashboard
 from tests.helpers import eventually
 from tests.integration.rayjob.conftest import Operator
@@ -14,6 +14,7 @@ from tests.integration.rayjob.helpers import (
     get_job,
     head_pod,
     make_ready,
+    now_rfc3339,
     rayjob,
     state,
     wait_events,
@@ -108,7 +109,7 @@ async def test_http_mode_submits_on_not_found(
     dashboard.set_job_status(job_id, "SUCCEEDED")
     job = await wait_state(kclient, namespace, "http", "Complete")
     assert job["status"]["jobStatus"] == "SUCCEEDED" and job["status"]["succeeded"] == 1
-    with pytest.raises(Exception):
+    with pytest.raises(NotFound):
         await kclient.get("batch/v1", "Job", "http", namespace)  # no submitter Job in HTTPMode
     assert (await get_job(kclient, namespace, "http"))["status"].get("endTime")
 
@@ -172,9 +173,7 @@ async def test_sidecar_mode_follows_the_head_pod_container(
                                 "exitCode": 0,
                                 "reason": "Completed",
                                 "startedAt": "2026-01-01T00:00:00Z",
-                                "finishedAt": __import__("datetime")
-                                .datetime.now(__import__("datetime").UTC)
-                                .strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                "finishedAt": now_rfc3339(),
                             }
                         },
                     }
@@ -185,5 +184,5 @@ async def test_sidecar_mode_follows_the_head_pod_container(
     )
     job = await wait_state(kclient, namespace, "side", "Complete")
     assert job["status"]["succeeded"] == 1
-    with pytest.raises(Exception):
+    with pytest.raises(NotFound):
         await kclient.get("batch/v1", "Job", "side", namespace)
