@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -90,16 +91,17 @@ class RayJobSettings:
         """Settings with the three RayJob env switches read as KubeRay reads them."""
         grace = _atoi(env.get(GRACE_PERIOD_ENV))
         timeout = _atoi(env.get(STATUS_CHECK_TIMEOUT_ENV))
-        return cls(
-            grace_period_seconds=DEFAULT_GRACE_PERIOD_SECONDS if grace is None else grace,
-            status_check_timeout_seconds=(
+        values: dict[str, Any] = {
+            "grace_period_seconds": DEFAULT_GRACE_PERIOD_SECONDS if grace is None else grace,
+            "status_check_timeout_seconds": (
                 timeout
                 if timeout is not None and timeout > 0
                 else DEFAULT_STATUS_CHECK_TIMEOUT_SECONDS
             ),
-            delete_rayjob_after_finish=(env.get(DELETE_RAYJOB_ENV) or "").lower() == "true",
-            **kwargs,
-        )
+            "delete_rayjob_after_finish": (env.get(DELETE_RAYJOB_ENV) or "").lower() == "true",
+        }
+        values.update(kwargs)
+        return cls(**values)
 
     def gate(self, name: str, default: bool) -> bool:
         """A feature gate's value (``default`` when not given)."""
@@ -122,6 +124,8 @@ class Ctx:
     dashboard: JobDashboard
     metrics: Any = None
     now: Callable[[], dt.datetime] = utc_now
+    #: The dashboard poller's clock (``Observed.finished_at`` is read against it).
+    monotonic: Callable[[], float] = time.monotonic
 
     def event(self, rayjob: Obj, etype: str, reason: str, message: str, action: str) -> None:
         """An Event regarding ``rayjob``."""

@@ -59,6 +59,7 @@ class World:
     ``cluster_head_service`` its head Service; ``submitter`` the batch Job named like the
     RayJob; ``head_pod`` the cluster's head pod; ``rayjob_service`` ``<rayjob>-head-svc``;
     ``job_info`` / ``submit`` the latest finished dashboard calls (None: none yet);
+    ``job_info_age`` how many seconds before ``now`` that lookup ended;
     ``new_job_id`` / ``new_cluster_name`` fresh random names for New."""
 
     now: dt.datetime
@@ -68,6 +69,7 @@ class World:
     head_pod: Obj | None = None
     rayjob_service: Obj | None = None
     job_info: Observed[JobInfo] | None = None
+    job_info_age: float = 0.0
     submit: Observed[str] | None = None
     new_job_id: str = ""
     new_cluster_name: str = ""
@@ -466,10 +468,32 @@ def _job_not_found(
         else:
             d.persist = False
         return
-    if finished_at is not None:
+    if finished_at is not None and observed_after(world, finished_at):
         _fail(status, S.APP_FAILED, "Submitter completed but Ray job not found in RayCluster.")
         return
     d.persist = False
+
+
+def observed_after(world: World, when: dt.datetime) -> bool:
+    """The job lookup ended after ``when`` (a second-precision apiserver time, so one more
+    second). KubeRay looks the job up in the same pass; a lookup that ended before the
+    submitter finished proves nothing about a job the submitter may have just run."""
+    looked = world.now - dt.timedelta(seconds=world.job_info_age)
+    return looked >= when + dt.timedelta(seconds=1)
+
+
+def submitter_finished(job: Obj, world: World) -> bool:
+    """The submitter (K8sJobMode Job, SidecarMode container) has ended, from the cache."""
+    mode = S.submission_mode(_spec(job))
+    if mode == S.K8S_JOB_MODE:
+        return any(
+            c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+            for c in ((world.submitter or {}).get("status") or {}).get("conditions") or []
+        )
+    if mode == S.SIDECAR_MODE and world.head_pod is not None:
+        cs = _submitter_container_status(world.head_pod) or {}
+        return bool((cs.get("state") or {}).get("terminated"))
+    return False
 
 
 def _release(job: Obj, status: Obj, world: World, d: Decision) -> None:

@@ -227,10 +227,17 @@ class RayJobReconciler:
         if mode == S.K8S_JOB_MODE:
             submitter = self.ctx.cached("batch/v1", "Job", ns, name)
         job_info = submit = None
+        age = 0.0
         job_id = status.get("jobId")
+        rayjob_service = self.ctx.cached("v1", "Service", ns, f"{name}-head-svc")
         if state == S.RUNNING and cluster is not None and job_id:
             target = DashboardTarget.from_cluster(cluster)
-            job_info = self.ctx.dashboard.job_info(key, target, job_id)
+            partial = M.World(now=self.ctx.now(), submitter=submitter, head_pod=head_pod)
+            # Once the submitter ended, what happened to the job matters now: look again.
+            max_age = 0.0 if M.submitter_finished(job, partial) else 3.0
+            job_info = self.ctx.dashboard.job_info(key, target, job_id, max_age=max_age)
+            if job_info is not None:
+                age = max(0.0, self.ctx.monotonic() - job_info.finished_at)
             if (
                 mode == S.HTTP_MODE
                 and job_info is not None
@@ -246,8 +253,9 @@ class RayJobReconciler:
             cluster_head_service=head_service,
             submitter=submitter,
             head_pod=head_pod,
-            rayjob_service=self.ctx.cached("v1", "Service", ns, f"{name}-head-svc"),
+            rayjob_service=rayjob_service,
             job_info=job_info,
+            job_info_age=age,
             submit=submit,
             new_job_id=generate_ray_job_id(name) if fresh else "",
             new_cluster_name=generate_ray_cluster_name(name) if fresh else "",

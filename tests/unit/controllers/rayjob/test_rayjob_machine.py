@@ -281,6 +281,17 @@ ROWS = [
         },
     ),
     Row(
+        "running-stale-not-found-after-submitter-proves-nothing",
+        rayjob(running()),
+        world(
+            **{**RUNNING_WORLD, "submitter": submitter(("Complete", 1))},
+            job_info=not_found(),
+            job_info_age=5.0,
+        ),
+        {"jobDeploymentStatus": "Running"},
+        persist=False,
+    ),
+    Row(
         "running-not-found-before-submitter-finishes",
         rayjob(running()),
         world(**RUNNING_WORLD, job_info=not_found()),
