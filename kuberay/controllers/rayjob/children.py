@@ -120,15 +120,14 @@ class Children:
         cluster = self.world.cluster
         if cluster is None:
             return
-        meta = cluster["metadata"]
         groups = (cluster.get("spec") or {}).get("workerGroupSpecs") or []
-        ops: list[Obj] = [
-            {"op": "test", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]}
-        ]
-        ops += [
-            {"op": "add", "path": f"/spec/workerGroupSpecs/{i}/suspend", "value": True}
-            for i in range(len(groups))
-        ]
+        # Pinned to each group's name, not the resourceVersion: the RayCluster controller
+        # rewrites the cluster's status all the time, its worker groups rarely change.
+        ops: list[Obj] = []
+        for i, group in enumerate(groups):
+            path = f"/spec/workerGroupSpecs/{i}"
+            ops.append({"op": "test", "path": f"{path}/groupName", "value": group.get("groupName")})
+            ops.append({"op": "add", "path": f"{path}/suspend", "value": True})
         try:
             await self.ctx.client.patch(
                 RAY_API_VERSION, RAY_CLUSTER_KIND, name, ops, self.namespace, patch_type="json"
