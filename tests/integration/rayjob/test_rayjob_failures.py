@@ -140,3 +140,23 @@ async def test_unreachable_dashboard_times_out(
         job = await wait_state(kclient, namespace, "dark", "Failed", timeout=30)
         assert job["status"]["reason"] == "JobStatusCheckTimeoutExceeded"
         assert job["status"]["message"].endswith("exceeded timeout of 4s")
+
+
+async def test_why_it_waits_names_failing_submitter_pods(
+    operator: Operator, kclient: Client, namespace: str, dashboard: FakeDashboard
+) -> None:
+    await kclient.create(rayjob("crashy", namespace))
+    await _running(kclient, namespace, "crashy", dashboard)
+    # the submitter's pods keep failing before anything reaches the dashboard
+    await kclient.patch_status(
+        "batch/v1", "Job", "crashy", {"status": {"failed": 2, "active": 1}}, namespace
+    )
+    job = await wait_job(
+        kclient,
+        namespace,
+        "crashy",
+        lambda j: "2 failed pod(s)" in (j["status"].get("message") or ""),
+        message="the failing submitter named",
+    )
+    assert job["status"]["jobDeploymentStatus"] == "Running"
+    assert "kubectl logs job/crashy" in job["status"]["message"]
