@@ -55,6 +55,10 @@ async def test_app_failure_is_retried_on_a_new_cluster(
     await eventually(
         lambda: kclient.get("batch/v1", "Job", "retry", namespace), timeout=30
     )  # a new submitter
+    # the RayJob's head Service now selects the new cluster (same Service, selector updated)
+    await wait_events(kclient, namespace, "retry", {"UpdatedService"})
+    service = await kclient.get("v1", "Service", "retry-head-svc", namespace)
+    assert service["spec"]["selector"]["ray.io/cluster"] == second_cluster
     dashboard.add_job(second_id, status="SUCCEEDED")
     await finish_submitter(kclient, namespace, "retry")
     job = await wait_state(kclient, namespace, "retry", "Complete")
