@@ -28,7 +28,7 @@ from kuberay.controllers.rayjob.context import (
     RAY_JOB_KIND,
     Ctx,
 )
-from kuberay.kube import AlreadyExists, ApiError, NotFound
+from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 
 log = structlog.get_logger("kuberay.rayjob")
@@ -244,6 +244,8 @@ class Children:
         service["spec"] = spec
         try:
             await self.ctx.client.update(service, field_manager=FIELD_MANAGER)
+        except Conflict:  # a newer Service in the cache soon: retried quietly
+            raise
         except ApiError as exc:
             self._event(
                 WARNING,
