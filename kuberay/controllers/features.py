@@ -43,7 +43,6 @@ UNIMPLEMENTED_GATES: dict[str, str] = {
     RAY_CLUSTER_MTLS: (
         "no mTLS controller: pods would wait for TLS certificates that nobody issues"
     ),
-    SIDECAR_SUBMITTER_RESTART: "no RayJob controller: the gate would have no effect",
 }
 
 

@@ -14,9 +14,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.dashboard.setup import setup_dashboard_poller
 from kuberay.controllers.features import RAY_CRON_JOB
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.controllers.raycronjob import RayCronJobSettings, setup_raycronjob_controller
+from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
 from kuberay.featuregates import FeatureGate
 from kuberay.reconcile import Manager
 
@@ -73,7 +75,19 @@ def register_all(
         enable_metrics=cfg.enable_metrics,
         openshift_api_groups=openshift_api_groups,
     )
-    names = [setup_raycluster_controller(mgr, settings).name]
+    controller = setup_raycluster_controller(mgr, settings)
+    poller = setup_dashboard_poller(mgr, use_kubernetes_proxy=cfg.use_kubernetes_proxy, env=environ)
+    rayjob = setup_rayjob_controller(
+        mgr,
+        RayJobSettings.from_env(
+            environ,
+            options=settings.options,
+            features=gates.as_dict(),
+            enable_metrics=cfg.enable_metrics,
+        ),
+        poller,
+    )
+    names = [controller.name, rayjob.name]
     if gates.enabled(RAY_CRON_JOB):
         cron = RayCronJobSettings(features=gates.as_dict())
         names.append(setup_raycronjob_controller(mgr, cron).name)

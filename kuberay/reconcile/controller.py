@@ -78,6 +78,22 @@ class Controller:
         self._workers: list[asyncio.Task[None]] = []
         self.started = False
 
+    def enqueue(self, request: Request, after: float = 0.0) -> bool:
+        """Ask for ``request`` to be reconciled (after ``after`` s) from outside the
+        watch sources, e.g. when a background call for that object has finished.
+
+        Same dedup as events: a request already queued is not queued twice, one being
+        processed runs once more afterwards. Dropped (False) before :meth:`prepare`
+        created the queue or once it is shutting down. Call from the event loop."""
+        queue = self.queue
+        if queue is None or queue.shutting_down():
+            return False
+        if after > 0:
+            queue.add_after(request, after)
+        else:
+            queue.add(request)
+        return True
+
     def watch(self, source: WatchSource) -> None:
         """Add a watch source (before :meth:`start`)."""
         self.sources.append(source)

@@ -253,4 +253,20 @@ async def test_unexpected_exceptions_count_as_panics(raised: Exception, panics: 
     if not isinstance(raised, TerminalError):
         assert ctrl.queue.num_requeues(Request("ns", "a")) == 1  # retried with backoff
     ctrl.queue.shutdown()
+
+
+async def test_enqueue_from_outside_the_watch_sources() -> None:
+    ctrl = Controller("unit-enqueue", Scripted([]))
+    req = Request("ns", "a")
+    assert not ctrl.enqueue(req)  # no queue yet: dropped, not an error
+    ctrl.queue = ctrl._make_queue()
+    assert ctrl.enqueue(req)
+    assert ctrl.enqueue(req)  # deduplicated with the one already queued
+    assert len(ctrl.queue) == 1
+    assert ctrl.enqueue(Request("ns", "b"), after=30)
+    assert ctrl.queue.num_waiting() == 1 and len(ctrl.queue) == 1
+    item, _ = await ctrl.queue.get()
+    assert item == req
+    ctrl.queue.shutdown()
+    assert not ctrl.enqueue(Request("ns", "c"))
     await asyncio.sleep(0)

@@ -1,0 +1,276 @@
+"""Running a :class:`~kuberay.controllers.rayjob.machine.Decision`'s actions: the writes
+KubeRay makes for a RayJob, each with KubeRay's Event.
+
+Creates tolerate AlreadyExists (a cache that lags a create of ours); deletes tolerate
+NotFound. Any other API error records KubeRay's ``FailedTo*`` Warning and propagates:
+the pass ends without a status write and is retried with backoff.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import structlog
+
+from kuberay.controllers.common import (
+    RayJobBuildError,
+    build_rayjob_cluster,
+    build_rayjob_head_service,
+    build_submitter_job,
+)
+from kuberay.controllers.rayjob import machine as M
+from kuberay.controllers.rayjob import status as S
+from kuberay.controllers.rayjob.context import (
+    FIELD_MANAGER,
+    RAY_API_VERSION,
+    RAY_CLUSTER_KIND,
+    RAY_JOB_KIND,
+    Ctx,
+)
+from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.reconcile import NORMAL, WARNING, RequeueError
+
+log = structlog.get_logger("kuberay.rayjob")
+
+Obj = dict[str, Any]
+
+CREATE, DELETE, UPDATE, VALIDATE = "Create", "Delete", "Update", "Validate"
+
+
+class Children:
+    """Executes actions for one RayJob pass. ``job`` carries the decided status (the
+    builders read ``status.jobId``, ``dashboardURL`` and ``rayClusterName``)."""
+
+    def __init__(self, ctx: Ctx, job: Obj, world: M.World) -> None:
+        self.ctx = ctx
+        self.job = job
+        self.world = world
+        self.namespace = str(job["metadata"]["namespace"])
+        self.cluster: Obj | None = world.cluster
+        #: The RayJob as the apiserver returned it after a metadata write of this pass.
+        self.patched: Obj | None = None
+
+    def _event(self, etype: str, reason: str, message: str, action: str) -> None:
+        self.ctx.event(self.job, etype, reason, message, action)
+
+    async def run(self, actions: list[M.Action]) -> None:
+        """Run ``actions`` in order; the first failure propagates."""
+        for action in actions:
+            handler = getattr(self, f"_do_{action.kind}")
+            try:
+                await handler(action.name)
+            except RayJobBuildError as exc:  # KubeRay: a reconcile error, retried
+                raise RequeueError(f"{action.kind} {action.name}: {exc}") from exc
+
+    # ----- metadata -----------------------------------------------------------------------
+    async def _do_AddFinalizer(self, _name: str) -> None:
+        meta = self.job["metadata"]
+        finalizers = [*(meta.get("finalizers") or []), S.RAYJOB_FINALIZER]
+        updated = await self.ctx.client.patch(
+            RAY_API_VERSION,
+            RAY_JOB_KIND,
+            meta["name"],
+            {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}},
+            self.namespace,
+        )
+        self.job["metadata"] = updated["metadata"]
+        self.patched = updated
+
+    # ----- RayCluster ---------------------------------------------------------------------
+    async def _do_CreateCluster(self, name: str) -> None:
+        settings = self.ctx.settings
+        cluster = build_rayjob_cluster(
+            self.job, name, gates=dict(settings.features), options=settings.options
+        )
+        try:
+            created = await self.ctx.client.create(cluster, field_manager=FIELD_MANAGER)
+        except AlreadyExists:
+            self.cluster = cluster
+            return
+        except ApiError as exc:
+            self._event(
+                WARNING,
+                "FailedToCreateRayCluster",
+                f"Failed to create RayCluster {self.namespace}/{name}: {exc}",
+                CREATE,
+            )
+            raise
+        self.cluster = created
+        self._event(
+            NORMAL, "CreatedRayCluster", f"Created RayCluster {self.namespace}/{name}", CREATE
+        )
+
+    async def _do_DeleteCluster(self, name: str) -> None:
+        try:
+            await self.ctx.client.delete(RAY_API_VERSION, RAY_CLUSTER_KIND, name, self.namespace)
+        except NotFound:
+            return
+        except ApiError as exc:
+            self._event(
+                WARNING,
+                "FailedToDeleteRayCluster",
+                f"Failed to delete cluster {self.namespace}/{name}: {exc}",
+                DELETE,
+            )
+            raise
+        self._event(NORMAL, "DeletedRayCluster", f"Deleted cluster {self.namespace}/{name}", DELETE)
+
+    async def _do_SuspendWorkers(self, name: str) -> None:
+        cluster = self.world.cluster
+        if cluster is None:
+            return
+        groups = (cluster.get("spec") or {}).get("workerGroupSpecs") or []
+        # Pinned to each group's name, not the resourceVersion: the RayCluster controller
+        # rewrites the cluster's status all the time, its worker groups rarely change.
+        ops: list[Obj] = []
+        for i, group in enumerate(groups):
+            path = f"/spec/workerGroupSpecs/{i}"
+            ops.append({"op": "test", "path": f"{path}/groupName", "value": group.get("groupName")})
+            ops.append({"op": "add", "path": f"{path}/suspend", "value": True})
+        try:
+            await self.ctx.client.patch(
+                RAY_API_VERSION, RAY_CLUSTER_KIND, name, ops, self.namespace, patch_type="json"
+            )
+        except NotFound:
+            return
+        except ApiError as exc:
+            self._event(
+                WARNING,
+                "FailedToUpdateRayCluster",
+                f"Failed to suspend worker groups in cluster {self.namespace}/{name}: {exc}",
+                UPDATE,
+            )
+            raise
+        self._event(
+            NORMAL,
+            "UpdatedRayCluster",
+            "Set the `suspend` field to true for all worker groups in cluster "
+            f"{self.namespace}/{name}",
+            UPDATE,
+        )
+
+    async def _do_WarnClusterNotFound(self, name: str) -> None:
+        self._event(
+            WARNING,
+            "RayClusterNotFound",
+            f"RayCluster {self.namespace}/{name} set in the clusterSelector is not found. "
+            "It must be created manually",
+            VALIDATE,
+        )
+
+    # ----- submitter Job ------------------------------------------------------------------
+    async def _do_CreateSubmitter(self, name: str) -> None:
+        assert self.cluster is not None
+        settings = self.ctx.settings
+        job = build_submitter_job(
+            self.job, self.cluster, gates=dict(settings.features), options=settings.options
+        )
+        try:
+            await self.ctx.client.create(job, field_manager=FIELD_MANAGER)
+        except AlreadyExists:
+            return
+        except ApiError as exc:
+            self._event(
+                WARNING,
+                "FailedToCreateRayJobSubmitter",
+                f"Failed to create new Kubernetes Job {self.namespace}/{name}: {exc}",
+                CREATE,
+            )
+            raise
+        self._event(
+            NORMAL,
+            "CreatedRayJobSubmitter",
+            f"Created Kubernetes Job {self.namespace}/{name}",
+            CREATE,
+        )
+
+    async def _do_DeleteSubmitter(self, name: str) -> None:
+        try:
+            await self.ctx.client.delete(
+                "batch/v1", "Job", name, self.namespace, propagation_policy="Background"
+            )
+        except NotFound:
+            return
+        except ApiError as exc:
+            self._event(
+                WARNING,
+                "FailedToDeleteRayJobSubmitter",
+                f"Failed to delete submitter K8s Job {self.namespace}/{name}: {exc}",
+                DELETE,
+            )
+            raise
+        self._event(
+            NORMAL,
+            "DeletedRayJobSubmitter",
+            f"Deleted submitter K8s Job {self.namespace}/{name}",
+            DELETE,
+        )
+
+    # ----- RayJob head Service ------------------------------------------------------------
+    async def _do_CreateService(self, name: str) -> None:
+        assert self.cluster is not None
+        service = build_rayjob_head_service(
+            self.job, self.cluster, options=self.ctx.settings.options
+        )
+        try:
+            await self.ctx.client.create(service, field_manager=FIELD_MANAGER)
+        except AlreadyExists:
+            return
+        except ApiError as exc:
+            self._event(
+                WARNING,
+                "FailedToCreateService",
+                f"Failed to create the service {self.namespace}/{name}, {exc}",
+                CREATE,
+            )
+            raise
+        self._event(
+            NORMAL, "CreatedService", f"Created the service {self.namespace}/{name}", CREATE
+        )
+
+    async def _do_UpdateService(self, name: str) -> None:
+        assert self.cluster is not None and self.world.rayjob_service is not None
+        desired = build_rayjob_head_service(
+            self.job, self.cluster, options=self.ctx.settings.options
+        )
+        service = copy.deepcopy(self.world.rayjob_service)
+        spec = copy.deepcopy(desired.get("spec") or {})
+        old_spec = service.get("spec") or {}
+        if old_spec.get("clusterIP"):
+            spec["clusterIP"] = old_spec["clusterIP"]
+        if old_spec.get("clusterIPs"):
+            spec["clusterIPs"] = old_spec["clusterIPs"]
+        service["spec"] = spec
+        try:
+            await self.ctx.client.update(service, field_manager=FIELD_MANAGER)
+        except Conflict:  # a newer Service in the cache soon: retried quietly
+            raise
+        except ApiError as exc:
+            self._event(
+                WARNING,
+                "FailedToUpdateService",
+                f"Failed to update the service {self.namespace}/{name}, {exc}",
+                UPDATE,
+            )
+            raise
+        self._event(
+            NORMAL, "UpdatedService", f"Updated the service {self.namespace}/{name}", UPDATE
+        )
+
+    # ----- the RayJob itself --------------------------------------------------------------
+    async def _do_DeleteSelf(self, name: str) -> None:
+        try:
+            await self.ctx.client.delete(
+                RAY_API_VERSION,
+                RAY_JOB_KIND,
+                name,
+                self.namespace,
+                preconditions={"uid": self.job["metadata"]["uid"]},
+            )
+        except NotFound:
+            return
+        log.info("RayJob deleted by its deletion policy", rayjob=name)
+
+
+__all__ = ["Children"]

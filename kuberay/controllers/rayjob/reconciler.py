@@ -1,0 +1,319 @@
+"""The RayJob controller's reconcile entry point (KubeRay ``RayJobReconciler.Reconcile``).
+
+One pass: skip RayJobs another controller manages (``spec.managedBy``); a RayJob being
+deleted gets its Ray job stopped (fire and forget, through the dashboard poller) unless
+it already ended, and loses ``ray.io/rayjob-finalizer``; validate (an invalid RayJob is
+set ``ValidationFailed`` with a Warning Event naming the field, nothing else happens);
+``observe`` the world from the cache and the poller; ``decide`` (the pure state machine
+of :mod:`~kuberay.controllers.rayjob.machine`); lay the "why it waits" message over the
+decided status (:mod:`~kuberay.controllers.rayjob.why`); run the decided actions; write
+the status when KubeRay would (or when the wait message changed); requeue (3 s in the
+live states).
+
+No pass waits on a Ray dashboard: :class:`~kuberay.controllers.rayjob.context.JobDashboard`
+returns the latest finished call, and the poller enqueues the RayJob when a call ends
+with a new outcome.
+
+Read-your-writes: until the cache shows the status this process last wrote (or
+anything newer), a pass starts from the object that write returned, so a pass that
+starts right after a write neither repeats a transition nor sends a write bound to
+fail with 409.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import structlog
+
+from kuberay.api.v1.validation import validate_rayjob
+from kuberay.controllers.common import RayJobBuildError, build_job_submit_body
+from kuberay.controllers.common import constants as C
+from kuberay.controllers.common.names import (
+    generate_ray_cluster_name,
+    generate_ray_job_id,
+    head_service_name,
+)
+from kuberay.controllers.dashboard import JobNotFound
+from kuberay.controllers.dashboard.target import DashboardTarget
+from kuberay.controllers.rayjob import machine as M
+from kuberay.controllers.rayjob import status as S
+from kuberay.controllers.rayjob import why
+from kuberay.controllers.rayjob.children import Children
+from kuberay.controllers.rayjob.context import (
+    RAY_API_VERSION,
+    RAY_CLUSTER_KIND,
+    RAY_JOB_KIND,
+    Ctx,
+    ObjectKey,
+)
+from kuberay.kube import Conflict, NotFound
+from kuberay.reconcile import WARNING, Request, RequeueError, Result
+
+log = structlog.get_logger("kuberay.rayjob")
+
+Obj = dict[str, Any]
+
+MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
+
+#: Event reason per validation error source.
+_INVALID_REASON = {
+    "metadata": "InvalidRayJobMetadata",
+    "status": "InvalidRayJobStatus",
+}
+
+
+class RayJobReconciler:
+    """Reconciles one RayJob per call; safe to run with many workers."""
+
+    def __init__(self, ctx: Ctx) -> None:
+        self.ctx = ctx
+        # (namespace, name) -> (resourceVersions our writes replaced, the object returned)
+        self._written: dict[ObjectKey, tuple[frozenset[str], Obj]] = {}
+
+    # ----- entry point --------------------------------------------------------------------
+    async def reconcile(self, request: Request) -> Result:
+        key = (request.namespace, request.name)
+        cached = self.ctx.cached(RAY_API_VERSION, RAY_JOB_KIND, request.namespace, request.name)
+        if cached is None:
+            self._written.pop(key, None)
+            self.ctx.dashboard.forget(key)
+            if self.ctx.metrics is not None:
+                self.ctx.metrics.forget(request.namespace, request.name)
+            return Result()
+        managed_by = (cached.get("spec") or {}).get("managedBy")
+        if managed_by and managed_by != MANAGED_BY_KUBERAY:
+            log.debug("skipping RayJob managed by another controller", managed_by=managed_by)
+            return Result()
+        job = copy.deepcopy(self._freshest(cached))
+        if job["metadata"].get("deletionTimestamp"):
+            return await self.finalize(job, key)
+        if await self.reject_if_invalid(job):
+            return Result()
+
+        world = self.observe(job, key)
+        decision = M.decide(job, world, self.ctx.settings)
+        old = job.get("status") or {}
+        new = decision.status if decision.persist and decision.error is None else copy.deepcopy(old)
+        message_changed = why.overlay(job, old, new, world, decision.error)
+
+        staged = copy.deepcopy(job)
+        staged["status"] = decision.status
+        children = Children(self.ctx, staged, world)
+        try:
+            await children.run(decision.actions)
+        except Conflict:
+            log.debug("a write conflicted; retrying on a fresher object")
+            return Result(requeue=True)
+        if children.patched is not None:  # the finalizer patch moved the resourceVersion
+            self._remember_write(job["metadata"]["resourceVersion"], children.patched)
+            job["metadata"] = copy.deepcopy(children.patched["metadata"])
+
+        gated = decision.persist and decision.error is None and S.kuberay_write_needed(old, new)
+        if gated or message_changed:
+            if S.is_job_deployment_terminal(new.get("jobDeploymentStatus") or ""):
+                new["endTime"] = S.format_time(world.now)
+            if not await self.write_status(job, new):
+                return Result(requeue=True)
+            if self.ctx.metrics is not None and gated:
+                self.ctx.metrics.observe_transition(job, old, new, world.now)
+        if decision.error is not None:
+            raise RequeueError(decision.error)
+        return Result(requeue_after=decision.requeue_after)
+
+    # ----- deletion -----------------------------------------------------------------------
+    async def finalize(self, job: Obj, key: ObjectKey) -> Result:
+        """Stop a Ray job that has not ended, then drop our finalizer (KubeRay removes it
+        whether or not stopping worked)."""
+        meta = job["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        if S.RAYJOB_FINALIZER not in finalizers:
+            self.ctx.dashboard.forget(key)
+            return Result()
+        status = job.get("status") or {}
+        if not S.is_job_terminal(status.get("jobStatus") or ""):
+            cluster = self._cluster(job)
+            job_id = status.get("jobId")
+            if cluster is not None and job_id:
+                self.ctx.dashboard.stop_job(key, DashboardTarget.from_cluster(cluster), job_id)
+                log.info("asked the dashboard to stop the Ray job", job_id=job_id)
+            else:
+                log.info("no Ray job to stop", job_id=job_id, cluster=status.get("rayClusterName"))
+        try:
+            await self.ctx.client.patch(
+                RAY_API_VERSION,
+                RAY_JOB_KIND,
+                meta["name"],
+                {
+                    "metadata": {
+                        "finalizers": [f for f in finalizers if f != S.RAYJOB_FINALIZER],
+                        "resourceVersion": meta["resourceVersion"],
+                    }
+                },
+                meta["namespace"],
+            )
+        except NotFound:
+            pass
+        except Conflict:
+            return Result(requeue=True)
+        self.ctx.dashboard.forget(key)
+        return Result()
+
+    # ----- validation ---------------------------------------------------------------------
+    async def reject_if_invalid(self, job: Obj) -> bool:
+        """Validate as KubeRay does (metadata, spec, status); on the first error set
+        ``ValidationFailed`` and record a Warning naming the field. True if invalid."""
+        errors = [
+            e
+            for e in validate_rayjob(job, gates=dict(self.ctx.settings.features))
+            if e.source != "webhook"
+        ]
+        if not errors:
+            return False
+        first = errors[0]
+        reason = _INVALID_REASON.get(first.source, "InvalidRayJobSpec")
+        text = str(first)
+        meta = job["metadata"]
+        old = job.get("status") or {}
+        if (
+            old.get("jobDeploymentStatus") == S.VALIDATION_FAILED
+            and (old.get("message") or "") == text
+        ):
+            return True
+        self.ctx.event(
+            job, WARNING, reason, f"{meta['namespace']}/{meta['name']}: {text}", "Validate"
+        )
+        new = copy.deepcopy(old)
+        new["jobDeploymentStatus"] = S.VALIDATION_FAILED
+        new["reason"] = S.REASON_VALIDATION_FAILED
+        new["message"] = text
+        await self.write_status(job, new)
+        return True
+
+    # ----- world --------------------------------------------------------------------------
+    def _cluster(self, job: Obj) -> Obj | None:
+        name = (job.get("status") or {}).get("rayClusterName")
+        if not name:
+            return None
+        return self.ctx.cached(
+            RAY_API_VERSION, RAY_CLUSTER_KIND, job["metadata"]["namespace"], name
+        )
+
+    def observe(self, job: Obj, key: ObjectKey) -> M.World:
+        """Everything :func:`~kuberay.controllers.rayjob.machine.decide` reads: cached
+        children and the poller's latest results (asking it for fresh ones)."""
+        meta = job["metadata"]
+        ns, name = meta["namespace"], meta["name"]
+        spec = job.get("spec") or {}
+        status = job.get("status") or {}
+        state = status.get("jobDeploymentStatus") or S.NEW
+        mode = S.submission_mode(spec)
+        cluster = self._cluster(job)
+        head_service = head_pod = None
+        if cluster is not None:
+            head_service = self.ctx.cached("v1", "Service", ns, head_service_name(cluster))
+            pods = self.ctx.cache.list(
+                "v1",
+                "Pod",
+                ns,
+                labels={
+                    C.RAY_CLUSTER_LABEL_KEY: cluster["metadata"]["name"],
+                    C.RAY_NODE_TYPE_LABEL_KEY: C.HEAD_NODE,
+                },
+            )
+            head_pod = pods[0] if pods else None
+        submitter = None
+        if mode == S.K8S_JOB_MODE:
+            submitter = self.ctx.cached("batch/v1", "Job", ns, name)
+        job_info = submit = None
+        age = 0.0
+        job_id = status.get("jobId")
+        rayjob_service = self.ctx.cached("v1", "Service", ns, f"{name}-head-svc")
+        if state == S.RUNNING and cluster is not None and job_id:
+            target = DashboardTarget.from_cluster(cluster)
+            partial = M.World(now=self.ctx.now(), submitter=submitter, head_pod=head_pod)
+            # Once the submitter ended, what happened to the job matters now: look again.
+            max_age = 0.0 if M.submitter_finished(job, partial) else 3.0
+            job_info = self.ctx.dashboard.job_info(key, target, job_id, max_age=max_age)
+            if job_info is not None:
+                age = max(0.0, self.ctx.monotonic() - job_info.finished_at)
+            if (
+                mode == S.HTTP_MODE
+                and job_info is not None
+                and isinstance(job_info.error, JobNotFound)
+            ):
+                try:
+                    body = build_job_submit_body(job)
+                except RayJobBuildError as exc:
+                    raise RequeueError(f"cannot build the job submission: {exc}") from exc
+                submit = self.ctx.dashboard.submit_job(key, target, body, job_id)
+        fresh = state == S.NEW
+        return M.World(
+            now=self.ctx.now().replace(microsecond=0),
+            cluster=cluster,
+            cluster_head_service=head_service,
+            submitter=submitter,
+            head_pod=head_pod,
+            rayjob_service=rayjob_service,
+            job_info=job_info,
+            job_info_age=age,
+            submit=submit,
+            new_job_id=generate_ray_job_id(name) if fresh else "",
+            new_cluster_name=generate_ray_cluster_name(name) if fresh else "",
+        )
+
+    # ----- status -------------------------------------------------------------------------
+    async def write_status(self, job: Obj, status: Obj) -> bool:
+        """Replace the status (pinned to the resourceVersion); False on a 409 conflict
+        (the pass is retried on the fresher object)."""
+        meta = job["metadata"]
+        body = {
+            "apiVersion": RAY_API_VERSION,
+            "kind": RAY_JOB_KIND,
+            "metadata": {
+                "name": meta["name"],
+                "namespace": meta["namespace"],
+                "resourceVersion": meta["resourceVersion"],
+            },
+            "status": S.go_job_status(status),
+        }
+        try:
+            updated = await self.ctx.client.update_status(body)
+        except NotFound:
+            return True
+        except Conflict:
+            log.debug("status write conflicted; retrying on a fresher object")
+            return False
+        self._remember_write(meta["resourceVersion"], updated)
+        job["metadata"]["resourceVersion"] = updated["metadata"]["resourceVersion"]
+        job["status"] = updated.get("status") or {}
+        return True
+
+    def _remember_write(self, replaced_rv: str, updated: Obj) -> None:
+        meta = updated.get("metadata") or {}
+        key = (str(meta.get("namespace")), str(meta.get("name")))
+        replaced = {replaced_rv}
+        previous = self._written.get(key)
+        if previous is not None and previous[1]["metadata"].get("resourceVersion") == replaced_rv:
+            replaced |= previous[0]
+        obj = copy.deepcopy(updated)
+        obj["metadata"].pop("managedFields", None)
+        self._written[key] = (frozenset(replaced), obj)
+
+    def _freshest(self, cached: Obj) -> Obj:
+        meta = cached.get("metadata") or {}
+        key = (str(meta.get("namespace")), str(meta.get("name")))
+        memo = self._written.get(key)
+        if memo is None:
+            return cached
+        replaced, written = memo
+        if meta.get("resourceVersion") in replaced and meta.get("uid") == written["metadata"].get(
+            "uid"
+        ):
+            return written
+        del self._written[key]
+        return cached
+
+
+__all__ = ["RayJobReconciler"]

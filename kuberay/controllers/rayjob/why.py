@@ -1,0 +1,186 @@
+"""Why a RayJob is not progressing, in words a user can act on (beyond KubeRay).
+
+KubeRay leaves ``status.message`` empty while a RayJob waits for its cluster or its
+dashboard. Here, while a RayJob is Initializing, Waiting, Running, Suspending or
+Retrying and something the operator already sees in its cache explains the wait,
+``status.message`` says it: the head pod cannot be scheduled (with the scheduler's
+message), cannot pull its image, keeps crashing or was OOMKilled; the Ray dashboard is
+unreachable (the dashboard client's error text); the submitter Job's pods fail; an
+HTTPMode submission failed; the cluster set in ``clusterSelector`` does not exist; a
+finalizer blocks the deletion of the cluster or the submitter Job.
+
+Every such message starts with :data:`WAIT_PREFIX`, so it is recognised and cleared
+once the wait is over. It is written only when it changes, and never in a terminal
+state (KubeRay's own terminal messages stay as they are).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from kuberay.controllers.dashboard import JobNotFound
+from kuberay.controllers.rayjob import status as S
+from kuberay.controllers.rayjob.machine import World
+
+Obj = dict[str, Any]
+
+WAIT_PREFIX: Final = "Waiting: "
+
+#: Container waiting reasons that mean "this will not start by itself".
+STUCK_REASONS: Final = frozenset(
+    {
+        "ImagePullBackOff",
+        "ErrImagePull",
+        "InvalidImageName",
+        "ErrImageNeverPull",
+        "CrashLoopBackOff",
+        "CreateContainerConfigError",
+        "CreateContainerError",
+        "RunContainerError",
+    }
+)
+
+#: States in which a wait message may be shown.
+WAITING_STATES: Final = frozenset({S.INITIALIZING, S.WAITING, S.RUNNING, S.SUSPENDING, S.RETRYING})
+
+
+def is_wait_message(message: Any) -> bool:
+    """``message`` is one of ours (not KubeRay's, not Ray's)."""
+    return isinstance(message, str) and message.startswith(WAIT_PREFIX)
+
+
+def _name(obj: Obj) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+def _clip(text: str, limit: int = 400) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def head_pod_problem(pod: Obj | None) -> str | None:
+    """What keeps the head pod from running, from its status (None: nothing known)."""
+    if pod is None:
+        return None
+    status = pod.get("status") or {}
+    pod_name = (pod.get("metadata") or {}).get("name")
+    for cond in status.get("conditions") or []:
+        if (
+            cond.get("type") == "PodScheduled"
+            and cond.get("status") == "False"
+            and cond.get("reason") == "Unschedulable"
+        ):
+            return f"the head pod {pod_name} cannot be scheduled: {_clip(cond.get('message', ''))}"
+    statuses = [
+        *(status.get("initContainerStatuses") or []),
+        *(status.get("containerStatuses") or []),
+    ]
+    for cs in statuses:
+        state = cs.get("state") or {}
+        last = (cs.get("lastState") or {}).get("terminated") or {}
+        waiting = state.get("waiting") or {}
+        reason = waiting.get("reason")
+        if reason in STUCK_REASONS:
+            text = f"the head pod {pod_name} container {cs.get('name')} is in {reason}"
+            if waiting.get("message"):
+                text += f": {_clip(waiting['message'])}"
+            if last.get("reason"):
+                text += f" (last run ended with {last['reason']}, exit code {last.get('exitCode')})"
+            return text
+        terminated = state.get("terminated") or {}
+        if terminated.get("reason") == "OOMKilled" or last.get("reason") == "OOMKilled":
+            return (
+                f"the head pod {pod_name} container {cs.get('name')} was OOMKilled; "
+                "raise its memory limit"
+            )
+    return None
+
+
+def _blocking_finalizers(obj: Obj | None, what: str) -> str | None:
+    if obj is None:
+        return None
+    meta = obj.get("metadata") or {}
+    if not meta.get("deletionTimestamp") or not meta.get("finalizers"):
+        return None
+    return (
+        f"{what} {_name(obj)} is being deleted but finalizers block it: "
+        f"{', '.join(meta['finalizers'])}"
+    )
+
+
+def _submitter_problem(job_obj: Obj | None) -> str | None:
+    if job_obj is None:
+        return None
+    status = job_obj.get("status") or {}
+    failed = int(status.get("failed") or 0)
+    if failed <= 0:
+        return None
+    return (
+        f"the submitter Job {_name(job_obj)} has {failed} failed pod(s); "
+        f"see kubectl logs job/{(job_obj.get('metadata') or {}).get('name')}"
+    )
+
+
+def wait_message(job: Obj, status: Obj, world: World, error: str | None) -> str | None:
+    """The wait message for a RayJob whose next status is ``status`` (None: none)."""
+    state = status.get("jobDeploymentStatus") or ""
+    if state not in WAITING_STATES:
+        return None
+    spec = job.get("spec") or {}
+    if state in (S.SUSPENDING, S.RETRYING):
+        why = _blocking_finalizers(world.cluster, "RayCluster") or _blocking_finalizers(
+            world.submitter, "the submitter Job"
+        )
+        return WAIT_PREFIX + why if why else None
+    if world.cluster is None and spec.get("clusterSelector") and error is not None:
+        return (
+            f"{WAIT_PREFIX}RayCluster {(job.get('metadata') or {}).get('namespace')}/"
+            f"{status.get('rayClusterName')} set in spec.clusterSelector does not exist; "
+            "create it or change the selector"
+        )
+    if state == S.RUNNING:
+        observed = world.job_info
+        if observed is None or observed.error is None:
+            return None
+        if not isinstance(observed.error, JobNotFound):
+            head = head_pod_problem(world.head_pod)
+            why = head or (
+                f"the Ray dashboard of RayCluster {status.get('rayClusterName')} is "
+                f"unreachable: {_clip(str(observed.error))}"
+            )
+            return WAIT_PREFIX + why
+        mode = S.submission_mode(spec)
+        if mode == S.HTTP_MODE and world.submit is not None and world.submit.error is not None:
+            failure = _clip(str(world.submit.error))
+            return f"{WAIT_PREFIX}submitting the job to the Ray dashboard failed: {failure}"
+        if mode == S.K8S_JOB_MODE:
+            why = _submitter_problem(world.submitter)
+            if why:
+                return WAIT_PREFIX + why
+        head = head_pod_problem(world.head_pod)
+        return WAIT_PREFIX + head if head else None
+    head = head_pod_problem(world.head_pod)
+    return WAIT_PREFIX + head if head else None
+
+
+def overlay(job: Obj, old: Obj, new: Obj, world: World, error: str | None) -> bool:
+    """Put the wait message (or clear a stale one) into ``new``; True when the message
+    now differs from ``old``'s and one of the two is a wait message (a write is due)."""
+    why = wait_message(job, new, world, error)
+    if why is not None:
+        new["message"] = why
+    elif is_wait_message(new.get("message")):
+        new["message"] = ""
+    before, after = old.get("message") or "", new.get("message") or ""
+    return before != after and (is_wait_message(before) or is_wait_message(after))
+
+
+__all__ = [
+    "STUCK_REASONS",
+    "WAIT_PREFIX",
+    "head_pod_problem",
+    "is_wait_message",
+    "overlay",
+    "wait_message",
+]

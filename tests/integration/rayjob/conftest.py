@@ -1,0 +1,109 @@
+"""Fixtures: the RayCluster and RayJob controllers running in-process against the real
+apiserver, with the real dashboard poller dialling fake Ray dashboards on 127.0.0.0/8."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import attrs
+import pytest
+
+from kuberay.cmd.operator import CACHE_SCOPE
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.dashboard.factory import DashboardClientFactory
+from kuberay.controllers.dashboard.poller import DashboardPoller
+from kuberay.controllers.features import new_feature_gate
+from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
+from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
+from kuberay.kube import Client
+from kuberay.reconcile import Controller, Manager
+from kuberay.testing.fake_dashboard import FakeDashboard
+from tests.crds import install_crds
+
+
+@pytest.fixture(scope="session")
+async def crds_installed(kubeconfig_path: Any) -> None:
+    client = await Client.from_kubeconfig(kubeconfig_path, qps=0)
+    try:
+        await install_crds(client)
+    finally:
+        await client.close()
+
+
+@attrs.define
+class Operator:
+    """A running in-process operator (RayCluster + RayJob) scoped to one namespace."""
+
+    manager: Manager
+    rayjob: Controller
+    client: Client
+    poller: DashboardPoller
+
+    @property
+    def reconciler(self) -> Any:
+        return self.rayjob.reconciler
+
+
+@contextlib.asynccontextmanager
+async def start_operator(
+    client: Client,
+    namespace: str,
+    *,
+    gates: str = "",
+    env: dict[str, str] | None = None,
+    registry: Any = None,
+    **settings: Any,
+) -> AsyncIterator[Operator]:
+    fg = new_feature_gate()
+    fg.set_from_string(gates)
+    mgr = Manager(
+        client,
+        namespaces=[namespace],
+        by_object=CACHE_SCOPE,
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        handle_signals=False,
+        max_concurrent_reconciles=2,
+        registry=registry,
+    )
+    options = BuildOptions.from_env(env or {})
+    setup_raycluster_controller(
+        mgr,
+        RayClusterSettings(options=options, features=fg.as_dict(), requeue_seconds=10),
+    )
+    factory = DashboardClientFactory(client, environ={})
+    poller = DashboardPoller(factory)
+    rayjob = setup_rayjob_controller(
+        mgr,
+        RayJobSettings.from_env(env or {}, options=options, features=fg.as_dict(), **settings),
+        poller,
+    )
+    task = asyncio.create_task(mgr.run())
+    try:
+        yield Operator(mgr, rayjob, client, poller)
+    finally:
+        mgr.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 30)
+        await poller.close()
+        await factory.close()
+
+
+@pytest.fixture
+async def operator(
+    crds_installed: None, kclient: Client, namespace: str
+) -> AsyncIterator[Operator]:
+    async with start_operator(kclient, namespace) as op:
+        yield op
+
+
+@pytest.fixture
+async def dashboard() -> AsyncIterator[FakeDashboard]:
+    """A fake Ray dashboard on port 8265 of a random 127.x.y.z address."""
+    host = f"127.{random.randint(20, 250)}.{random.randint(0, 255)}.{random.randint(2, 250)}"
+    async with FakeDashboard(host, 8265) as fake:
+        yield fake
