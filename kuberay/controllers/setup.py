@@ -2,8 +2,8 @@
 
 KubeRay registers RayCluster, RayService, RayJob, RayCronJob (gate RayCronJob),
 NetworkPolicy (gate RayClusterNetworkPolicy) and mTLS (gate RayClusterMTLS).
-This build registers the controllers implemented so far (RayCluster, and RayCronJob
-when its gate is on); see the README.
+This build registers the controllers implemented so far (RayCluster, RayService, and
+RayCronJob when its gate is on); see the README.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.features import RAY_CRON_JOB
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
+from kuberay.controllers.dashboard import setup_dashboard_poller
 from kuberay.controllers.raycronjob import RayCronJobSettings, setup_raycronjob_controller
+from kuberay.controllers.rayservice import RayServiceSettings, setup_rayservice_controller
 from kuberay.featuregates import FeatureGate
 from kuberay.reconcile import Manager
 
@@ -74,6 +76,16 @@ def register_all(
         openshift_api_groups=openshift_api_groups,
     )
     names = [setup_raycluster_controller(mgr, settings).name]
+    poller = setup_dashboard_poller(
+        mgr, use_kubernetes_proxy=cfg.use_kubernetes_proxy, env=environ
+    )
+    service_settings = RayServiceSettings(
+        options=settings.options,
+        features=gates.as_dict(),
+        env=environ,
+        enable_metrics=cfg.enable_metrics,
+    )
+    names.append(setup_rayservice_controller(mgr, service_settings, poller).name)
     if gates.enabled(RAY_CRON_JOB):
         cron = RayCronJobSettings(features=gates.as_dict())
         names.append(setup_raycronjob_controller(mgr, cron).name)
