@@ -147,6 +147,7 @@ class RayServiceReconciler:
             rs, pending, pending_pod, upgrade=active is not None
         )
         if pending is not None and pending_serve.ready and not pending_ready:
+            pending_serve.ready = False
             pending_serve.problem = (
                 f"the Serve proxy of RayCluster {pending['metadata']['name']} is not ready"
             )
