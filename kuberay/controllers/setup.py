@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.dashboard import setup_dashboard_poller
 from kuberay.controllers.features import RAY_CRON_JOB
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
-from kuberay.controllers.dashboard import setup_dashboard_poller
 from kuberay.controllers.raycronjob import RayCronJobSettings, setup_raycronjob_controller
 from kuberay.controllers.rayservice import RayServiceSettings, setup_rayservice_controller
 from kuberay.featuregates import FeatureGate
@@ -76,9 +76,7 @@ def register_all(
         openshift_api_groups=openshift_api_groups,
     )
     names = [setup_raycluster_controller(mgr, settings).name]
-    poller = setup_dashboard_poller(
-        mgr, use_kubernetes_proxy=cfg.use_kubernetes_proxy, env=environ
-    )
+    poller = setup_dashboard_poller(mgr, use_kubernetes_proxy=cfg.use_kubernetes_proxy, env=environ)
     service_settings = RayServiceSettings(
         options=settings.options,
         features=gates.as_dict(),
