@@ -186,3 +186,27 @@ async def test_no_writes_on_an_unchanged_world(
         await eventually(lambda: passes >= 3, timeout=30, message="three more passes")
         assert stats.writes == settled
         assert puts(fake) == 1
+
+
+async def test_a_hanging_dashboard_delays_only_its_own_rayservice(
+    service_operator: ServiceOperator, kclient: Client, namespace: str
+) -> None:
+    async with fake_dashboard() as stuck, fake_dashboard() as fine:
+        stuck.hang = True
+        await kclient.create(rayservice("slow", namespace))
+        rs = await wait_rs(kclient, namespace, "slow", pending_name)
+        await serve_head(kclient, namespace, pending_name(rs), stuck)
+        await eventually(lambda: stuck.requests, message="the stuck dashboard was asked")
+        rs = await deploy(kclient, namespace, "fast", fine)
+        assert active_name(rs)
+        assert active_name(await get_rs(kclient, namespace, "slow")) == ""
+
+
+async def test_exclude_head_pod_from_serve_service_forces_the_label_false(
+    service_operator: ServiceOperator, kclient: Client, namespace: str
+) -> None:
+    async with fake_dashboard() as fake:
+        rs = await deploy(kclient, namespace, "svc", fake, excludeHeadPodFromServeSvc=True)
+        pod = await head_pod(kclient, namespace, active_name(rs))
+        assert pod["metadata"]["labels"]["ray.io/serve"] == "false"
+        assert not fake.requests_to("/-/healthz")  # the proxy is not even asked
