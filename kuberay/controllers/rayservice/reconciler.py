@@ -53,6 +53,7 @@ from kuberay.controllers.rayservice.serve import (
     has_ready_serving_worker,
     head_pod_ready,
 )
+from kuberay.controllers.rayservice.suspend import handle_suspend, suspend_operative
 from kuberay.controllers.rayservice.upgrade import (
     UPGRADE_TIMEOUT_REASON,
     abandon_message,
@@ -114,8 +115,8 @@ class RayServiceReconciler:
         if await self.validate(rs):
             return Result()
 
-        suspend_result = await self.handle_suspend(rs)
-        if self._suspend_operative(rs):
+        suspend_result = await handle_suspend(self.ctx, self.children, rs)
+        if suspend_operative(rs):
             await self.write_status(rs, original)
             return suspend_result
         ready = S.find(rs, S.READY)
@@ -227,92 +228,6 @@ class RayServiceReconciler:
         rs["status"]["lastUpdateTime"] = rfc3339(self.ctx.now())
         await self._update_status(rs)
         return True
-
-    async def handle_suspend(self, rs: Obj) -> Result:
-        """KubeRay ``handleSuspend``: Suspending (status reset) -> delete children -> Suspended;
-        Suspended and ``suspend: false`` -> resumed (Ready/UpgradeInProgress Initializing)."""
-        now = rfc3339(self.ctx.now())
-        status = rs["status"]
-        suspend = bool((rs.get("spec") or {}).get("suspend"))
-        if S.is_true(rs, S.SUSPENDED):
-            if not suspend:
-                status["observedGeneration"] = rs["metadata"].get("generation", 0)
-                S.set_cond(
-                    rs,
-                    S.SUSPENDED,
-                    False,
-                    S.RESUMED,
-                    "Spec.Suspend is false; RayService has resumed.",
-                    now,
-                )
-                msg = "RayService is initializing after resuming from suspend."
-                conds = S.conditions_of(rs)
-                conds[:] = [
-                    c for c in conds if c.get("type") not in (S.READY, S.UPGRADE_IN_PROGRESS)
-                ]
-                S.set_cond(rs, S.READY, False, S.INITIALIZING, msg, now)
-                S.set_cond(rs, S.UPGRADE_IN_PROGRESS, False, S.INITIALIZING, msg, now)
-            return Result()
-        if not S.is_true(rs, S.SUSPENDING):
-            if not suspend:
-                return Result()
-            status["observedGeneration"] = rs["metadata"].get("generation", 0)
-            S.set_cond(
-                rs,
-                S.SUSPENDING,
-                True,
-                S.SUSPEND_REQUESTED,
-                "Spec.Suspend is true; will delete all Kubernetes resources owned by this "
-                "RayService.",
-                now,
-            )
-            S.set_cond(rs, S.READY, False, S.SUSPEND_IN_PROGRESS, "RayService is suspending.", now)
-            S.set_cond(
-                rs,
-                S.UPGRADE_IN_PROGRESS,
-                False,
-                S.SUSPEND_IN_PROGRESS,
-                "No upgrade in progress.",
-                now,
-            )
-            S.set_cond(
-                rs,
-                S.ROLLBACK_IN_PROGRESS,
-                False,
-                S.SUSPEND_IN_PROGRESS,
-                "No rollback in progress.",
-                now,
-            )
-            status["activeServiceStatus"] = {}
-            status["pendingServiceStatus"] = {}
-            status["numServeEndpoints"] = 0
-            status.pop("serviceStatus", None)
-            return Result(requeue_after=self.ctx.settings.requeue_seconds)
-        if not await self.children.delete_owned(rs):
-            S.set_cond(
-                rs,
-                S.SUSPENDING,
-                True,
-                S.SUSPEND_IN_PROGRESS,
-                "Waiting for all Kubernetes resources owned by this RayService to be deleted.",
-                now,
-            )
-            return Result(requeue_after=self.ctx.settings.requeue_seconds)
-        done = "All owned resources have been deleted."
-        S.set_cond(rs, S.SUSPENDING, False, S.SUSPEND_COMPLETE, done, now)
-        S.set_cond(rs, S.SUSPENDED, True, S.SUSPEND_COMPLETE, done, now)
-        S.set_cond(rs, S.READY, False, S.SUSPEND_COMPLETE, "RayService is suspended.", now)
-        S.set_cond(
-            rs, S.UPGRADE_IN_PROGRESS, False, S.SUSPEND_COMPLETE, "No upgrade in progress.", now
-        )
-        S.set_cond(
-            rs, S.ROLLBACK_IN_PROGRESS, False, S.SUSPEND_COMPLETE, "No rollback in progress.", now
-        )
-        return Result(requeue_after=self.ctx.settings.requeue_seconds)
-
-    @staticmethod
-    def _suspend_operative(rs: Obj) -> bool:
-        return S.is_true(rs, S.SUSPENDING) or S.is_true(rs, S.SUSPENDED)
 
     async def update_head_pod_serve_label(
         self, rs: Obj, cluster: Obj | None, pod: Obj | None
