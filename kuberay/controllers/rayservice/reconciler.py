@@ -200,7 +200,7 @@ class RayServiceReconciler:
                 if first.source == "metadata"
                 else "InvalidRayServiceSpec"
             )
-            message = first.message
+            message = str(first)  # KubeRay's text, prefixed by the field when it names none
             if first.path == _HEAD_SVC_NAME_PATH:
                 message += (
                     " (a fixed head Service name would be claimed by both the active and the "

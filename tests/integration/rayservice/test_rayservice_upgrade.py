@@ -115,7 +115,10 @@ async def test_zero_downtime_upgrade_promotes_then_deletes_the_old_cluster(
         await eventually(
             lambda: _gone(kclient, namespace, old), message="old cluster deleted after the delay"
         )
-        # The old cluster never received the new Serve config.
+        # The old cluster never received the new Serve config, and the promoted cluster is
+        # not sent its config again (the cache is per cluster, RS-26).
+        await count_passes(service_operator, 2)
+        assert puts(new_fake) == 1
         assert puts(old_fake) == old_puts
         assert [a["name"] for a in old_fake.serve_config["applications"]] == ["app1"]
 
