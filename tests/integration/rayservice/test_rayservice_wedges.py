@@ -225,3 +225,55 @@ async def test_incremental_upgrade_is_refused_with_a_condition_and_event(
     assert clusters == []
     events = await events_for(kclient, namespace, "svc")
     assert len([e for e in events if e["reason"] == "UnsupportedUpgradeStrategy"]) == 1
+
+
+async def test_unschedulable_pending_head_is_named_in_the_upgrade_condition(
+    service_operator: ServiceOperator, kclient: Client, namespace: str
+) -> None:
+    async with fake_dashboard() as fake:
+        rs = await deploy(kclient, namespace, "svc", fake)
+        first = active_name(rs)
+        await kclient.patch(
+            "ray.io/v1",
+            "RayService",
+            "svc",
+            {"spec": {"rayClusterConfig": with_image(rs, "rayproject/ray:2.47.0")}},
+            namespace,
+        )
+        rs = await wait_rs(kclient, namespace, "svc", pending_name, message="pending named")
+        pod = await head_pod(kclient, namespace, pending_name(rs))
+        scheduler = "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+        await kclient.patch_status(
+            "v1",
+            "Pod",
+            pod["metadata"]["name"],
+            {
+                "status": {
+                    "phase": "Pending",
+                    "conditions": [
+                        {
+                            "type": "PodScheduled",
+                            "status": "False",
+                            "reason": "Unschedulable",
+                            "message": scheduler,
+                        }
+                    ],
+                }
+            },
+            namespace,
+        )
+        rs = await wait_rs(
+            kclient,
+            namespace,
+            "svc",
+            lambda r: scheduler in ((cond(r, "UpgradeInProgress") or {}).get("message") or ""),
+            message="the scheduler's message in the condition",
+        )
+        upgrading = cond(rs, "UpgradeInProgress")
+        assert upgrading is not None
+        assert (upgrading["status"], upgrading["reason"]) == (
+            "True",
+            "BothActivePendingClustersExist",
+        )
+        assert pod["metadata"]["name"] in upgrading["message"]
+        assert active_name(rs) == first  # the active cluster keeps serving
