@@ -2,8 +2,8 @@
 
 KubeRay registers RayCluster, RayService, RayJob, RayCronJob (gate RayCronJob),
 NetworkPolicy (gate RayClusterNetworkPolicy) and mTLS (gate RayClusterMTLS).
-This build registers the controllers implemented so far (RayCluster, and RayCronJob
-when its gate is on); see the README.
+This build registers the controllers implemented so far (RayCluster, RayService, and
+RayCronJob when its gate is on); see the README.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from kuberay.controllers.features import RAY_CRON_JOB
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.controllers.raycronjob import RayCronJobSettings, setup_raycronjob_controller
 from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
+from kuberay.controllers.rayservice import RayServiceSettings, setup_rayservice_controller
 from kuberay.featuregates import FeatureGate
 from kuberay.reconcile import Manager
 
@@ -87,7 +88,15 @@ def register_all(
         ),
         poller,
     )
-    names = [controller.name, rayjob.name]
+    service_settings = RayServiceSettings(
+        options=settings.options,
+        features=gates.as_dict(),
+        env=environ,
+        enable_metrics=cfg.enable_metrics,
+    )
+    # After RayJob: the RayService setup chains the poller's on_result to the one before it.
+    rayservice = setup_rayservice_controller(mgr, service_settings, poller)
+    names = [controller.name, rayjob.name, rayservice.name]
     if gates.enabled(RAY_CRON_JOB):
         cron = RayCronJobSettings(features=gates.as_dict())
         names.append(setup_raycronjob_controller(mgr, cron).name)

@@ -97,18 +97,20 @@ async def test_kuberay_metrics_registered_only_when_enabled() -> None:
         cfg, _ = parse_config(flag, gates)
         registry = CollectorRegistry()
         names = register_all(_manager(registry), cfg, gates, env={})
-        assert names == ["raycluster", "rayjob"]
+        assert names == ["raycluster", "rayjob", "rayservice"]
         families = {m.name for m in registry.collect()}
         assert ("kuberay_cluster_provisioned_duration_seconds" in families) is present
         assert ("kuberay_cluster_info" in families) is present
         assert ("kuberay_job_execution_duration_seconds" in families) is present
         assert ("kuberay_job_info" in families) is present
+        assert ("kuberay_service_info" in families) is present
+        assert ("kuberay_service_condition_ready" in families) is present
 
 
 async def test_raycronjob_gate_is_accepted_and_registers_its_controller() -> None:
     for flags, names in (
-        ([], ["raycluster", "rayjob"]),
-        (["--feature-gates=RayCronJob=true"], ["raycluster", "rayjob", "raycronjob"]),
+        ([], ["raycluster", "rayjob", "rayservice"]),
+        (["--feature-gates=RayCronJob=true"], ["raycluster", "rayjob", "rayservice", "raycronjob"]),
     ):
         gates = new_feature_gate()
         cfg, _ = parse_config(flags, gates)

@@ -1,0 +1,600 @@
+"""The RayService controller's reconcile entry point (KubeRay ``RayServiceReconciler.Reconcile``).
+
+Order per pass (§5.1): skip another controller's object (``managedBy``);
+``clean_up_serve_config_cache``; ``clean_up_clusters`` (dangling clusters deleted after
+``rayClusterDeletionDelaySeconds``); the finalizer (removed once no cluster remains of a
+deleted RayService; added first, alone); ``validate`` (Ready=False/ValidationFailed and a
+Warning Event naming the field); ``handle_suspend``; the terminal initializing timeout;
+``reconcile_ray_cluster``; ``update_head_pod_serve_label`` (active, pending);
+``reconcile_serve`` (pending; active when no upgrade is wanted); ``reconcile_services`` (to
+the pending cluster once ready, else the active one); ``calculate_status`` and one status
+write when it changed. Every pass requeues after 2 s, as KubeRay.
+
+Dashboard calls go through the poller; a RayService whose dashboard hangs only waits itself.
+Differences from KubeRay (all beyond it, documented in docs/rayservice.md): a pending cluster
+becomes serving only when its head's Serve proxy (or, with ``excludeHeadPodFromServeSvc``, a
+worker) is ready too; why a cluster is not ready is written into the condition messages; the
+``ray.io/upgrade-timeout`` deadline; a Service owned by someone else is never taken over;
+``NewClusterWithIncrementalUpgrade`` is refused with a condition (not implemented here).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import structlog
+
+from kuberay.api.v1.validation import validate_rayservice
+from kuberay.controllers.common import constants as C
+from kuberay.controllers.common.objects import as_map, as_str
+from kuberay.controllers.common.pod_health import is_running_and_ready
+from kuberay.controllers.common.rayservice import (
+    goal_cluster_hash,
+    is_incremental_upgrade,
+    should_prepare_new_cluster,
+)
+from kuberay.controllers.common.service import ServiceBuildError
+from kuberay.controllers.features import RAY_CLUSTER_STATUS_CONDITIONS
+from kuberay.controllers.rayservice import status as S
+from kuberay.controllers.rayservice.children import ChildReconciler, new_cluster_name
+from kuberay.controllers.rayservice.context import (
+    RAY_API_VERSION,
+    RAY_SERVICE_KIND,
+    Ctx,
+    Obj,
+    ObjectKey,
+    owner_key,
+    rfc3339,
+)
+from kuberay.controllers.rayservice.serve import (
+    ServeReconciler,
+    ServeResult,
+    has_ready_serving_worker,
+    head_pod_ready,
+)
+from kuberay.controllers.rayservice.suspend import handle_suspend, suspend_operative
+from kuberay.controllers.rayservice.upgrade import (
+    UPGRADE_TIMEOUT_REASON,
+    abandon_message,
+    abandoned_hash,
+    upgrade_overdue,
+)
+from kuberay.kube import ApiError, NotFound
+from kuberay.reconcile import NORMAL, WARNING, Request, RequeueError, Result
+
+log = structlog.get_logger("kuberay.rayservice")
+
+MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
+UNSUPPORTED_STRATEGY = "UnsupportedUpgradeStrategy"
+_HEAD_SVC_NAME_PATH = "spec.rayClusterConfig.headGroupSpec.headService.metadata.name"
+
+
+class RayServiceReconciler:
+    """Reconciles one RayService per call."""
+
+    def __init__(self, ctx: Ctx) -> None:
+        self.ctx = ctx
+        self.children = ChildReconciler(ctx)
+        self.serve = ServeReconciler(ctx)
+        self._written: dict[ObjectKey, tuple[str, Obj]] = {}
+
+    # ----- entry point --------------------------------------------------------------------
+    async def reconcile(self, request: Request) -> Result:
+        key: ObjectKey = (request.namespace, request.name)
+        cached = self.ctx.cache.get(RAY_API_VERSION, RAY_SERVICE_KIND, *key)
+        if cached is None:
+            self._forget(key)
+            return Result()
+        managed_by = (cached.get("spec") or {}).get("managedBy")
+        if managed_by and managed_by != MANAGED_BY_KUBERAY:
+            log.debug("skipping RayService managed by another controller", managed_by=managed_by)
+            return Result()
+        rs = copy.deepcopy(self._freshest(key, cached))
+        if not isinstance(rs.get("status"), dict):
+            rs["status"] = {}
+        original = copy.deepcopy(rs["status"])
+        requeue = Result(requeue_after=self.ctx.settings.requeue_seconds)
+
+        self.clean_up_serve_config_cache(rs)
+        has_clusters = await self.children.clean_up_clusters(rs)
+        meta = rs["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        if meta.get("deletionTimestamp"):
+            if has_clusters:
+                return requeue
+            if C.RAY_SERVICE_FINALIZER in finalizers:
+                finalizers.remove(C.RAY_SERVICE_FINALIZER)
+                await self._patch_finalizers(rs, finalizers)
+            self._forget(key)
+            return Result()
+        if C.RAY_SERVICE_FINALIZER not in finalizers:
+            await self._patch_finalizers(rs, [*finalizers, C.RAY_SERVICE_FINALIZER])
+            return requeue
+
+        if await self.validate(rs):
+            return Result()
+
+        suspend_result = await handle_suspend(self.ctx, self.children, rs)
+        if suspend_operative(rs):
+            await self.write_status(rs, original)
+            return suspend_result
+        ready = S.find(rs, S.READY)
+        if (
+            ready is not None
+            and ready.get("status") == "False"
+            and ready.get("reason") == S.INITIALIZING_TIMEOUT
+        ):
+            await self.write_status(rs, original)
+            return requeue if has_clusters else Result()
+
+        active, pending = await self.children.reconcile_ray_cluster(rs)
+        active_pod = self._head_pod(active)
+        pending_pod = self._head_pod(pending)
+        await self.update_head_pod_serve_label(rs, active, active_pod)
+        await self.update_head_pod_serve_label(rs, pending, pending_pod)
+
+        active_serve = ServeResult()
+        pending_serve = ServeResult()
+        if pending is not None:
+            pending_serve = self.serve.reconcile_serve(rs, pending, pending_pod)
+        if active is not None and pending is None:
+            prepare = self._should_prepare(rs, active, None, pending_serving=False)
+            if not prepare:
+                active_serve = self.serve.reconcile_serve(
+                    rs, active, active_pod, skip_config_update=self._serve_held(rs)
+                )
+        pending_ready = pending_serve.ready and self._proxies_ready(
+            rs, pending, pending_pod, upgrade=active is not None
+        )
+        if pending is not None and pending_serve.ready and not pending_ready:
+            pending_serve.ready = False
+            pending_serve.problem = (
+                f"the Serve proxy of RayCluster {pending['metadata']['name']} is not ready"
+            )
+
+        head_svc: Obj | None = None
+        serve_svc: Obj | None = None
+        target = pending if pending_ready else (active if active_serve.ready else None)
+        if target is not None:
+            try:
+                head_svc, serve_svc = await self.children.reconcile_services(rs, target)
+            except ServiceBuildError as exc:
+                raise RequeueError(str(exc)) from None
+
+        self.calculate_status(
+            rs, active, pending, active_serve, pending_serve, head_svc, serve_svc, pending_pod
+        )
+        await self.write_status(rs, original)
+        wait = self.children.next_deletion_in(rs)
+        if wait is not None and wait < self.ctx.settings.requeue_seconds:
+            return Result(requeue_after=max(wait, 0.1))
+        return requeue
+
+    # ----- steps --------------------------------------------------------------------------
+    def clean_up_serve_config_cache(self, rs: Obj) -> None:
+        """Forget Serve configs sent to clusters that are neither active nor pending."""
+        keep = {
+            S.cluster_name(rs, "activeServiceStatus"),
+            S.cluster_name(rs, "pendingServiceStatus"),
+        }
+        keep.discard("")
+        meta = rs["metadata"]
+        self.ctx.serve_configs.keep_only(f"{meta['namespace']}/{meta['name']}", keep)
+        self.serve.forget(owner_key(meta["namespace"], meta["name"]), keep)
+
+    async def validate(self, rs: Obj) -> bool:
+        """KubeRay ``validateRayService`` (+ this build's refusal of incremental upgrades);
+        True when the RayService is invalid (status and Event written)."""
+        errors = validate_rayservice(rs, gates=dict(self.ctx.settings.features))
+        fatal = [e for e in errors if e.source in ("metadata", "spec")] or [
+            e for e in errors if e.source not in ("webhook",)
+        ]
+        meta = rs["metadata"]
+        reason = ""
+        message = ""
+        if fatal:
+            first = fatal[0]
+            reason = (
+                "InvalidRayServiceMetadata"
+                if first.source == "metadata"
+                else "InvalidRayServiceSpec"
+            )
+            message = str(first)  # KubeRay's text, prefixed by the field when it names none
+            if first.path == _HEAD_SVC_NAME_PATH:
+                message += (
+                    " (a fixed head Service name would be claimed by both the active and the "
+                    "pending RayCluster during an upgrade; the operator names it per cluster)"
+                )
+        elif is_incremental_upgrade(rs, self.ctx.settings.features):
+            reason = UNSUPPORTED_STRATEGY
+            message = (
+                "spec.upgradeStrategy.type NewClusterWithIncrementalUpgrade is not supported by "
+                "this build of the operator; use NewCluster or None"
+            )
+        if not reason:
+            return False
+        previous = S.find(rs, S.READY)
+        if (
+            previous is not None
+            and previous.get("reason") == S.VALIDATION_FAILED
+            and previous.get("message") == message
+        ):
+            return True  # already reported; KubeRay rewrites it each pass, we do not
+        self.ctx.event(
+            rs, WARNING, reason, f"{meta['namespace']}/{meta['name']}: {message}", "Validate"
+        )
+        S.set_cond(rs, S.READY, False, S.VALIDATION_FAILED, message, rfc3339(self.ctx.now()))
+        rs["status"]["lastUpdateTime"] = rfc3339(self.ctx.now())
+        await self._update_status(rs)
+        return True
+
+    async def update_head_pod_serve_label(
+        self, rs: Obj, cluster: Obj | None, pod: Obj | None
+    ) -> None:
+        """``ray.io/serve`` on the head pod: ``false`` with ``excludeHeadPodFromServeSvc``, else
+        whether its Serve proxy answers ``/-/healthz`` (unchanged until the first answer)."""
+        if cluster is None or pod is None:
+            return
+        if (rs.get("spec") or {}).get("excludeHeadPodFromServeSvc"):
+            wanted = "false"
+        else:
+            healthy = self.serve.proxy_healthy(rs, cluster, pod)
+            if healthy is None:
+                return
+            wanted = "true" if healthy else "false"
+        labels = as_map(pod["metadata"].get("labels"))
+        if labels.get(C.RAY_CLUSTER_SERVING_SERVICE_LABEL_KEY) == wanted:
+            return
+        meta = pod["metadata"]
+        try:
+            await self.ctx.client.patch(
+                "v1",
+                "Pod",
+                meta["name"],
+                {
+                    "metadata": {
+                        "labels": {C.RAY_CLUSTER_SERVING_SERVICE_LABEL_KEY: wanted},
+                        "resourceVersion": meta.get("resourceVersion"),
+                    }
+                },
+                meta["namespace"],
+            )
+        except NotFound:
+            return
+        except ApiError as exc:
+            if exc.status == 409:
+                raise RequeueError("head pod changed while its serve label was written") from None
+            self.ctx.event(
+                rs,
+                WARNING,
+                "FailedToUpdateHeadPodServeLabel",
+                f'Failed to update the serve label to "{wanted}" for the Head Pod '
+                f"{meta['namespace']}/{meta['name']}: {exc}",
+                "Update",
+            )
+            raise
+        self.ctx.event(
+            rs,
+            NORMAL,
+            "UpdatedHeadPodServeLabel",
+            f'Updated the serve label to "{wanted}" for the Head Pod '
+            f"{meta['namespace']}/{meta['name']}",
+            "Update",
+        )
+
+    def calculate_status(
+        self,
+        rs: Obj,
+        active: Obj | None,
+        pending: Obj | None,
+        active_serve: ServeResult,
+        pending_serve: ServeResult,
+        head_svc: Obj | None,
+        serve_svc: Obj | None,
+        pending_pod: Obj | None,
+    ) -> None:
+        """KubeRay ``calculateStatus``: mirror cluster statuses and app statuses, promote,
+        name a new pending cluster when one is wanted, count serve endpoints, conditions."""
+        status = rs["status"]
+        now_dt = self.ctx.now()
+        now = rfc3339(now_dt)
+        status["observedGeneration"] = rs["metadata"].get("generation", 0)
+        active_status = dict(as_map(status.get("activeServiceStatus")))
+        pending_status = dict(as_map(status.get("pendingServiceStatus")))
+        for block, cluster, serve in (
+            (active_status, active, active_serve),
+            (pending_status, pending, pending_serve),
+        ):
+            if cluster is not None and cluster.get("status"):
+                block["rayClusterStatus"] = copy.deepcopy(cluster["status"])
+            else:
+                block.pop("rayClusterStatus", None)
+            if serve.applications is not None:
+                block["applicationStatuses"] = serve.applications
+            elif cluster is None:
+                block.pop("applicationStatuses", None)
+        pending_serving = False
+        if head_svc is not None and serve_svc is not None:
+            points_to = as_map(as_map(serve_svc.get("spec")).get("selector")).get(
+                C.RAY_CLUSTER_LABEL_KEY
+            )
+            pending_name = as_str(pending_status.get("rayClusterName"))
+            pending_serving = bool(pending_name) and points_to == pending_name
+            if points_to != as_str(active_status.get("rayClusterName")) and pending_serving:
+                log.info(
+                    "promoting the pending cluster",
+                    old=active_status.get("rayClusterName"),
+                    new=pending_name,
+                )
+                active_status, pending_status = pending_status, {}
+        status["activeServiceStatus"] = _prune(active_status)
+        status["pendingServiceStatus"] = _prune(pending_status)
+        promoted = active is not None and pending is not None and not status["pendingServiceStatus"]
+        cur_active = active if not promoted else pending
+        cur_pending = None if promoted else pending
+        abandoned = abandoned_hash(rs)
+        if abandoned is not None and abandoned != goal_cluster_hash(rs):
+            S.conditions_of(rs)[:] = [
+                c for c in S.conditions_of(rs) if c.get("type") != S.UPGRADE_ABANDONED
+            ]
+        if self._should_prepare(rs, cur_active, cur_pending, pending_serving=pending_serving):
+            name = new_cluster_name(rs["metadata"]["name"])
+            status["pendingServiceStatus"] = {"rayClusterName": name}
+            log.info("preparing a new pending RayCluster", cluster=name)
+        service_name = as_str(as_map(serve_svc.get("metadata")).get("name")) if serve_svc else ""
+        if not service_name:
+            service_name = self._serve_service_name(rs)
+        status["numServeEndpoints"] = S.count_serve_endpoints(
+            self.children.serve_endpoint_slices(rs, service_name)
+        )
+        S.calculate_conditions(rs, now)
+        if status["numServeEndpoints"] == 0 and not S.is_true(rs, S.READY):
+            spent = S.initializing_timed_out(rs, now_dt)
+            if spent is not None:
+                self._mark_initializing_timeout(rs, spent, now)
+        self._explain(rs, cur_active, cur_pending, active_serve, pending_serve, pending_pod, now)
+        self._check_upgrade_deadline(rs, cur_pending, pending_serve, pending_pod, now_dt)
+        if S.is_true(rs, S.READY):
+            status["serviceStatus"] = S.RUNNING
+        else:
+            status.pop("serviceStatus", None)
+
+    # ----- helpers ------------------------------------------------------------------------
+    def _should_prepare(
+        self, rs: Obj, active: Obj | None, pending: Obj | None, *, pending_serving: bool
+    ) -> bool:
+        if not should_prepare_new_cluster(
+            rs,
+            active,
+            pending,
+            pending_serving=pending_serving,
+            features=self.ctx.settings.features,
+            env=self.ctx.settings.env,
+        ):
+            return False
+        abandoned = abandoned_hash(rs)
+        return abandoned is None or abandoned != goal_cluster_hash(rs)
+
+    def _serve_held(self, rs: Obj) -> bool:
+        """An abandoned upgrade's Serve config is not sent to the old cluster."""
+        abandoned = abandoned_hash(rs)
+        return abandoned is not None and abandoned == goal_cluster_hash(rs)
+
+    def _proxies_ready(
+        self, rs: Obj, cluster: Obj | None, head_pod: Obj | None, *, upgrade: bool
+    ) -> bool:
+        """Beyond KubeRay (#1559): traffic moves to a new cluster during an upgrade only when
+        its head's Serve proxy answers (with excludeHeadPodFromServeSvc: a worker is ready)."""
+        if cluster is None:
+            return False
+        if not upgrade:
+            return True
+        if (rs.get("spec") or {}).get("excludeHeadPodFromServeSvc"):
+            pods = self.ctx.cache.list("v1", "Pod", cluster["metadata"]["namespace"])
+            name = cluster["metadata"]["name"]
+            return has_ready_serving_worker(
+                [
+                    p
+                    for p in pods
+                    if as_map(p["metadata"].get("labels")).get(C.RAY_CLUSTER_LABEL_KEY) == name
+                ]
+            )
+        if head_pod is None:
+            return False
+        return self.serve.proxy_healthy(rs, cluster, head_pod) is True
+
+    def _head_pod(self, cluster: Obj | None) -> Obj | None:
+        if cluster is None:
+            return None
+        name = cluster["metadata"]["name"]
+        for pod in self.ctx.cache.list("v1", "Pod", cluster["metadata"]["namespace"]):
+            labels = as_map(pod["metadata"].get("labels"))
+            if (
+                labels.get(C.RAY_CLUSTER_LABEL_KEY) == name
+                and labels.get(C.RAY_NODE_TYPE_LABEL_KEY) == C.HEAD_NODE
+            ):
+                return pod
+        return None
+
+    @staticmethod
+    def _serve_service_name(rs: Obj) -> str:
+        custom = as_map((rs.get("spec") or {}).get("serveService"))
+        name = as_str(as_map(custom.get("metadata")).get("name"))
+        return name or f"{rs['metadata']['name']}-serve-svc"
+
+    def _mark_initializing_timeout(self, rs: Obj, spent: float, now: str) -> None:
+        timeout = S.parse_timeout(
+            as_str(
+                as_map(rs["metadata"].get("annotations")).get(
+                    C.RAY_SERVICE_INITIALIZING_TIMEOUT_ANNOTATION
+                )
+            )
+        )
+        configured = S.go_duration(timeout or 0)
+        status = rs["status"]
+        for which in ("activeServiceStatus", "pendingServiceStatus"):
+            block = dict(as_map(status.get(which)))
+            block.pop("rayClusterName", None)
+            status[which] = block
+        S.set_cond(
+            rs,
+            S.READY,
+            False,
+            S.INITIALIZING_TIMEOUT,
+            f"RayService failed to become ready within the configured timeout of {configured}. "
+            f"Time spent initializing: {S.go_duration(spent)}",
+            now,
+        )
+        self.ctx.event(
+            rs,
+            WARNING,
+            "RayServiceInitializingTimeout",
+            f"RayService initializing timeout exceeded after {S.go_duration(spent)} "
+            f"(configured timeout: {configured})",
+            "Reconcile",
+        )
+
+    def _problem(self, cluster: Obj | None, serve: ServeResult, pod: Obj | None) -> str | None:
+        if cluster is None:
+            return None
+        gated = self.ctx.settings.gate(RAY_CLUSTER_STATUS_CONDITIONS, True)
+        if not head_pod_ready(cluster, pod, gated) or (
+            pod is not None and not is_running_and_ready(pod)
+        ):
+            return f"RayCluster {cluster['metadata']['name']}: {S.head_pod_problem(pod)}"
+        if serve.ready:
+            return None
+        return serve.problem
+
+    def _explain(
+        self,
+        rs: Obj,
+        active: Obj | None,
+        pending: Obj | None,
+        active_serve: ServeResult,
+        pending_serve: ServeResult,
+        pending_pod: Obj | None,
+        now: str,
+    ) -> None:
+        """Beyond KubeRay (#5088): during an upgrade, say in the ``UpgradeInProgress`` message
+        why the pending cluster is not ready (KubeRay's reasons and Ready messages kept)."""
+        if pending is None:
+            return
+        problem = self._problem(pending, pending_serve, pending_pod)
+        if not problem:
+            return
+        upgrading = S.find(rs, S.UPGRADE_IN_PROGRESS)
+        if upgrading is not None and upgrading.get("reason") == S.BOTH_CLUSTERS:
+            S.set_cond(
+                rs,
+                S.UPGRADE_IN_PROGRESS,
+                True,
+                S.BOTH_CLUSTERS,
+                "Both active and pending Ray clusters exist; waiting for the pending cluster: "
+                + problem,
+                now,
+            )
+
+    def _check_upgrade_deadline(
+        self,
+        rs: Obj,
+        pending: Obj | None,
+        pending_serve: ServeResult,
+        pending_pod: Obj | None,
+        now_dt: Any,
+    ) -> None:
+        spent = upgrade_overdue(rs, now_dt)
+        pending_name = S.cluster_name(rs, "pendingServiceStatus")
+        if spent is None or not pending_name or not S.cluster_name(rs, "activeServiceStatus"):
+            return
+        now = rfc3339(now_dt)
+        problem = (
+            self._problem(pending, pending_serve, pending_pod)
+            if pending is not None
+            else "it was never created"
+        )
+        message = abandon_message(pending_name, spent, goal_cluster_hash(rs), problem)
+        rs["status"]["pendingServiceStatus"] = {}
+        S.set_cond(rs, S.UPGRADE_ABANDONED, True, UPGRADE_TIMEOUT_REASON, message, now)
+        S.set_cond(
+            rs,
+            S.UPGRADE_IN_PROGRESS,
+            False,
+            S.NO_PENDING_CLUSTER,
+            "Active Ray cluster exists and no pending Ray cluster",
+            now,
+        )
+        self.ctx.event(rs, WARNING, "RayServiceUpgradeTimeout", message, "Reconcile")
+
+    # ----- writes -------------------------------------------------------------------------
+    async def write_status(self, rs: Obj, original: Obj) -> bool:
+        """Write the status when KubeRay's consistency check says it changed."""
+        incremental = is_incremental_upgrade(rs, self.ctx.settings.features)
+        if not S.status_changed(original, rs["status"], incremental=incremental):
+            return False
+        rs["status"]["lastUpdateTime"] = rfc3339(self.ctx.now())
+        await self._update_status(rs)
+        return True
+
+    async def _update_status(self, rs: Obj) -> None:
+        key = (rs["metadata"]["namespace"], rs["metadata"]["name"])
+        old_rv = rs["metadata"].get("resourceVersion", "")
+        try:
+            written = await self.ctx.client.update_status(rs)
+        except ApiError as exc:
+            if exc.status == 409:
+                raise RequeueError("the RayService changed while its status was written") from None
+            raise
+        self._written[key] = (old_rv, written)
+        if self.ctx.metrics is not None:
+            self.ctx.metrics.observe(written)
+
+    async def _patch_finalizers(self, rs: Obj, finalizers: list[str]) -> None:
+        meta = rs["metadata"]
+        try:
+            await self.ctx.client.patch(
+                RAY_API_VERSION,
+                RAY_SERVICE_KIND,
+                meta["name"],
+                {
+                    "metadata": {
+                        "finalizers": finalizers,
+                        "resourceVersion": meta.get("resourceVersion"),
+                    }
+                },
+                meta["namespace"],
+            )
+        except ApiError as exc:
+            if exc.status in (404, 409):
+                raise RequeueError(
+                    "the RayService changed while its finalizers were written"
+                ) from None
+            raise
+
+    def _freshest(self, key: ObjectKey, cached: Obj) -> Obj:
+        """The object our last status write returned while the cache still shows the version
+        it replaced (a pass right after a write would otherwise redo it and fail with 409)."""
+        written = self._written.get(key)
+        if written is None:
+            return cached
+        old_rv, obj = written
+        if cached["metadata"].get("resourceVersion") == old_rv:
+            return obj
+        self._written.pop(key, None)
+        return cached
+
+    def _forget(self, key: ObjectKey) -> None:
+        self._written.pop(key, None)
+        self.ctx.dashboard.forget(owner_key(*key))
+        self.serve.forget(owner_key(*key))
+        self.ctx.serve_configs.forget(f"{key[0]}/{key[1]}")
+        if self.ctx.metrics is not None:
+            self.ctx.metrics.forget(*key)
+
+
+def _prune(block: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in block.items() if v not in (None, "", {}, [])}
+
+
+__all__ = ["RayServiceReconciler"]

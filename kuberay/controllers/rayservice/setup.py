@@ -1,0 +1,124 @@
+"""Wiring of the RayService controller into a Manager."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kuberay.controllers.common import constants as C
+from kuberay.controllers.rayservice.context import (
+    OWNER_PREFIX,
+    RAY_API_VERSION,
+    RAY_CLUSTER_KIND,
+    RAY_SERVICE_KIND,
+    Ctx,
+    ObjectKey,
+    RayServiceSettings,
+    ServeDashboard,
+)
+from kuberay.controllers.rayservice.metrics import RayServiceMetrics
+from kuberay.controllers.rayservice.reconciler import RayServiceReconciler
+from kuberay.reconcile import (
+    AnnotationChangedPredicate,
+    Controller,
+    GenerationChangedPredicate,
+    LabelChangedPredicate,
+    Manager,
+    Request,
+    or_,
+)
+
+#: controller-runtime's name for ``For(&rayv1.RayService{})``.
+CONTROLLER_NAME = "rayservice"
+#: The component of the Events it records.
+EVENT_COMPONENT = "rayservice-controller"
+
+Obj = dict[str, Any]
+
+
+def _controller_owner(obj: Obj, kind: str) -> str | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("kind") == kind and ref.get("controller"):
+            return str(ref.get("name"))
+    return None
+
+
+def _cluster_owner(mgr: Manager, namespace: str, cluster_name: str) -> list[Request]:
+    try:
+        cluster = mgr.cache.get(RAY_API_VERSION, RAY_CLUSTER_KIND, namespace, cluster_name)
+    except LookupError:
+        return []
+    owner = _controller_owner(cluster or {}, RAY_SERVICE_KIND)
+    return [Request(namespace, owner)] if owner else []
+
+
+def head_pod_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
+    """A head pod -> the RayService owning its RayCluster (its readiness gates Serve calls)."""
+
+    def map_pod(pod: Obj) -> Iterable[Request]:
+        meta = pod.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        if labels.get(C.RAY_NODE_TYPE_LABEL_KEY) != C.HEAD_NODE:
+            return []
+        name = labels.get(C.RAY_CLUSTER_LABEL_KEY)
+        return _cluster_owner(mgr, str(meta.get("namespace")), str(name)) if name else []
+
+    return map_pod
+
+
+def endpoint_slice_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
+    """An EndpointSlice -> the RayService owning its Service (numServeEndpoints)."""
+
+    def map_slice(eps: Obj) -> Iterable[Request]:
+        meta = eps.get("metadata") or {}
+        svc_name = (meta.get("labels") or {}).get("kubernetes.io/service-name")
+        if not svc_name:
+            return []
+        try:
+            svc = mgr.cache.get("v1", "Service", meta.get("namespace"), svc_name)
+        except LookupError:
+            return []
+        owner = _controller_owner(svc or {}, RAY_SERVICE_KIND)
+        return [Request(str(meta.get("namespace")), owner)] if owner else []
+
+    return map_slice
+
+
+def setup_rayservice_controller(
+    mgr: Manager, settings: RayServiceSettings, dashboard: ServeDashboard
+) -> Controller:
+    """Register the RayService controller: For(RayService) ignoring status-only writes,
+    owning RayClusters and Services, watching head pods and EndpointSlices; the dashboard
+    poller's changed outcomes enqueue the RayService that asked."""
+    ctx = Ctx(
+        client=mgr.client,
+        cache=mgr.cache,
+        recorder=mgr.event_recorder(EVENT_COMPONENT),
+        settings=settings,
+        dashboard=dashboard,
+    )
+    if settings.enable_metrics:
+        ctx.metrics = RayServiceMetrics(mgr.cache, mgr.registry)
+    builder = mgr.controller(CONTROLLER_NAME).for_(
+        RAY_API_VERSION,
+        RAY_SERVICE_KIND,
+        predicates=[
+            or_(GenerationChangedPredicate, LabelChangedPredicate, AnnotationChangedPredicate)
+        ],
+    )
+    builder = builder.owns(RAY_API_VERSION, RAY_CLUSTER_KIND).owns("v1", "Service")
+    builder = builder.watches("v1", "Pod", head_pod_owner(mgr))
+    builder = builder.watches("discovery.k8s.io/v1", "EndpointSlice", endpoint_slice_owner(mgr))
+    controller = builder.complete(RayServiceReconciler(ctx))
+    previous = dashboard.on_result
+
+    def on_result(owner: ObjectKey) -> None:
+        if not owner[1].startswith(OWNER_PREFIX):
+            if previous is not None:
+                previous(owner)
+            return
+        if controller.queue is not None:
+            controller.queue.add(Request(owner[0], owner[1][len(OWNER_PREFIX) :]))
+
+    dashboard.on_result = on_result
+    return controller

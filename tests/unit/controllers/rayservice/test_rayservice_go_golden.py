@@ -1,0 +1,70 @@
+"""The RayCluster, head Service and serve Service built for every RayService sample equal what
+KubeRay's Go code builds (``common/data/kuberay_rayservice_golden.json.gz``, produced by
+``common/go_reference/rayservice_golden_harness_test.go``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from kuberay.controllers.common.go_struct_schema import RAY_CLUSTER_SPEC
+from kuberay.controllers.common.gojson import marshal
+from kuberay.controllers.common.rayservice import build_ray_cluster_for_ray_service
+from kuberay.controllers.common.service import (
+    ServiceBuildError,
+    build_head_service_for_ray_service,
+    build_serve_service_for_ray_service,
+)
+from tests.unit.controllers.common.builders_testlib import SAMPLES, load_gz, normalize
+
+GOLDEN = load_gz("kuberay_rayservice_golden.json.gz")
+FEATURES = {"RayServiceIncrementalUpgrade": True}
+
+
+def _sample(name: str) -> dict[str, Any]:
+    file, index = name.split("#")
+    doc = list(yaml.safe_load_all((SAMPLES / file).read_text()))[int(index)]
+    doc["metadata"].setdefault("namespace", "default")
+    doc["metadata"]["uid"] = "uid-1"
+    return dict(doc)
+
+
+def _service(obj: dict[str, Any]) -> dict[str, Any]:
+    out = normalize(copy.deepcopy(obj))
+    out.pop("apiVersion", None)
+    out.pop("kind", None)
+    out.get("spec", {}).get("ports", []).sort(key=lambda p: p["name"])
+    return dict(out)
+
+
+@pytest.mark.parametrize("entry", GOLDEN, ids=[e["name"] for e in GOLDEN])
+def test_matches_kuberay_go_output(entry: dict[str, Any]) -> None:
+    rs = _sample(entry["name"])
+    before = copy.deepcopy(rs)
+    cluster = build_ray_cluster_for_ray_service(
+        rs, f"{rs['metadata']['name']}-abcde", features=FEATURES, kuberay_version="nightly"
+    )
+    expected = entry["cluster"]
+    assert cluster["metadata"] == normalize(expected["metadata"])
+    ours = json.loads(marshal(cluster["spec"], RAY_CLUSTER_SPEC))
+    assert normalize(ours) == normalize(expected["spec"])
+    assert _service(build_head_service_for_ray_service(rs, cluster)) == _service(
+        entry["headService"]
+    )
+    if "serveErr" in entry:
+        with pytest.raises(ServiceBuildError):
+            build_serve_service_for_ray_service(rs, cluster, FEATURES)
+    else:
+        assert _service(build_serve_service_for_ray_service(rs, cluster, FEATURES)) == _service(
+            entry["serveService"]
+        )
+    assert rs == before
+
+
+def test_golden_set_covers_every_rayservice_sample() -> None:
+    files = {p.name for p in SAMPLES.glob("*ray-service*.yaml")}
+    assert {e["name"].split("#")[0] for e in GOLDEN} == files
