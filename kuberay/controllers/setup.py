@@ -2,8 +2,8 @@
 
 KubeRay registers RayCluster, RayService, RayJob, RayCronJob (gate RayCronJob),
 NetworkPolicy (gate RayClusterNetworkPolicy) and mTLS (gate RayClusterMTLS).
-This build registers the controllers implemented so far (RayCluster, and RayCronJob
-when its gate is on); see the README.
+This build registers the controllers implemented so far (RayCluster, RayCronJob when
+its gate is on, NetworkPolicy when its gate is on); see the README.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.features import RAY_CRON_JOB
+from kuberay.controllers.features import RAY_CLUSTER_NETWORK_POLICY, RAY_CRON_JOB
+from kuberay.controllers.networkpolicy import setup_networkpolicy_controller
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.controllers.raycronjob import RayCronJobSettings, setup_raycronjob_controller
 from kuberay.featuregates import FeatureGate
@@ -77,4 +78,6 @@ def register_all(
     if gates.enabled(RAY_CRON_JOB):
         cron = RayCronJobSettings(features=gates.as_dict())
         names.append(setup_raycronjob_controller(mgr, cron).name)
+    if gates.enabled(RAY_CLUSTER_NETWORK_POLICY):
+        names.append(setup_networkpolicy_controller(mgr).name)
     return names

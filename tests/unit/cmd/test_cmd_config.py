@@ -189,7 +189,6 @@ def test_missing_config_file(tmp_path: Path) -> None:
     ("argv", "named"),
     [
         (["--feature-gates=RayClusterMTLS=true"], "RayClusterMTLS"),
-        (["--feature-gates=RayClusterNetworkPolicy=true"], "RayClusterNetworkPolicy"),
         (["--feature-gates=SidecarSubmitterRestart=true"], "SidecarSubmitterRestart"),
         (["--batch-scheduler=volcano"], "--batch-scheduler"),
         (["--enable-batch-scheduler"], "--enable-batch-scheduler"),
