@@ -39,9 +39,6 @@ KUBERAY_FEATURES: dict[str, FeatureSpec] = {
 #: silently fail to do. The operator refuses to start with any of them on rather than
 #: half-apply it (for example mTLS volumes on pods waiting for certificates nobody issues).
 UNIMPLEMENTED_GATES: dict[str, str] = {
-    RAY_CLUSTER_MTLS: (
-        "no mTLS controller: pods would wait for TLS certificates that nobody issues"
-    ),
     SIDECAR_SUBMITTER_RESTART: "no RayJob controller: the gate would have no effect",
 }
 

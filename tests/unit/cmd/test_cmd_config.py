@@ -188,7 +188,6 @@ def test_missing_config_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "named"),
     [
-        (["--feature-gates=RayClusterMTLS=true"], "RayClusterMTLS"),
         (["--feature-gates=SidecarSubmitterRestart=true"], "SidecarSubmitterRestart"),
         (["--batch-scheduler=volcano"], "--batch-scheduler"),
         (["--enable-batch-scheduler"], "--enable-batch-scheduler"),
