@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from kuberay.controllers.mtls import cert_manager_available
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.kube import Client
 from kuberay.reconcile import Request
@@ -181,6 +182,11 @@ async def test_ip_sans_follow_the_pods(
         events = await wait_event_reasons(kclient, namespace, NAME, {"MTLSCertificatesUpdated"})
         notes = {e["message"] for e in events if e["reason"] == "MTLSCertificatesUpdated"}
         assert "Updated head certificate SANs (IPs: [10.1.0.9 127.0.0.1])" in notes
+
+
+async def test_cert_manager_api_is_discovered(cert_manager_crds: None, kclient: Client) -> None:
+    # the CRDs from cert-manager's module make the apiserver serve cert-manager.io/v1
+    assert await cert_manager_available(kclient) is True
 
 
 async def test_tls_without_cert_manager_is_refused(
