@@ -65,11 +65,12 @@ async def _wait_served(client: Client, crd: dict[str, Any], deadline: float) -> 
         await asyncio.sleep(0.1)
 
 
-async def install_crds(client: Client, *, timeout: float = 60.0) -> None:
-    """Apply every CRD of ``manifests/crds`` and wait until all are Established and served."""
-    crds = load_crds()
+async def install_crds(client: Client, *, timeout: float = 60.0, directory: Path = CRD_DIR) -> None:
+    """Apply every CRD of ``directory`` (default ``manifests/crds``) and wait until all are
+    Established and served."""
+    crds = load_crds(directory)
     if not crds:
-        raise FileNotFoundError(f"no CRDs in {CRD_DIR}")
+        raise FileNotFoundError(f"no CRDs in {directory}")
     await asyncio.gather(
         *(client.apply(crd, field_manager=FIELD_MANAGER, force=True) for crd in crds)
     )

@@ -23,7 +23,8 @@ from kuberay.cmd.config import (
     parse_config,
     refuse_unimplemented,
 )
-from kuberay.controllers.features import new_feature_gate
+from kuberay.controllers.features import RAY_CLUSTER_MTLS, new_feature_gate
+from kuberay.controllers.mtls import cert_manager_available
 from kuberay.controllers.raycluster import detect_openshift_api_groups
 from kuberay.featuregates import FeatureGate
 from kuberay.kube import Client, KubeError
@@ -65,11 +66,18 @@ def register_controllers(
     cfg: OperatorConfig,
     gates: FeatureGate,
     openshift_api_groups: frozenset[str] = frozenset(),
+    cert_manager: bool = False,
 ) -> list[str]:
     """Register every controller the gates allow; returns their names."""
     from kuberay.controllers.setup import register_all
 
-    return register_all(mgr, cfg, gates, openshift_api_groups=openshift_api_groups)
+    return register_all(
+        mgr,
+        cfg,
+        gates,
+        openshift_api_groups=openshift_api_groups,
+        cert_manager_available=cert_manager,
+    )
 
 
 async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
@@ -87,8 +95,20 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
         except (KubeError, OSError) as exc:
             log.error("unable to detect cluster type (OpenShift vs Kubernetes)", error=str(exc))
             return 1
+        cert_manager = False
+        if gates.enabled(RAY_CLUSTER_MTLS):
+            try:
+                cert_manager = await cert_manager_available(client)
+            except (KubeError, OSError) as exc:
+                log.error("unable to discover the cert-manager API", error=str(exc))
+                return 1
+            if not cert_manager:
+                log.info(
+                    "cert-manager API not found; mTLS controller disabled (RayClusters with "
+                    "tlsOptions will be refused)"
+                )
         mgr = build_manager(cfg, client)
-        names = register_controllers(mgr, cfg, gates, openshift)
+        names = register_controllers(mgr, cfg, gates, openshift, cert_manager)
         log.info(
             "starting operator",
             controllers=names,

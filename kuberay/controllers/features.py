@@ -38,12 +38,7 @@ KUBERAY_FEATURES: dict[str, FeatureSpec] = {
 #: Gates whose controllers this build does not have yet, and what turning one on would
 #: silently fail to do. The operator refuses to start with any of them on rather than
 #: half-apply it (for example mTLS volumes on pods waiting for certificates nobody issues).
-UNIMPLEMENTED_GATES: dict[str, str] = {
-    RAY_CLUSTER_NETWORK_POLICY: "no NetworkPolicy controller: no NetworkPolicy would be created",
-    RAY_CLUSTER_MTLS: (
-        "no mTLS controller: pods would wait for TLS certificates that nobody issues"
-    ),
-}
+UNIMPLEMENTED_GATES: dict[str, str] = {}
 
 
 def new_feature_gate() -> FeatureGate:

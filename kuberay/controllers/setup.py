@@ -2,8 +2,9 @@
 
 KubeRay registers RayCluster, RayService, RayJob, RayCronJob (gate RayCronJob),
 NetworkPolicy (gate RayClusterNetworkPolicy) and mTLS (gate RayClusterMTLS).
-This build registers the controllers implemented so far (RayCluster, RayService, and
-RayCronJob when its gate is on); see the README.
+This build registers RayCluster, RayJob and RayService, RayCronJob when its gate is
+on, NetworkPolicy when its gate is on, and mTLS when its gate is on and the apiserver
+serves cert-manager.io/v1; see the README.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import TYPE_CHECKING
 
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.dashboard.setup import setup_dashboard_poller
-from kuberay.controllers.features import RAY_CRON_JOB
+from kuberay.controllers.features import RAY_CLUSTER_MTLS, RAY_CLUSTER_NETWORK_POLICY, RAY_CRON_JOB
+from kuberay.controllers.mtls import MTLSSettings, setup_mtls_controller
+from kuberay.controllers.networkpolicy import setup_networkpolicy_controller
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.controllers.raycronjob import RayCronJobSettings, setup_raycronjob_controller
 from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
@@ -65,9 +68,12 @@ def register_all(
     env: Mapping[str, str] | None = None,
     *,
     openshift_api_groups: frozenset[str] = frozenset(),
+    cert_manager_available: bool = False,
 ) -> list[str]:
     """Register every implemented controller the gates allow; their names.
-    ``openshift_api_groups``: from ``detect_openshift_api_groups`` at start-up."""
+    ``openshift_api_groups``: from ``detect_openshift_api_groups`` at start-up;
+    ``cert_manager_available``: the apiserver serves cert-manager.io/v1 (the mTLS
+    controller runs only then, as in KubeRay)."""
     environ = dict(os.environ if env is None else env)
     settings = RayClusterSettings(
         options=build_options(cfg, environ),
@@ -75,6 +81,7 @@ def register_all(
         requeue_seconds=requeue_seconds(environ),
         enable_metrics=cfg.enable_metrics,
         openshift_api_groups=openshift_api_groups,
+        cert_manager_available=cert_manager_available,
     )
     controller = setup_raycluster_controller(mgr, settings)
     poller = setup_dashboard_poller(mgr, use_kubernetes_proxy=cfg.use_kubernetes_proxy, env=environ)
@@ -100,4 +107,11 @@ def register_all(
     if gates.enabled(RAY_CRON_JOB):
         cron = RayCronJobSettings(features=gates.as_dict())
         names.append(setup_raycronjob_controller(mgr, cron).name)
+    if gates.enabled(RAY_CLUSTER_MTLS) and cert_manager_available:
+        mtls = MTLSSettings(
+            features=gates.as_dict(), cluster_domain=settings.options.cluster_domain
+        )
+        names.append(setup_mtls_controller(mgr, mtls).name)
+    if gates.enabled(RAY_CLUSTER_NETWORK_POLICY):
+        names.append(setup_networkpolicy_controller(mgr).name)
     return names

@@ -47,6 +47,8 @@ class RayClusterSettings:
     stay invisible in the cache before the group is scaled again (KubeRay: 30 s).
     ``openshift_api_groups``: which of KubeRay's OpenShift marker API groups the
     apiserver serves (discovered once at start-up, see ``detect_openshift_api_groups``).
+    ``cert_manager_available``: the apiserver serves ``cert-manager.io/v1`` (discovered at
+    start-up); a cluster with TLS enabled is refused without it.
     """
 
     options: BuildOptions = attrs.field(factory=BuildOptions)
@@ -56,6 +58,7 @@ class RayClusterSettings:
     expectation_timeout: float = 30.0
     enable_metrics: bool = False
     openshift_api_groups: frozenset[str] = frozenset()
+    cert_manager_available: bool = False
 
     @property
     def is_openshift(self) -> bool:

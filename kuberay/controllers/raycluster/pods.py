@@ -44,6 +44,7 @@ from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
 from kuberay.controllers.common.names import generate_ray_worker_replica_group_name
 from kuberay.controllers.common.pod import build_head_pod, build_worker_pod
 from kuberay.controllers.common.pod_health import should_delete_pod as _should_delete_pod
+from kuberay.controllers.common.predicates import is_tls_enabled
 from kuberay.controllers.common.replicas import (
     is_multi_host_indexing,
     lowest_free_indices,
@@ -55,6 +56,7 @@ from kuberay.controllers.common.replicas import (
 from kuberay.controllers.features import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.mtls_gate import require_mtls_ready
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.kube import ApiError
 from kuberay.reconcile import NORMAL, WARNING
@@ -117,9 +119,18 @@ class PodReconciler:
         self.name = self.meta["name"]
         self.features = ctx.settings.features
         self.options = ctx.settings.options
+        self._mtls_ready = False
 
     def _gate(self, name: str, default: bool) -> bool:
         return bool(self.features.get(name, default))
+
+    async def _require_mtls_ready(self) -> None:
+        """With TLS enabled, no pod is created before its certificates are (checked once
+        per pass)."""
+        if self._mtls_ready or not is_tls_enabled(self.cluster, self.features):
+            return
+        await require_mtls_ready(self.ctx, self.cluster)
+        self._mtls_ready = True
 
     def _pods(self, **labels: str) -> list[Obj]:
         return self.ctx.children("v1", "Pod", self.cluster, **labels)
@@ -288,6 +299,7 @@ class PodReconciler:
             and annotations.get(C.DISABLE_PROVISIONED_HEAD_RESTART_ANNOTATION_KEY) == "true"
         ):
             return
+        await self._require_mtls_ready()
         pod = build_head_pod(self.cluster, self.options, self.features, recreate_hash=cluster_hash)
         pod["metadata"]["namespace"] = self.ns
         try:
@@ -398,6 +410,7 @@ class PodReconciler:
         replica_name: str = "",
         host_index: int = 0,
     ) -> None:
+        await self._require_mtls_ready()
         pod = build_worker_pod(
             self.cluster,
             group,

@@ -37,6 +37,7 @@ from kuberay.controllers.common.predicates import (
     is_autoscaling_v1_enabled,
     is_gcs_fault_tolerance_embedded,
     is_gcs_fault_tolerance_enabled,
+    is_tls_enabled,
 )
 from kuberay.controllers.features import (
     GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE,
@@ -118,6 +119,18 @@ class RayClusterReconciler:
         if await self._reject_if_invalid(cluster):
             return Result()
         self._warn_autoscaler_v1_restart_policy(cluster)
+        if is_tls_enabled(cluster, self._features) and not self.ctx.settings.cert_manager_available:
+            # KubeRay: fail fast (an Event, no status, no requeue) when mTLS needs cert-manager.
+            meta = cluster["metadata"]
+            self.ctx.event(
+                cluster,
+                WARNING,
+                "InvalidRayClusterSpec",
+                f"The RayCluster spec is invalid {meta['namespace']}/{meta['name']}: "
+                "tlsOptions requires cert-manager, but cert-manager is not installed",
+                "Validate",
+            )
+            return Result()
 
         rv = cluster["metadata"]["resourceVersion"]
         finalizer_result = await reconcile_gcs_ft_finalizer(self.ctx, cluster)

@@ -188,8 +188,6 @@ def test_missing_config_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "named"),
     [
-        (["--feature-gates=RayClusterMTLS=true"], "RayClusterMTLS"),
-        (["--feature-gates=RayClusterNetworkPolicy=true"], "RayClusterNetworkPolicy"),
         (["--batch-scheduler=volcano"], "--batch-scheduler"),
         (["--enable-batch-scheduler"], "--enable-batch-scheduler"),
     ],

@@ -116,3 +116,28 @@ async def test_raycronjob_gate_is_accepted_and_registers_its_controller() -> Non
         cfg, _ = parse_config(flags, gates)
         refuse_unimplemented(cfg, gates)  # raises ConfigError for parts this build lacks
         assert register_all(_manager(CollectorRegistry()), cfg, gates, env={}) == names
+
+
+async def test_security_gates_register_their_controllers() -> None:
+    """NetworkPolicy with its gate; mTLS with its gate only when cert-manager is served."""
+    cases = (
+        ([], True, ["raycluster", "rayjob", "rayservice"]),
+        (
+            ["--feature-gates=RayClusterNetworkPolicy=true"],
+            False,
+            ["raycluster", "rayjob", "rayservice", "networkpolicy"],
+        ),
+        (["--feature-gates=RayClusterMTLS=true"], False, ["raycluster", "rayjob", "rayservice"]),
+        (
+            ["--feature-gates=RayClusterMTLS=true"],
+            True,
+            ["raycluster", "rayjob", "rayservice", "raycluster-mtls"],
+        ),
+    )
+    for flags, cert_manager, names in cases:
+        gates = new_feature_gate()
+        cfg, _ = parse_config(flags, gates)
+        refuse_unimplemented(cfg, gates)
+        mgr = _manager(CollectorRegistry())
+        got = register_all(mgr, cfg, gates, env={}, cert_manager_available=cert_manager)
+        assert got == names, (flags, cert_manager)

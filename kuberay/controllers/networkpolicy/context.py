@@ -1,0 +1,32 @@
+"""What every NetworkPolicy reconcile step shares: the client, the cache and the Event
+recorder."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from kuberay.kube import Client
+from kuberay.reconcile import Cache, EventRecorder
+
+Obj = dict[str, Any]
+
+RAY_API_VERSION = "ray.io/v1"
+RAY_CLUSTER_KIND = "RayCluster"
+FIELD_MANAGER = "kuberay-operator"
+#: Index of cached NetworkPolicies by ``<namespace>/<ray.io/cluster label>``.
+CLUSTER_INDEX = "ray.io/cluster"
+
+
+@attrs.define
+class Ctx:
+    """Per-controller dependencies (not per reconcile)."""
+
+    client: Client
+    cache: Cache
+    recorder: EventRecorder
+
+    def event(self, cluster: Obj, etype: str, reason: str, message: str, action: str) -> None:
+        """An Event regarding ``cluster``."""
+        self.recorder.event(cluster, etype, reason, message, action)

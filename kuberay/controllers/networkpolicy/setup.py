@@ -1,0 +1,48 @@
+"""Wiring of the NetworkPolicy controller into a Manager (gate ``RayClusterNetworkPolicy``)."""
+
+from __future__ import annotations
+
+from kuberay.controllers.networkpolicy.builders import (
+    NETWORK_POLICY_API_VERSION,
+    NETWORK_POLICY_KIND,
+)
+from kuberay.controllers.networkpolicy.context import (
+    CLUSTER_INDEX,
+    RAY_API_VERSION,
+    RAY_CLUSTER_KIND,
+    Ctx,
+    Obj,
+)
+from kuberay.controllers.networkpolicy.reconciler import NetworkPolicyReconciler
+from kuberay.reconcile import Controller, GenerationChangedPredicate, Manager
+
+#: KubeRay names it explicitly (``Named("networkpolicy")``): the ``controller`` label of
+#: its metrics.
+CONTROLLER_NAME = "networkpolicy"
+#: The component of the Events it records (KubeRay's ``GetEventRecorder`` name).
+EVENT_COMPONENT = "networkpolicy-controller"
+
+
+def _cluster_index(obj: Obj) -> list[str]:
+    meta = obj.get("metadata") or {}
+    name = (meta.get("labels") or {}).get("ray.io/cluster")
+    return [f"{meta.get('namespace')}/{name}"] if name else []
+
+
+def setup_networkpolicy_controller(mgr: Manager) -> Controller:
+    """Register the controller: For(RayCluster) on generation changes, owning
+    NetworkPolicies (a change to one reconciles its RayCluster)."""
+    mgr.cache.add_index(
+        NETWORK_POLICY_API_VERSION, NETWORK_POLICY_KIND, CLUSTER_INDEX, _cluster_index
+    )
+    ctx = Ctx(
+        client=mgr.client,
+        cache=mgr.cache,
+        recorder=mgr.event_recorder(EVENT_COMPONENT),
+    )
+    builder = (
+        mgr.controller(CONTROLLER_NAME)
+        .for_(RAY_API_VERSION, RAY_CLUSTER_KIND, predicates=[GenerationChangedPredicate])
+        .owns(NETWORK_POLICY_API_VERSION, NETWORK_POLICY_KIND)
+    )
+    return builder.complete(NetworkPolicyReconciler(ctx))

@@ -1,0 +1,53 @@
+"""KubeRay ``checkMTLSSecretsReady``: pods of a cluster with TLS enabled are created only once
+cert-manager has issued both leaf certificates at their current generation and both Secrets
+hold ``tls.crt``, ``tls.key`` and ``ca.crt`` -- otherwise a pod would mount a missing or stale
+Secret."""
+
+from __future__ import annotations
+
+from kuberay.controllers.common import constants as C
+from kuberay.controllers.common.names import tls_cert_name, tls_secret_name
+from kuberay.controllers.mtls.builders import (
+    CERT_MANAGER_API_VERSION,
+    CERTIFICATE_KIND,
+    REQUIRED_SECRET_KEYS,
+    is_certificate_ready,
+)
+from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.status import ReconcileError
+from kuberay.kube import NotFound
+
+
+async def require_mtls_ready(ctx: Ctx, cluster: Obj) -> None:
+    """Raise :class:`ReconcileError` ("mTLS secrets not ready: ...") unless both leaf
+    Certificates are Ready and both Secrets are complete (live reads: neither kind is in
+    this controller's cache)."""
+    ns, name = cluster["metadata"]["namespace"], cluster["metadata"]["name"]
+    for node_type in (C.HEAD_NODE, C.WORKER_NODE):
+        cert_name = tls_cert_name(name, node_type)
+        try:
+            cert = await ctx.client.get(CERT_MANAGER_API_VERSION, CERTIFICATE_KIND, cert_name, ns)
+        except NotFound as exc:
+            raise ReconcileError(
+                f"mTLS secrets not ready: certificate {cert_name} not found: {exc}"
+            ) from None
+        if not is_certificate_ready(cert):
+            generation = (cert.get("metadata") or {}).get("generation")
+            raise ReconcileError(
+                f"mTLS secrets not ready: certificate {cert_name} is not ready at current "
+                f"generation {generation}"
+            )
+    for node_type in (C.HEAD_NODE, C.WORKER_NODE):
+        secret_name = tls_secret_name(name, node_type)
+        try:
+            secret = await ctx.client.get("v1", "Secret", secret_name, ns)
+        except NotFound as exc:
+            raise ReconcileError(
+                f"mTLS secrets not ready: secret {secret_name} not found: {exc}"
+            ) from None
+        data = secret.get("data") or {}
+        for key in REQUIRED_SECRET_KEYS:
+            if key not in data:
+                raise ReconcileError(
+                    f"mTLS secrets not ready: secret {secret_name} missing required key {key}"
+                )

@@ -1,0 +1,92 @@
+"""Fixtures: cert-manager's CRDs (from its Go module, see ``hack/fetch_cert_manager.py``) and
+the RayCluster + mTLS controllers running in-process against the real apiserver. No
+cert-manager controller runs: tests issue certificates with :mod:`.fake_cert_manager`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from kuberay.cmd.operator import CACHE_SCOPE
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.features import new_feature_gate
+from kuberay.controllers.mtls import MTLSSettings, setup_mtls_controller
+from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
+from kuberay.kube import Client
+from kuberay.reconcile import Controller, Manager
+from tests.crds import install_crds
+from tests.integration.raycluster.conftest import crds_installed
+
+__all__ = ["crds_installed"]
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _cert_manager_crd_dir() -> Path:
+    sys.path.insert(0, str(ROOT / "hack"))
+    try:
+        import fetch_cert_manager
+    finally:
+        sys.path.pop(0)
+    return Path(fetch_cert_manager.fetch())
+
+
+@pytest.fixture(scope="session")
+async def cert_manager_crds(crds_installed: None, kubeconfig_path: Any) -> None:
+    directory = _cert_manager_crd_dir()
+    client = await Client.from_kubeconfig(kubeconfig_path, qps=0)
+    try:
+        await install_crds(client, directory=directory)
+    finally:
+        await client.close()
+
+
+@attrs.define
+class MTLSOperator:
+    """The RayCluster controller and (when cert-manager is there) the mTLS controller."""
+
+    manager: Manager
+    raycluster: Controller
+    mtls: Controller | None
+
+
+@contextlib.asynccontextmanager
+async def start_mtls_operator(
+    client: Client, namespace: str, *, cert_manager: bool = True, **mtls: Any
+) -> AsyncIterator[MTLSOperator]:
+    fg = new_feature_gate()
+    fg.set_from_string("RayClusterMTLS=true")
+    mgr = Manager(
+        client,
+        namespaces=[namespace],
+        by_object=CACHE_SCOPE,
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        handle_signals=False,
+        max_concurrent_reconciles=2,
+    )
+    rc = setup_raycluster_controller(
+        mgr,
+        RayClusterSettings(
+            options=BuildOptions.from_env({}),
+            features=fg.as_dict(),
+            cert_manager_available=cert_manager,
+        ),
+    )
+    ctrl = None
+    if cert_manager:
+        ctrl = setup_mtls_controller(mgr, MTLSSettings(features=fg.as_dict(), **mtls))
+    task = asyncio.create_task(mgr.run())
+    try:
+        yield MTLSOperator(mgr, rc, ctrl)
+    finally:
+        mgr.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 30)
