@@ -24,6 +24,7 @@ from kuberay.controllers.dashboard.models import (
     ServeDetails,
 )
 from kuberay.controllers.dashboard.poller import DashboardPoller, ObjectKey, Observed
+from kuberay.controllers.dashboard.setup import setup_dashboard_poller
 from kuberay.controllers.dashboard.target import DashboardTarget, ServeProxyTarget
 
 __all__ = [
@@ -45,4 +46,5 @@ __all__ = [
     "ServeDeploymentStatus",
     "ServeDetails",
     "ServeProxyTarget",
+    "setup_dashboard_poller",
 ]

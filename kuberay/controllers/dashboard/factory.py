@@ -123,7 +123,7 @@ class DashboardClientFactory:
         if self._closed:
             raise DashboardUnreachable("the dashboard client factory is closed")
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=256, enable_cleanup_closed=True)
+            connector = aiohttp.TCPConnector(limit=256)
             self._session = aiohttp.ClientSession(
                 connector=connector, headers={"User-Agent": "kuberay-operator"}
             )

@@ -8,6 +8,10 @@ RayJob/RayService that uses it, and a steady dashboard causes no extra reconcile
 
 * One call in flight per ``(owner, call name)``; calls wait for one of ``max_in_flight`` slots
   (a semaphore), each bounded by the client's timeout and by ``call_timeout`` overall.
+* Dead dashboards cannot crowd out live ones: a call whose previous outcome was "unreachable"
+  (refused, timed out) also needs one of ``max_in_flight // 4`` suspect slots, and such a call
+  is repeated with exponential backoff (``retry_after`` doubled per consecutive failure, up to
+  ``max_backoff``) instead of every ``max_age``.
 * A call's identity is its name plus its target and arguments: asking the same name with a
   different target or job id drops the old outcome and cancels the old call.
 * :meth:`DashboardPoller.forget` drops an owner's outcomes and cancels its calls, except stop
@@ -18,6 +22,7 @@ RayJob/RayService that uses it, and a steady dashboard causes no extra reconcile
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping
@@ -75,6 +80,8 @@ class _Slot:
     stale: bool = False
     #: Runs to its end even when its owner is forgotten (stop requests).
     detached: bool = False
+    #: Consecutive DashboardUnreachable outcomes.
+    unreachable: int = 0
 
 
 class ClientSource(Protocol):
@@ -97,6 +104,7 @@ class DashboardPoller:
         max_in_flight: int = 64,
         call_timeout: float = 30.0,
         retry_after: float = 3.0,
+        max_backoff: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_in_flight < 1:
@@ -105,9 +113,11 @@ class DashboardPoller:
         self.max_in_flight = max_in_flight
         self.call_timeout = call_timeout
         self.retry_after = retry_after
+        self.max_backoff = max_backoff
         self.on_result: Callable[[ObjectKey], None] | None = None
         self._clock = clock
         self._semaphore = asyncio.Semaphore(max_in_flight)
+        self._suspect = asyncio.Semaphore(max(1, max_in_flight // 4))
         self._slots: dict[_Key, _Slot] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
@@ -183,13 +193,27 @@ class DashboardPoller:
         fn: Callable[[DashboardClient], Awaitable[T]],
         *,
         max_age: float,
+        retry_failures: bool = False,
+        invalidates: str | None = None,
     ) -> Observed[T] | None:
         """Generic keyed background call ``fn(client)`` (RayService's Serve calls).
 
         ``name`` must change when ``fn``'s arguments do (e.g. include a config hash): the
-        poller cannot compare functions. ``max_age=math.inf``: run once per name and target.
+        poller cannot compare functions. ``max_age=math.inf``: run once per name and target;
+        with ``retry_failures`` a failed outcome is retried at an ask ``retry_after`` seconds
+        later. ``invalidates``: the name of another call of the owner whose outcome a success
+        makes out of date (e.g. a Serve config update and the Serve status).
         """
-        return self._ask(owner, name, target, target, fn, max_age=max_age)
+        return self._ask(
+            owner,
+            name,
+            target,
+            target,
+            fn,
+            max_age=max_age,
+            retry_failures=retry_failures,
+            invalidates=invalidates,
+        )
 
     def invalidate(self, owner: ObjectKey, name: str) -> None:
         """Mark ``owner``'s outcome of ``name`` out of date: the next ask refreshes it."""
@@ -266,8 +290,14 @@ class DashboardPoller:
         if outcome.error is not None and retry_failures:
             if isinstance(outcome.error, DuplicateSubmissionId):
                 return False
-            return age >= self.retry_after
-        return age >= max_age
+            return age >= max(self.retry_after, self._backoff(slot))
+        return age >= max(max_age, self._backoff(slot))
+
+    def _backoff(self, slot: _Slot) -> float:
+        """How long to leave a dashboard alone after ``slot.unreachable`` failures in a row."""
+        if slot.unreachable <= 1:
+            return 0.0
+        return min(self.retry_after * 2.0 ** (slot.unreachable - 1), self.max_backoff)
 
     async def _run(
         self,
@@ -281,7 +311,10 @@ class DashboardPoller:
         value: Any = None
         error: DashboardError | None = None
         try:
-            async with self._semaphore:
+            async with contextlib.AsyncExitStack() as slots:
+                if slot.unreachable:
+                    await slots.enter_async_context(self._suspect)
+                await slots.enter_async_context(self._semaphore)
                 try:
                     async with asyncio.timeout(self.call_timeout):
                         client = await self.factory.client_for(target)
@@ -310,6 +343,9 @@ class DashboardPoller:
         current = self._slots.get(key) is slot
         changed = not _same_outcome(slot.outcome, outcome)
         slot.outcome = outcome
+        slot.unreachable = (
+            slot.unreachable + 1 if isinstance(outcome.error, DashboardUnreachable) else 0
+        )
         if outcome.error is not None and (changed or not current):
             log.info(
                 "dashboard call failed",

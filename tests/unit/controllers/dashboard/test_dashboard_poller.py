@@ -421,3 +421,144 @@ async def test_on_result_errors_do_not_break_the_poller(
         assert got is not None and got.value is not None
     finally:
         await poller.close()
+
+
+async def test_manager_shutdown_closes_the_poller(dash_a: FakeDashboard) -> None:
+    from types import SimpleNamespace
+
+    from kuberay.controllers.dashboard import setup_dashboard_poller
+    from kuberay.kube import Client
+    from kuberay.reconcile import Manager
+
+    dash_a.hang = True
+    dash_a.add_job("j")
+    config = SimpleNamespace(host="https://127.0.0.1:1", tls_server_name=None)
+    mgr = Manager(
+        Client(config),
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        handle_signals=False,
+    )
+    poller = setup_dashboard_poller(mgr, env={"KUBERNETES_SERVICE_HOST": "10.96.0.1"})
+    run = asyncio.create_task(mgr.run())
+    await asyncio.wait_for(mgr.leading.wait(), 10)
+    # In a pod the factory needs the Service: answer it from a stub instead of an apiserver.
+    poller.factory = Source(aiohttp.ClientSession())  # type: ignore[assignment]
+    poller.factory.urls["rc-a"] = dash_a.url  # type: ignore[attr-defined]
+    poller.job_info(A, target("rc-a"), "j")
+    await eventually(lambda: dash_a.requests, message="request never arrived")
+    mgr.stop()
+    await asyncio.wait_for(run, 30)
+    assert poller.in_flight == 0
+    assert poller.job_info(A, target("rc-a"), "j") is None and poller.in_flight == 0
+    await poller.factory.session.close()  # type: ignore[attr-defined]
+
+
+async def test_serve_update_retried_on_failure_and_refreshes_status(
+    source: Source, dash_a: FakeDashboard
+) -> None:
+    clock = Clock()
+    poller = DashboardPoller(source, clock=clock, retry_after=3)
+    notified = Notified()
+    poller.on_result = notified
+    t = target("rc-a")
+    config = {"applications": [{"name": "app", "import_path": "m:app"}]}
+
+    def status() -> Any:
+        async def get(client: DashboardClient) -> Any:
+            return await client.get_serve_details()
+
+        return poller.call(A, "serve_details", t, get, max_age=math.inf)
+
+    def update() -> Any:
+        async def put(client: DashboardClient) -> None:
+            await client.update_serve_applications(config)
+
+        return poller.call(
+            A,
+            "serve_update/v1",
+            t,
+            put,
+            max_age=math.inf,
+            retry_failures=True,
+            invalidates="serve_details",
+        )
+
+    try:
+        status()
+        await notified.wait(A)
+        assert status().value.applications == {}
+        dash_a.fail_with = 500
+        update()
+        await notified.wait(A)
+        assert isinstance(update().error, BadResponse)
+        dash_a.fail_with = None
+        clock.now += 3
+        update()  # retried
+        await notified.wait(A)
+        assert update().ok and dash_a.serve_config == config
+        status()  # out of date after the update, despite max_age=inf
+        await notified.wait(A)
+        assert status().value.applications["app"].status == "DEPLOYING"
+        assert dash_a.requests.count(("PUT", "/api/serve/applications/")) == 2
+    finally:
+        await poller.close()
+
+
+async def test_unreachable_dashboard_is_polled_with_backoff(source: Source) -> None:
+    async with FakeDashboard("127.0.0.43", 0) as gone:
+        source.urls["rc-gone"] = gone.url
+    clock = Clock()
+    poller = DashboardPoller(source, clock=clock, retry_after=3, max_backoff=12)
+    t = target("rc-gone")
+
+    async def ask_after(seconds: float) -> int:
+        """Advance the clock, ask, let any call end; how many calls were made so far."""
+        clock.now += seconds
+        poller.job_info(A, t, "j", max_age=3)
+        await eventually(lambda: poller.in_flight == 0, message="call never ended")
+        return source.asked.count("rc-gone")
+
+    try:
+        assert await ask_after(0) == 1
+        assert await ask_after(3) == 2  # a first failure is retried at the normal pace
+        assert await ask_after(3) == 2  # then 6 s
+        assert await ask_after(3) == 3
+        assert await ask_after(6) == 3  # then 12 s (the cap)
+        assert await ask_after(6) == 4
+        assert await ask_after(12) == 5  # capped
+        got = poller.job_info(A, t, "j", max_age=3)
+        assert got is not None and isinstance(got.error, DashboardUnreachable)
+    finally:
+        await poller.close()
+
+
+async def test_dead_dashboards_cannot_take_every_slot(
+    session: aiohttp.ClientSession, dash_a: FakeDashboard, dash_b: FakeDashboard
+) -> None:
+    source = Source(session, timeout=0.05)
+    source.urls = {"rc-a": dash_a.url, "rc-b": dash_b.url}
+    dash_a.hang = True
+    dash_b.add_job("jb")
+    clock = Clock()
+    poller = DashboardPoller(source, clock=clock, max_in_flight=4)  # 1 suspect slot
+    notified = Notified()
+    poller.on_result = notified
+    dead = [("ns", f"dead-{i}") for i in range(4)]
+    try:
+        for owner in dead:  # first round: they time out and become suspect
+            poller.job_info(owner, target("rc-a"), "ja")
+        for owner in dead:
+            await notified.wait(owner)
+        assert len(dash_a.requests) == 4
+        source.timeout = 30.0  # from now on the dead dashboard holds its calls
+        clock.now += 3
+        for owner in dead:
+            poller.job_info(owner, target("rc-a"), "ja")
+        await eventually(lambda: len(dash_a.requests) == 5, message="suspect call not sent")
+        poller.job_info(B, target("rc-b"), "jb")
+        await notified.wait(B)  # a live dashboard still gets a slot at once
+        assert len(dash_a.requests) == 5  # only one suspect call at a time
+        assert poller.in_flight == 4
+    finally:
+        await poller.close()

@@ -1,0 +1,50 @@
+"""One dashboard poller per operator, shared by the RayJob and RayService controllers.
+
+:func:`setup_dashboard_poller` builds the factory and the poller from the operator's settings
+and registers their shutdown with the manager: they are closed after the controllers stop
+(every background call cancelled, the connection pool closed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+
+from kuberay.controllers.common import constants as c
+from kuberay.reconcile import Manager
+
+from .factory import DashboardClientFactory
+from .poller import DashboardPoller
+
+__all__ = ["setup_dashboard_poller"]
+
+
+def setup_dashboard_poller(
+    mgr: Manager,
+    *,
+    use_kubernetes_proxy: bool = False,
+    env: Mapping[str, str] | None = None,
+    max_in_flight: int = 64,
+) -> DashboardPoller:
+    """The operator's poller. ``env`` (default ``os.environ``) gives ``CLUSTER_DOMAIN``,
+    ``KUBERAY_DASHBOARD_ALLOWED_NETWORKS`` and whether the operator runs in a pod; a bad
+    allow-list raises ValueError here, at start-up."""
+    environ = dict(os.environ if env is None else env)
+    factory = DashboardClientFactory(
+        mgr.client,
+        use_kubernetes_proxy=use_kubernetes_proxy,
+        cluster_domain=environ.get(c.CLUSTER_DOMAIN_ENV_KEY) or c.DEFAULT_DOMAIN_NAME,
+        environ=environ,
+    )
+    poller = DashboardPoller(factory, max_in_flight=max_in_flight)
+
+    async def close_on_shutdown() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await poller.close()
+            await factory.close()
+
+    mgr.add_runnable(close_on_shutdown, needs_leader=False)
+    return poller
