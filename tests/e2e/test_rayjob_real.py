@@ -245,31 +245,40 @@ async def test_sample_succeeds_in_k8sjob_http_and_sidecar_modes(
         await real_admin.create(job)
     await real_admin.create(config_map)
 
-    finished: dict[str, dict[str, Any]] = {}
     clusters: dict[str, str] = {}
 
-    async def one(name: str) -> None:
+    async def one(name: str) -> dict[str, Any]:
         def remember(job: dict[str, Any]) -> None:
             cluster_name = (job.get("status") or {}).get("rayClusterName")
             if cluster_name:
                 clusters[name] = cluster_name
 
-        finished[name] = await wait_rayjob(
-            real_admin, real_cluster, rns, name, _terminal, "Complete", timeout=420, seen=remember
+        job = await wait_rayjob(
+            real_admin, real_cluster, rns, name, _terminal, "Complete", timeout=300, seen=remember
         )
-        _record(
-            f"real RayJob {name}: created -> {_state(finished[name])}", time.monotonic() - began
-        )
+        _record(f"real RayJob {name}: created -> {_state(job)}", time.monotonic() - began)
+        return job
 
-    await asyncio.gather(*(one(name) for name in modes))
+    # every mode's outcome is reported, not only the first to fail
+    outcomes = await asyncio.gather(*(one(name) for name in modes), return_exceptions=True)
+    problems: list[str] = []
+    finished: dict[str, dict[str, Any]] = {}
+    for name, outcome in zip(modes, outcomes, strict=True):
+        if isinstance(outcome, BaseException):
+            problems.append(f"[{name}] {outcome}")
+            continue
+        finished[name] = outcome
+        status = outcome["status"]
+        if (_state(outcome), status.get("jobStatus")) != ("Complete", "SUCCEEDED"):
+            detail = await diagnose(real_admin, real_cluster, rns, name)
+            problems.append(
+                f"[{name}] ended {_state(outcome)}/{status.get('jobStatus')}:\n{detail}"
+            )
+    assert not problems, "\n\n".join(problems)
     for name, job in finished.items():
         status = job["status"]
-        assert (_state(job), status.get("jobStatus")) == ("Complete", "SUCCEEDED"), (
-            f"{name}: {json.dumps(status, indent=1)}\n"
-            f"{await diagnose(real_admin, real_cluster, rns, name)}"
-        )
-        assert status["succeeded"] == 1 and status.get("failed", 0) == 0, status
-        assert status.get("endTime") and status["rayJobInfo"].get("endTime"), status
+        assert status["succeeded"] == 1 and status.get("failed", 0) == 0, (name, status)
+        assert status.get("endTime") and status["rayJobInfo"].get("endTime"), (name, status)
 
     async def explain_k8s() -> str:
         return await diagnose(real_admin, real_cluster, rns, "k8s-job")
