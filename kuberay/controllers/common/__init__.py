@@ -1,4 +1,4 @@
-"""Pure builders for the objects KubeRay creates for a RayCluster.
+"""Pure builders for the objects KubeRay creates for a RayCluster and a RayJob.
 
 Everything here takes the RayCluster as the plain dict the API server returns (camelCase keys),
 never mutates it, performs no I/O and returns plain dicts ready to be sent to the API server.
@@ -26,6 +26,7 @@ from .owner import AlreadyOwnedError, controller_owner_reference, set_controller
 from .pod import build_head_pod, build_head_pod_without_upgrade_annotations, build_worker_pod
 from .pod_health import all_pods_running, is_running_and_ready, should_delete_pod
 from .quantity import Quantity, QuantityError
+from .rayjob_cluster import build_rayjob_cluster
 from .rbac import (
     build_autoscaler_role,
     build_autoscaler_role_binding,
@@ -48,10 +49,14 @@ from .service import (
     build_head_service,
     build_head_service_for_ray_service,
     build_headless_service,
+    build_rayjob_head_service,
     build_serve_service,
     build_serve_service_for_ray_service,
     needs_headless_service,
 )
+from .submit_body import build_job_submit_body
+from .submit_command import RayJobBuildError, build_job_submit_command
+from .submitter import build_submitter_job, build_submitter_sidecar_container
 
 __all__ = [
     "KUBERAY_FEATURE_DEFAULTS",
@@ -59,6 +64,7 @@ __all__ = [
     "BuildOptions",
     "Quantity",
     "QuantityError",
+    "RayJobBuildError",
     "ServiceBuildError",
     "all_pods_running",
     "auth_token_secret_name",
@@ -74,9 +80,15 @@ __all__ = [
     "build_head_service",
     "build_head_service_for_ray_service",
     "build_headless_service",
+    "build_job_submit_body",
+    "build_job_submit_command",
+    "build_rayjob_cluster",
+    "build_rayjob_head_service",
     "build_redis_cleanup_job",
     "build_serve_service",
     "build_serve_service_for_ray_service",
+    "build_submitter_job",
+    "build_submitter_sidecar_container",
     "build_worker_pod",
     "calculate_desired_replicas",
     "calculate_desired_resources",

@@ -44,6 +44,7 @@ __all__ = [
     "build_head_service",
     "build_head_service_for_ray_service",
     "build_headless_service",
+    "build_rayjob_head_service",
     "build_serve_service",
     "build_serve_service_for_ray_service",
     "head_service_labels",
@@ -269,6 +270,32 @@ def build_head_service_for_ray_service(
         c.RAY_NODE_TYPE_LABEL_KEY: c.HEAD_NODE,
         c.RAY_ID_LABEL_KEY: check_label(generate_identifier(name, c.HEAD_NODE)),
     }
+    return service
+
+
+def build_rayjob_head_service(
+    rayjob: Mapping[str, Any],
+    cluster: Mapping[str, Any],
+    *,
+    options: BuildOptions | None = None,
+) -> dict[str, Any]:
+    """KubeRay ``BuildHeadServiceForRayJob``: ``<rayjob>-head-svc`` selecting ``cluster``'s head.
+
+    Same spec as the cluster's own head Service; labels name the RayJob; the controller owner
+    reference to the RayJob is included (KubeRay sets it right before creating the Service).
+    """
+    opts = options if options is not None else BuildOptions()
+    service = _build_service_for_head_pod(cluster, {}, {}, opts)
+    name = as_str(metadata(rayjob).get("name"))
+    service["metadata"]["name"] = head_service_name_for_owner(name)
+    service["metadata"]["namespace"] = as_str(metadata(rayjob).get("namespace"))
+    service["metadata"]["labels"] = {
+        c.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY: name,
+        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.RAY_JOB_CRD,
+        c.RAY_NODE_TYPE_LABEL_KEY: c.HEAD_NODE,
+        c.RAY_ID_LABEL_KEY: check_label(generate_identifier(name, c.HEAD_NODE)),
+    }
+    set_controller_reference(service, rayjob, c.RAY_JOB_KIND)
     return service
 
 

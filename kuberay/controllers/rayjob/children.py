@@ -13,6 +13,12 @@ from typing import Any
 
 import structlog
 
+from kuberay.controllers.common import (
+    RayJobBuildError,
+    build_rayjob_cluster,
+    build_rayjob_head_service,
+    build_submitter_job,
+)
 from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import (
@@ -22,13 +28,8 @@ from kuberay.controllers.rayjob.context import (
     RAY_JOB_KIND,
     Ctx,
 )
-from kuberay.controllers.rayjob.interim import (
-    build_rayjob_cluster,
-    build_rayjob_head_service,
-    build_submitter_job,
-)
 from kuberay.kube import AlreadyExists, ApiError, NotFound
-from kuberay.reconcile import NORMAL, WARNING
+from kuberay.reconcile import NORMAL, WARNING, RequeueError
 
 log = structlog.get_logger("kuberay.rayjob")
 
@@ -57,7 +58,10 @@ class Children:
         """Run ``actions`` in order; the first failure propagates."""
         for action in actions:
             handler = getattr(self, f"_do_{action.kind}")
-            await handler(action.name)
+            try:
+                await handler(action.name)
+            except RayJobBuildError as exc:  # KubeRay: a reconcile error, retried
+                raise RequeueError(f"{action.kind} {action.name}: {exc}") from exc
 
     # ----- metadata -----------------------------------------------------------------------
     async def _do_AddFinalizer(self, _name: str) -> None:
@@ -207,7 +211,9 @@ class Children:
     # ----- RayJob head Service ------------------------------------------------------------
     async def _do_CreateService(self, name: str) -> None:
         assert self.cluster is not None
-        service = build_rayjob_head_service(self.job, self.cluster)
+        service = build_rayjob_head_service(
+            self.job, self.cluster, options=self.ctx.settings.options
+        )
         try:
             await self.ctx.client.create(service, field_manager=FIELD_MANAGER)
         except AlreadyExists:
@@ -226,7 +232,9 @@ class Children:
 
     async def _do_UpdateService(self, name: str) -> None:
         assert self.cluster is not None and self.world.rayjob_service is not None
-        desired = build_rayjob_head_service(self.job, self.cluster)
+        desired = build_rayjob_head_service(
+            self.job, self.cluster, options=self.ctx.settings.options
+        )
         service = copy.deepcopy(self.world.rayjob_service)
         spec = copy.deepcopy(desired.get("spec") or {})
         old_spec = service.get("spec") or {}

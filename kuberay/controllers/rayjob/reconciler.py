@@ -28,6 +28,7 @@ from typing import Any
 import structlog
 
 from kuberay.api.v1.validation import validate_rayjob
+from kuberay.controllers.common import RayJobBuildError, build_job_submit_body
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.names import (
     generate_ray_cluster_name,
@@ -47,7 +48,6 @@ from kuberay.controllers.rayjob.context import (
     Ctx,
     ObjectKey,
 )
-from kuberay.controllers.rayjob.interim import build_job_submit_body
 from kuberay.kube import Conflict, NotFound
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
 
@@ -243,9 +243,11 @@ class RayJobReconciler:
                 and job_info is not None
                 and isinstance(job_info.error, JobNotFound)
             ):
-                submit = self.ctx.dashboard.submit_job(
-                    key, target, build_job_submit_body(job), job_id
-                )
+                try:
+                    body = build_job_submit_body(job)
+                except RayJobBuildError as exc:
+                    raise RequeueError(f"cannot build the job submission: {exc}") from exc
+                submit = self.ctx.dashboard.submit_job(key, target, body, job_id)
         fresh = state == S.NEW
         return M.World(
             now=self.ctx.now().replace(microsecond=0),

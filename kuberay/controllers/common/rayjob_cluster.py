@@ -1,0 +1,82 @@
+"""The RayCluster a RayJob creates (KubeRay ``constructRayClusterForRayJob``).
+
+* name: the one chosen for the RayJob (``status.rayClusterName``), namespace of the RayJob;
+* labels: the RayJob's labels, then ``ray.io/originated-from-cr-name=<rayjob>``,
+  ``ray.io/originated-from-crd=RayJob`` and ``ray.io/job-submission-mode=<spec.submissionMode>``
+  (ours win);
+* annotations: the RayJob's, plus ``ray.io/disable-provisioned-head-restart: "true"`` in
+  SidecarMode;
+* spec: a deep copy of ``rayClusterSpec``; in SidecarMode the submitter container is appended
+  to the head pod template and the head ``restartPolicy`` becomes ``Never``;
+* a controller owner reference to the RayJob.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from . import constants as c
+from .objects import as_list, as_map, as_str, metadata, spec, str_map
+from .options import BuildOptions
+from .owner import controller_owner_reference
+from .submit_command import SIDECAR_MODE, RayJobBuildError
+from .submitter import build_submitter_sidecar_container
+
+__all__ = ["build_rayjob_cluster", "rayjob_cluster_labels"]
+
+
+def rayjob_cluster_labels(rayjob: Mapping[str, Any]) -> dict[str, str]:
+    """The labels of the RayCluster created for ``rayjob``."""
+    meta = metadata(rayjob)
+    return {
+        **str_map(meta.get("labels")),
+        c.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY: as_str(meta.get("name")),
+        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.RAY_JOB_CRD,
+        c.RAY_JOB_SUBMISSION_MODE_LABEL_KEY: as_str(spec(rayjob).get("submissionMode")),
+    }
+
+
+def build_rayjob_cluster(
+    rayjob: Mapping[str, Any],
+    cluster_name: str,
+    *,
+    gates: Mapping[str, bool],
+    options: BuildOptions,
+) -> dict[str, Any]:
+    """The RayCluster object KubeRay creates for ``rayjob`` under ``cluster_name``.
+
+    Raises :class:`RayJobBuildError` when the RayJob has no ``rayClusterSpec`` or, in
+    SidecarMode, when the submitter container cannot be built.
+    """
+    cluster_spec = spec(rayjob).get("rayClusterSpec")
+    if not isinstance(cluster_spec, Mapping):
+        raise RayJobBuildError("the RayJob has no rayClusterSpec to create a RayCluster from")
+    meta = metadata(rayjob)
+    sidecar_mode = spec(rayjob).get("submissionMode") == SIDECAR_MODE
+    annotations = str_map(meta.get("annotations"))
+    if sidecar_mode:
+        annotations[c.DISABLE_PROVISIONED_HEAD_RESTART_ANNOTATION_KEY] = "true"
+    cluster_meta: dict[str, Any] = {
+        "name": cluster_name,
+        "namespace": as_str(meta.get("namespace")),
+        "labels": rayjob_cluster_labels(rayjob),
+    }
+    if annotations:
+        cluster_meta["annotations"] = annotations
+    cluster_meta["ownerReferences"] = [controller_owner_reference(rayjob, c.RAY_JOB_KIND)]
+    cluster: dict[str, Any] = {
+        "apiVersion": c.RAY_API_VERSION,
+        "kind": c.RAY_CLUSTER_KIND,
+        "metadata": cluster_meta,
+        "spec": copy.deepcopy(dict(cluster_spec)),
+    }
+    if sidecar_mode:
+        sidecar = build_submitter_sidecar_container(rayjob, cluster, gates=gates, options=options)
+        head = cluster["spec"].setdefault("headGroupSpec", {})
+        template = head.setdefault("template", {})
+        pod_spec = template.setdefault("spec", {})
+        pod_spec["containers"] = [*as_list(as_map(pod_spec).get("containers")), sidecar]
+        pod_spec["restartPolicy"] = "Never"
+    return cluster
