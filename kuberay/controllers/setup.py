@@ -7,15 +7,13 @@ This build registers the controllers implemented so far; see the README.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.dashboard.factory import DashboardClientFactory
-from kuberay.controllers.dashboard.poller import DashboardPoller
+from kuberay.controllers.dashboard.setup import setup_dashboard_poller
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
 from kuberay.featuregates import FeatureGate
@@ -75,7 +73,7 @@ def register_all(
         openshift_api_groups=openshift_api_groups,
     )
     controller = setup_raycluster_controller(mgr, settings)
-    poller = dashboard_poller(mgr, cfg, settings.options)
+    poller = setup_dashboard_poller(mgr, use_kubernetes_proxy=cfg.use_kubernetes_proxy, env=environ)
     rayjob = setup_rayjob_controller(
         mgr,
         RayJobSettings.from_env(
@@ -87,24 +85,3 @@ def register_all(
         poller,
     )
     return [controller.name, rayjob.name]
-
-
-def dashboard_poller(mgr: Manager, cfg: OperatorConfig, options: BuildOptions) -> DashboardPoller:
-    """The operator's one dashboard poller (direct, or through the apiserver proxy with
-    ``--use-kubernetes-proxy``); closed, with its HTTP session, when the manager stops."""
-    factory = DashboardClientFactory(
-        mgr.client,
-        use_kubernetes_proxy=cfg.use_kubernetes_proxy,
-        cluster_domain=options.cluster_domain,
-    )
-    poller = DashboardPoller(factory)
-
-    async def close_when_stopped() -> None:
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await poller.close()
-            await factory.close()
-
-    mgr.add_runnable(close_when_stopped, needs_leader=False)
-    return poller

@@ -28,7 +28,7 @@ from kuberay.controllers.rayjob.context import (
     RAY_JOB_KIND,
     Ctx,
 )
-from kuberay.kube import AlreadyExists, ApiError, NotFound
+from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 
 log = structlog.get_logger("kuberay.rayjob")
@@ -120,15 +120,14 @@ class Children:
         cluster = self.world.cluster
         if cluster is None:
             return
-        meta = cluster["metadata"]
         groups = (cluster.get("spec") or {}).get("workerGroupSpecs") or []
-        ops: list[Obj] = [
-            {"op": "test", "path": "/metadata/resourceVersion", "value": meta["resourceVersion"]}
-        ]
-        ops += [
-            {"op": "add", "path": f"/spec/workerGroupSpecs/{i}/suspend", "value": True}
-            for i in range(len(groups))
-        ]
+        # Pinned to each group's name, not the resourceVersion: the RayCluster controller
+        # rewrites the cluster's status all the time, its worker groups rarely change.
+        ops: list[Obj] = []
+        for i, group in enumerate(groups):
+            path = f"/spec/workerGroupSpecs/{i}"
+            ops.append({"op": "test", "path": f"{path}/groupName", "value": group.get("groupName")})
+            ops.append({"op": "add", "path": f"{path}/suspend", "value": True})
         try:
             await self.ctx.client.patch(
                 RAY_API_VERSION, RAY_CLUSTER_KIND, name, ops, self.namespace, patch_type="json"
@@ -245,6 +244,8 @@ class Children:
         service["spec"] = spec
         try:
             await self.ctx.client.update(service, field_manager=FIELD_MANAGER)
+        except Conflict:  # a newer Service in the cache soon: retried quietly
+            raise
         except ApiError as exc:
             self._event(
                 WARNING,

@@ -18,86 +18,43 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-from typing import Any, Final
-
-import attrs
+from typing import Any
 
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.names import head_service_name
-from kuberay.controllers.dashboard import DuplicateSubmissionId, JobInfo, JobNotFound
-from kuberay.controllers.dashboard.poller import Observed
-from kuberay.controllers.features import RAY_JOB_DELETION_POLICY, SIDECAR_SUBMITTER_RESTART
+from kuberay.controllers.dashboard import DuplicateSubmissionId, JobNotFound
+from kuberay.controllers.features import RAY_JOB_DELETION_POLICY
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import RayJobSettings
+from kuberay.controllers.rayjob.submitter import (
+    check_submitter,
+    fail,
+    has_submitter,
+    observed_after,
+    submitter_finished,
+)
+from kuberay.controllers.rayjob.world import (
+    ADD_FINALIZER,
+    CREATE_CLUSTER,
+    CREATE_SERVICE,
+    CREATE_SUBMITTER,
+    DELETE_CLUSTER,
+    DELETE_SELF,
+    DELETE_SUBMITTER,
+    SUSPEND_WORKERS,
+    UPDATE_SERVICE,
+    WARN_CLUSTER_NOT_FOUND,
+    Action,
+    Decision,
+    World,
+)
+from kuberay.controllers.rayjob.world import meta_of as _meta
+from kuberay.controllers.rayjob.world import spec_of as _spec
 
 Obj = dict[str, Any]
 
-# ----- actions --------------------------------------------------------------------------------
-ADD_FINALIZER: Final = "AddFinalizer"
-CREATE_CLUSTER: Final = "CreateCluster"
-CREATE_SUBMITTER: Final = "CreateSubmitter"
-CREATE_SERVICE: Final = "CreateService"
-UPDATE_SERVICE: Final = "UpdateService"
-DELETE_CLUSTER: Final = "DeleteCluster"
-DELETE_SUBMITTER: Final = "DeleteSubmitter"
-SUSPEND_WORKERS: Final = "SuspendWorkers"
-DELETE_SELF: Final = "DeleteSelf"
-WARN_CLUSTER_NOT_FOUND: Final = "WarnClusterNotFound"
-
-
-@attrs.frozen
-class Action:
-    """One side effect: ``kind`` (a constant above) on the object named ``name``."""
-
-    kind: str
-    name: str = ""
-
-
-@attrs.frozen
-class World:
-    """What a pass sees. ``cluster`` is the RayCluster named ``status.rayClusterName``;
-    ``cluster_head_service`` its head Service; ``submitter`` the batch Job named like the
-    RayJob; ``head_pod`` the cluster's head pod; ``rayjob_service`` ``<rayjob>-head-svc``;
-    ``job_info`` / ``submit`` the latest finished dashboard calls (None: none yet);
-    ``job_info_age`` how many seconds before ``now`` that lookup ended;
-    ``new_job_id`` / ``new_cluster_name`` fresh random names for New."""
-
-    now: dt.datetime
-    cluster: Obj | None = None
-    cluster_head_service: Obj | None = None
-    submitter: Obj | None = None
-    head_pod: Obj | None = None
-    rayjob_service: Obj | None = None
-    job_info: Observed[JobInfo] | None = None
-    job_info_age: float = 0.0
-    submit: Observed[str] | None = None
-    new_job_id: str = ""
-    new_cluster_name: str = ""
-
-
-@attrs.define
-class Decision:
-    """The outcome of one pass; see the module docstring."""
-
-    status: Obj
-    actions: list[Action] = attrs.field(factory=list)
-    persist: bool = False
-    requeue_after: float | None = None
-    error: str | None = None
-
-    def act(self, kind: str, name: str = "") -> None:
-        self.actions.append(Action(kind, name))
-
 
 # ----- helpers --------------------------------------------------------------------------------
-def _spec(job: Obj) -> Obj:
-    return job.get("spec") or {}
-
-
-def _meta(job: Obj) -> Obj:
-    return job.get("metadata") or {}
-
-
 def _seconds_passed(start: Any, seconds: float, now: dt.datetime) -> bool:
     begin = S.parse_time(start)
     return begin is not None and now >= begin + dt.timedelta(seconds=seconds)
@@ -106,11 +63,6 @@ def _seconds_passed(start: Any, seconds: float, now: dt.datetime) -> bool:
 def uses_cluster_selector(spec: Obj) -> bool:
     """``spec.clusterSelector`` is set: run on an existing RayCluster."""
     return bool(spec.get("clusterSelector"))
-
-
-def has_submitter(spec: Obj) -> bool:
-    """K8sJobMode and SidecarMode submit through a process whose end matters."""
-    return S.submission_mode(spec) in (S.K8S_JOB_MODE, S.SIDECAR_MODE)
 
 
 def dashboard_url(service: Obj | None, domain: str) -> str | None:
@@ -129,27 +81,6 @@ def cluster_head_service_name(cluster: Obj) -> str:
     return head_service_name(cluster)
 
 
-def _condition(obj: Obj | None, ctype: str) -> Obj | None:
-    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if c.get("type") == ctype and c.get("status") == "True":
-            return dict(c)
-    return None
-
-
-def _submitter_container_status(pod: Obj) -> Obj | None:
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        if cs.get("name") == C.SUBMITTER_CONTAINER_NAME:
-            return dict(cs)
-    return None
-
-
-def _fail(status: Obj, reason: str, message: str | None = None) -> None:
-    status["jobDeploymentStatus"] = S.FAILED
-    status["reason"] = reason
-    if message is not None:
-        status["message"] = message
-
-
 # ----- shared checks --------------------------------------------------------------------------
 def _to_suspending(job: Obj, status: Obj) -> bool:
     if not _spec(job).get("suspend"):
@@ -164,7 +95,7 @@ def _active_deadline(job: Obj, status: Obj, now: dt.datetime) -> bool:
         return False
     start = S.parse_time(status.get("startTime"))
     assert start is not None
-    _fail(
+    fail(
         status,
         S.DEADLINE_EXCEEDED,
         "The RayJob has passed the activeDeadlineSeconds. "
@@ -179,7 +110,7 @@ def _pre_running_deadline(job: Obj, status: Obj, now: dt.datetime) -> bool:
         return False
     start = S.parse_time(status.get("startTime"))
     assert start is not None
-    _fail(
+    fail(
         status,
         S.PRE_RUNNING_DEADLINE_EXCEEDED,
         "The RayJob has passed the preRunningDeadlineSeconds. "
@@ -290,7 +221,7 @@ def _status_check_timeout(status: Obj, world: World, settings: RayJobSettings) -
     timeout = settings.status_check_timeout_seconds
     if start is None or world.now < start + dt.timedelta(seconds=timeout):
         return False
-    _fail(
+    fail(
         status,
         S.STATUS_CHECK_TIMEOUT_EXCEEDED,
         f"Job status checks have been failing since {S.format_date_time(start)}; "
@@ -310,71 +241,6 @@ def _service(job: Obj, status: Obj, world: World, d: Decision) -> None:
     selected = ((existing.get("spec") or {}).get("selector") or {}).get(C.RAY_CLUSTER_LABEL_KEY)
     if selected != status.get("rayClusterName"):
         d.act(UPDATE_SERVICE, name)
-
-
-def _check_submitter(
-    job: Obj, status: Obj, world: World, settings: RayJobSettings, d: Decision
-) -> tuple[bool, dt.datetime | None]:
-    """KubeRay ``checkSubmitterAndUpdateStatusIfNeeded``: (failed now, finished at)."""
-    spec = _spec(job)
-    if S.submission_mode(spec) == S.SIDECAR_MODE:
-        pod = world.head_pod
-        if pod is None:
-            _fail(status, S.APP_FAILED, "Ray head pod not found.")
-            return True, None
-        cs = _submitter_container_status(pod) or {}
-        terminated = (cs.get("state") or {}).get("terminated")
-        failed = False
-        if not settings.gate(SIDECAR_SUBMITTER_RESTART, False):
-            if terminated and terminated.get("exitCode", 0) != 0:
-                failed = True
-                _fail_submission(
-                    status,
-                    f"Ray head pod container {cs.get('name')} terminated with exit code "
-                    f"{terminated.get('exitCode')}: {terminated.get('reason', '')}",
-                )
-        else:
-            limit = (spec.get("submitterConfig") or {}).get("backoffLimit")
-            limit = 2 if limit is None else limit
-            last = (cs.get("lastState") or {}).get("terminated")
-            exited_ok = terminated is not None and terminated.get("exitCode", 0) == 0
-            if last and not exited_ok and int(cs.get("restartCount") or 0) >= limit:
-                failed = True
-                _fail_submission(
-                    status,
-                    f"Ray head pod submitter container {cs.get('name')} terminated after "
-                    "exceeding the maximum restart count",
-                )
-        finished = S.parse_time((terminated or {}).get("finishedAt")) if terminated else None
-        return failed, finished
-    job_obj = world.submitter
-    if job_obj is None:
-        d.error = (
-            f"the submitter Job {_meta(job).get('namespace')}/{_meta(job).get('name')} is not found"
-        )
-        return False, None
-    failed_cond = _condition(job_obj, "Failed")
-    if failed_cond is not None:
-        _fail_submission(
-            status,
-            f"Job submission has failed. Reason: {failed_cond.get('reason', '')}. "
-            f"Message: {failed_cond.get('message', '')}",
-        )
-    finished = None
-    for c in (job_obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
-            finished = S.parse_time(c.get("lastTransitionTime"))
-            break
-    return failed_cond is not None, finished
-
-
-def _fail_submission(status: Obj, message: str) -> None:
-    """A failed submitter: AppFailed if the Ray job already FAILED (message kept), else
-    SubmissionFailed with ``message``."""
-    if status.get("jobStatus") == S.JOB_FAILED:
-        _fail(status, S.APP_FAILED)
-    else:
-        _fail(status, S.SUBMISSION_FAILED, message)
 
 
 def _record_check_failure(status: Obj, world: World, d: Decision) -> None:
@@ -401,7 +267,7 @@ def _running(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: D
     spec = _spec(job)
     finished_at: dt.datetime | None = None
     if has_submitter(spec):
-        failed, finished_at = _check_submitter(job, status, world, settings, d)
+        failed, finished_at = check_submitter(job, status, world, settings, d)
         if d.error is not None:
             d.persist = False
             return
@@ -409,7 +275,7 @@ def _running(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: D
             seconds=settings.submitter_finished_timeout
         ):
             status["jobStatus"] = S.JOB_FAILED
-            _fail(
+            fail(
                 status,
                 S.GRACE_PERIOD_EXCEEDED,
                 f"The RayJob submitter finished at {S.format_date_time(finished_at)} but the "
@@ -469,31 +335,9 @@ def _job_not_found(
             d.persist = False
         return
     if finished_at is not None and observed_after(world, finished_at):
-        _fail(status, S.APP_FAILED, "Submitter completed but Ray job not found in RayCluster.")
+        fail(status, S.APP_FAILED, "Submitter completed but Ray job not found in RayCluster.")
         return
     d.persist = False
-
-
-def observed_after(world: World, when: dt.datetime) -> bool:
-    """The job lookup ended after ``when`` (a second-precision apiserver time, so one more
-    second). KubeRay looks the job up in the same pass; a lookup that ended before the
-    submitter finished proves nothing about a job the submitter may have just run."""
-    looked = world.now - dt.timedelta(seconds=world.job_info_age)
-    return looked >= when + dt.timedelta(seconds=1)
-
-
-def submitter_finished(job: Obj, world: World) -> bool:
-    """The submitter (K8sJobMode Job, SidecarMode container) has ended, from the cache."""
-    mode = S.submission_mode(_spec(job))
-    if mode == S.K8S_JOB_MODE:
-        return any(
-            c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-            for c in ((world.submitter or {}).get("status") or {}).get("conditions") or []
-        )
-    if mode == S.SIDECAR_MODE and world.head_pod is not None:
-        cs = _submitter_container_status(world.head_pod) or {}
-        return bool((cs.get("state") or {}).get("terminated"))
-    return False
 
 
 def _release(job: Obj, status: Obj, world: World, d: Decision) -> None:
@@ -581,3 +425,24 @@ def decide(job: Obj, world: World, settings: RayJobSettings) -> Decision:
     if d.persist and d.error is None:
         check_backoff_limit(job, status)
     return d
+
+
+__all__ = [
+    "ADD_FINALIZER",
+    "CREATE_CLUSTER",
+    "CREATE_SERVICE",
+    "CREATE_SUBMITTER",
+    "DELETE_CLUSTER",
+    "DELETE_SELF",
+    "DELETE_SUBMITTER",
+    "SUSPEND_WORKERS",
+    "UPDATE_SERVICE",
+    "WARN_CLUSTER_NOT_FOUND",
+    "Action",
+    "Decision",
+    "World",
+    "check_backoff_limit",
+    "decide",
+    "observed_after",
+    "submitter_finished",
+]

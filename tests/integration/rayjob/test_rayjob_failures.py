@@ -55,6 +55,10 @@ async def test_app_failure_is_retried_on_a_new_cluster(
     await eventually(
         lambda: kclient.get("batch/v1", "Job", "retry", namespace), timeout=30
     )  # a new submitter
+    # the RayJob's head Service now selects the new cluster (same Service, selector updated)
+    await wait_events(kclient, namespace, "retry", {"UpdatedService"})
+    service = await kclient.get("v1", "Service", "retry-head-svc", namespace)
+    assert service["spec"]["selector"]["ray.io/cluster"] == second_cluster
     dashboard.add_job(second_id, status="SUCCEEDED")
     await finish_submitter(kclient, namespace, "retry")
     job = await wait_state(kclient, namespace, "retry", "Complete")
@@ -140,3 +144,23 @@ async def test_unreachable_dashboard_times_out(
         job = await wait_state(kclient, namespace, "dark", "Failed", timeout=30)
         assert job["status"]["reason"] == "JobStatusCheckTimeoutExceeded"
         assert job["status"]["message"].endswith("exceeded timeout of 4s")
+
+
+async def test_why_it_waits_names_failing_submitter_pods(
+    operator: Operator, kclient: Client, namespace: str, dashboard: FakeDashboard
+) -> None:
+    await kclient.create(rayjob("crashy", namespace))
+    await _running(kclient, namespace, "crashy", dashboard)
+    # the submitter's pods keep failing before anything reaches the dashboard
+    await kclient.patch_status(
+        "batch/v1", "Job", "crashy", {"status": {"failed": 2, "active": 1}}, namespace
+    )
+    job = await wait_job(
+        kclient,
+        namespace,
+        "crashy",
+        lambda j: "2 failed pod(s)" in (j["status"].get("message") or ""),
+        message="the failing submitter named",
+    )
+    assert job["status"]["jobDeploymentStatus"] == "Running"
+    assert "kubectl logs job/crashy" in job["status"]["message"]

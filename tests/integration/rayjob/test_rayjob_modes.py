@@ -186,3 +186,40 @@ async def test_sidecar_mode_follows_the_head_pod_container(
     assert job["status"]["succeeded"] == 1
     with pytest.raises(NotFound):
         await kclient.get("batch/v1", "Job", "side", namespace)
+
+
+async def test_sidecar_submitter_exit_code_fails_the_rayjob(
+    operator: Operator, kclient: Client, namespace: str, dashboard: FakeDashboard
+) -> None:
+    await kclient.create(rayjob("sidefail", namespace, submissionMode="SidecarMode"))
+    job = await wait_state(kclient, namespace, "sidefail", "Initializing")
+    cluster_name = job["status"]["rayClusterName"]
+    await make_ready(kclient, namespace, cluster_name, dashboard)
+    await wait_state(kclient, namespace, "sidefail", "Running")
+    pod = await head_pod(kclient, namespace, cluster_name)
+    terminated = {
+        "exitCode": 1,
+        "reason": "Error",
+        "startedAt": now_rfc3339(),
+        "finishedAt": now_rfc3339(),
+    }
+    status = {
+        "name": "ray-job-submitter",
+        "image": "ray",
+        "imageID": "",
+        "ready": False,
+        "restartCount": 0,
+        "state": {"terminated": terminated},
+    }
+    await kclient.patch_status(
+        "v1",
+        "Pod",
+        pod["metadata"]["name"],
+        {"status": {"containerStatuses": [status]}},
+        namespace,
+    )
+    job = await wait_state(kclient, namespace, "sidefail", "Failed")
+    assert job["status"]["reason"] == "SubmissionFailed"
+    assert job["status"]["message"] == (
+        "Ray head pod container ray-job-submitter terminated with exit code 1: Error"
+    )

@@ -1,0 +1,80 @@
+"""What one RayJob pass sees (:class:`World`) and decides (:class:`Decision`,
+:class:`Action`): the data the pure state machine works on."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Final
+
+import attrs
+
+from kuberay.controllers.dashboard import JobInfo
+from kuberay.controllers.dashboard.poller import Observed
+
+Obj = dict[str, Any]
+
+# ----- actions --------------------------------------------------------------------------------
+ADD_FINALIZER: Final = "AddFinalizer"
+CREATE_CLUSTER: Final = "CreateCluster"
+CREATE_SUBMITTER: Final = "CreateSubmitter"
+CREATE_SERVICE: Final = "CreateService"
+UPDATE_SERVICE: Final = "UpdateService"
+DELETE_CLUSTER: Final = "DeleteCluster"
+DELETE_SUBMITTER: Final = "DeleteSubmitter"
+SUSPEND_WORKERS: Final = "SuspendWorkers"
+DELETE_SELF: Final = "DeleteSelf"
+WARN_CLUSTER_NOT_FOUND: Final = "WarnClusterNotFound"
+
+
+@attrs.frozen
+class Action:
+    """One side effect: ``kind`` (a constant above) on the object named ``name``."""
+
+    kind: str
+    name: str = ""
+
+
+@attrs.frozen
+class World:
+    """What a pass sees. ``cluster`` is the RayCluster named ``status.rayClusterName``;
+    ``cluster_head_service`` its head Service; ``submitter`` the batch Job named like the
+    RayJob; ``head_pod`` the cluster's head pod; ``rayjob_service`` ``<rayjob>-head-svc``;
+    ``job_info`` / ``submit`` the latest finished dashboard calls (None: none yet);
+    ``job_info_age`` how many seconds before ``now`` that lookup ended;
+    ``new_job_id`` / ``new_cluster_name`` fresh random names for New."""
+
+    now: dt.datetime
+    cluster: Obj | None = None
+    cluster_head_service: Obj | None = None
+    submitter: Obj | None = None
+    head_pod: Obj | None = None
+    rayjob_service: Obj | None = None
+    job_info: Observed[JobInfo] | None = None
+    job_info_age: float = 0.0
+    submit: Observed[str] | None = None
+    new_job_id: str = ""
+    new_cluster_name: str = ""
+
+
+@attrs.define
+class Decision:
+    """The outcome of one pass; see the module docstring."""
+
+    status: Obj
+    actions: list[Action] = attrs.field(factory=list)
+    persist: bool = False
+    requeue_after: float | None = None
+    error: str | None = None
+
+    def act(self, kind: str, name: str = "") -> None:
+        self.actions.append(Action(kind, name))
+
+
+def spec_of(job: Obj) -> Obj:
+    """``job.spec`` (``{}`` when absent)."""
+    return job.get("spec") or {}
+
+
+def meta_of(job: Obj) -> Obj:
+    """``job.metadata`` (``{}`` when absent)."""
+    return job.get("metadata") or {}
