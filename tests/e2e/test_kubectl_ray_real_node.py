@@ -19,13 +19,8 @@ import pytest
 
 from kuberay.kube import Client, NotFound
 from tests.e2e.harness import ROOT, OperatorProcess, free_port
-from tests.e2e.test_real_node import (  # noqa: F401  (module fixtures)
-    RealCluster,
-    real_admin,
-    real_cluster,
-    real_operator,
-    rns,
-)
+from tests.e2e.realcluster import RealCluster
+from tests.e2e.test_real_node import real_operator  # noqa: F401  (module fixture)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a real node needs root")
 
@@ -71,10 +66,10 @@ async def _point_rayjob_at(admin: Client, ns: str, job: str, cluster: str) -> No
 
 
 async def test_create_session_log_and_job_submit_on_real_ray(
-    real_cluster: RealCluster,  # noqa: F811
-    real_admin: Client,  # noqa: F811
+    real_cluster: RealCluster,
+    real_admin: Client,
     real_operator: OperatorProcess,  # noqa: F811
-    rns: str,  # noqa: F811
+    rns: str,
     tmp_path: Path,
 ) -> None:
     code, out, err = await _run(

@@ -73,6 +73,8 @@ async def real_operator(
         real_identity.kubeconfig,
         workdir / "operators",
         lease_namespace=real_identity.namespace,
+        # the RayJob controller may dial dashboards on the real node's pod network
+        env={"KUBERAY_DASHBOARD_ALLOWED_NETWORKS": "127.0.0.0/8,10.250.0.0/24"},
     ).start()
     try:
         await op.wait_ready(60)
