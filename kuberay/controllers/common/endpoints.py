@@ -110,9 +110,14 @@ async def _from_pods(
     label_selector = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
     pods, _ = await client.list_all("v1", "Pod", namespace, label_selector=label_selector)
     target = sp.get("targetPort", sp.get("port"))
+    # As the Service's DNS name and EndpointSlices do: with publishNotReadyAddresses (KubeRay's
+    # headless head Service) a running pod that is not Ready still answers for it.
+    any_running = bool(as_map(service.get("spec")).get("publishNotReadyAddresses"))
     for pod in sorted(pods, key=lambda p: as_str(as_map(p.get("metadata")).get("name"))):
-        ip = as_map(pod.get("status")).get("podIP")
-        if not ip or not _pod_ready(pod) or as_map(pod.get("metadata")).get("deletionTimestamp"):
+        status = as_map(pod.get("status"))
+        ip = status.get("podIP")
+        usable = _pod_ready(pod) or (any_running and status.get("phase") == "Running")
+        if not ip or not usable or as_map(pod.get("metadata")).get("deletionTimestamp"):
             continue
         number = _container_port(pod, target) if isinstance(target, str) else target
         if isinstance(number, int):

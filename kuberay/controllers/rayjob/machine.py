@@ -31,6 +31,7 @@ from kuberay.controllers.rayjob.submitter import (
     fail,
     has_submitter,
     observed_after,
+    sidecar_submitter_ended,
     submitter_finished,
 )
 from kuberay.controllers.rayjob.world import (
@@ -169,7 +170,12 @@ def _initializing(
         d.persist = False
         return
     if not status.get("dashboardURL"):
-        if (cluster.get("status") or {}).get("state") != "ready":
+        ended_early = S.submission_mode(_spec(job)) == S.SIDECAR_MODE and sidecar_submitter_ended(
+            world.head_pod
+        )
+        # Beyond KubeRay (its #4945): a sidecar submitter that ended before the cluster was
+        # ever ready leaves the head not Ready for good; go on and judge the job instead.
+        if (cluster.get("status") or {}).get("state") != "ready" and not ended_early:
             status["rayClusterStatus"] = copy.deepcopy(cluster.get("status") or {})
             return
         url = dashboard_url(world.cluster_head_service, settings.options.cluster_domain)

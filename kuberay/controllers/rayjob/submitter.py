@@ -36,6 +36,15 @@ def _submitter_container_status(pod: Obj) -> Obj | None:
     return None
 
 
+def sidecar_submitter_ended(pod: Obj | None) -> bool:
+    """The head pod's ``ray-job-submitter`` container has terminated (SidecarMode).
+
+    The head pod's restartPolicy being Never, it then stays not Ready for good, so its
+    RayCluster may never reach ``ready``: waiting for that would wait forever."""
+    cs = _submitter_container_status(pod) if pod is not None else None
+    return bool(cs and (cs.get("state") or {}).get("terminated"))
+
+
 def fail(status: Obj, reason: str, message: str | None = None) -> None:
     """Set ``status`` Failed with ``reason`` (and ``message``, unless None: kept)."""
     status["jobDeploymentStatus"] = S.FAILED

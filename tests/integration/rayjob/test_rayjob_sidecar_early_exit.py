@@ -8,12 +8,11 @@ becomes ``ready``, so a RayJob that waits for ``ready`` in Initializing waits fo
 its Ray job SUCCEEDED (KubeRay v1.7 does the same: ray-project/kuberay#4945, #4199).
 
 A user expects the RayJob to end as the job did: Complete/SUCCEEDED after a successful
-submitter, Failed after a failed one (what kuberay#4946 proposes for the failure case).
+submitter, Failed after a failed one (what kuberay#4946 proposes for the failure case). Ours
+does: in SidecarMode a terminated submitter container ends the wait for ``ready``.
 """
 
 from __future__ import annotations
-
-import pytest
 
 from kuberay.kube import Client
 from kuberay.testing.fake_dashboard import FakeDashboard
@@ -26,12 +25,6 @@ from tests.integration.rayjob.helpers import (
     state,
     wait_job,
     wait_state,
-)
-
-pytestmark = pytest.mark.xfail(
-    strict=True,
-    reason="controller bug: SidecarMode RayJob stays Initializing when its submitter container "
-    "ends before the RayCluster is ready (kuberay/controllers/rayjob/machine.py _initializing)",
 )
 
 

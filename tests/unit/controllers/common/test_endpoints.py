@@ -38,16 +38,22 @@ def _pod(name: str, ip: str, ready: bool = True) -> dict[str, Any]:
 
 
 class FakeClient:
-    def __init__(self, slices: list[dict[str, Any]], pods: list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        slices: list[dict[str, Any]],
+        pods: list[dict[str, Any]],
+        service: dict[str, Any] | None = None,
+    ) -> None:
         self.slices = slices
         self.pods = pods
+        self.service = service or SERVICE
         self.lists: list[tuple[str, str | None]] = []
 
     async def get(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
     ) -> dict[str, Any]:
         assert (kind, name, namespace) == ("Service", "rc-head-svc", NS)
-        return SERVICE
+        return self.service
 
     async def list_all(
         self,
@@ -111,3 +117,20 @@ async def test_nothing_ready_or_no_such_port() -> None:
     ]
     with pytest.raises(ServiceNotReachable):
         await service_address(FakeClient(slices, []), NS, "rc-head-svc", "dashboard", environ={})
+
+
+async def test_publish_not_ready_addresses_answers_for_a_running_pod_that_is_not_ready() -> None:
+    """KubeRay's headless head Service publishes not-ready pods (its DNS name resolves to them),
+    so a SidecarMode head whose submitter ended (never Ready again) is still dialled."""
+    headless = {**SERVICE, "spec": {**SERVICE["spec"], "publishNotReadyAddresses": True}}
+    pod = _pod("a", "10.250.0.3", ready=False)
+    got = await service_address(
+        FakeClient([], [pod], headless), NS, "rc-head-svc", "dashboard", environ={}
+    )
+    assert got == ("10.250.0.3", 18265)
+    pending = _pod("b", "10.250.0.4", ready=False)
+    pending["status"]["phase"] = "Pending"
+    with pytest.raises(ServiceNotReachable):
+        await service_address(
+            FakeClient([], [pending], headless), NS, "rc-head-svc", "dashboard", environ={}
+        )
