@@ -370,7 +370,10 @@ def prepare_cluster(cp: Any, *, as_admin: bool) -> OperatorIdentity:
     """Install CRDs and RBAC; how the operator should connect."""
     api = _Api(cp)
     crds = install_crds(api)
-    print(f"run: installed {len(crds)} CRDs from {CRD_DIR.relative_to(ROOT)}", file=sys.stderr)
+    print(
+        f"run: installed {len(crds)} CRDs from {CRD_DIR.relative_to(ROOT)} and the Gateway API",
+        file=sys.stderr,
+    )
     account = install_rbac(api)
     if account is None:
         print(
