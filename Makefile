@@ -40,9 +40,9 @@ images: deps node-deps binaries-all
 helm: deps
 	$(BIN)/python hack/build_helm.py
 
-# third-party CRDs from their Go modules (cert-manager), into ~/.cache/kuberay
+# third-party CRDs from their Go modules (cert-manager, Gateway API), into ~/.cache/kuberay
 third-party-crds: deps
-	$(BIN)/python hack/fetch_cert_manager.py
+	$(BIN)/python hack/fetch_third_party_crds.py
 
 lint: deps
 	$(BIN)/ruff check kuberay tests hack $(wildcard examples)
@@ -67,7 +67,7 @@ e2e: binaries-all images
 	$(BIN)/pytest -q tests/e2e $(PYTEST_ARGS)
 
 # full local cluster + CRDs + RBAC + kuberay-operator in the foreground; Ctrl-C stops all
-run: binaries-all $(if $(filter-out 00,$(REAL_NODES)$(REAL_NODES_ONLY)),images)
+run: binaries-all third-party-crds $(if $(filter-out 00,$(REAL_NODES)$(REAL_NODES_ONLY)),images)
 	$(BIN)/python hack/run.py --dir $(RUN_DIR) $(RUN_FLAGS)
 
 clean:

@@ -279,10 +279,25 @@ def _documents(directory: Path) -> list[dict[str, Any]]:
     return docs
 
 
+def _third_party_crds() -> list[dict[str, Any]]:
+    """The Gateway API CRDs (hack/fetch_third_party_crds.py), for the RayService incremental
+    upgrade. cert-manager's are left out: without cert-manager running they would only make
+    mTLS clusters wait for certificates nobody signs."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    try:
+        import fetch_third_party_crds
+    finally:
+        sys.path.pop(0)
+    docs: list[dict[str, Any]] = []
+    docs.extend(_documents(fetch_third_party_crds.fetch("gateway-api")))
+    return docs
+
+
 def install_crds(api: _Api) -> list[str]:
-    """Apply every CRD of manifests/crds and wait until they are Established."""
+    """Apply every CRD of manifests/crds and the Gateway API's (fetched from its Go module)
+    and wait until they are Established."""
     names = []
-    for doc in _documents(CRD_DIR):
+    for doc in _documents(CRD_DIR) + _third_party_crds():
         api.apply(doc)
         names.append(doc["metadata"]["name"])
     api.wait_crds_established(names)
@@ -355,7 +370,10 @@ def prepare_cluster(cp: Any, *, as_admin: bool) -> OperatorIdentity:
     """Install CRDs and RBAC; how the operator should connect."""
     api = _Api(cp)
     crds = install_crds(api)
-    print(f"run: installed {len(crds)} CRDs from {CRD_DIR.relative_to(ROOT)}", file=sys.stderr)
+    print(
+        f"run: installed {len(crds)} CRDs from {CRD_DIR.relative_to(ROOT)} and the Gateway API",
+        file=sys.stderr,
+    )
     account = install_rbac(api)
     if account is None:
         print(

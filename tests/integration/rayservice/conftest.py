@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,22 @@ from kuberay.reconcile import Controller, Manager
 from tests.crds import install_crds
 
 
+def _gateway_api_crd_dir() -> Path:
+    """The Gateway API CRDs from its Go module (see ``hack/fetch_third_party_crds.py``)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "hack"))
+    try:
+        import fetch_third_party_crds
+    finally:
+        sys.path.pop(0)
+    return Path(fetch_third_party_crds.fetch("gateway-api"))
+
+
 @pytest.fixture(scope="session")
 async def crds_installed(kubeconfig_path: Any) -> None:
     client = await Client.from_kubeconfig(kubeconfig_path, qps=0)
     try:
         await install_crds(client)
+        await install_crds(client, directory=_gateway_api_crd_dir())
     finally:
         await client.close()
 

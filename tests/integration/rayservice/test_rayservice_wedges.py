@@ -223,6 +223,10 @@ async def test_incremental_upgrade_is_refused_with_a_condition_and_event(
     # No requeue after a validation failure (as KubeRay): nothing was or will be created.
     clusters, _ = await kclient.list_all("ray.io/v1", "RayCluster", namespace)
     assert clusters == []
+    # The Gateway API is served (its CRDs are installed), yet no Gateway/HTTPRoute is half-made.
+    for kind in ("Gateway", "HTTPRoute"):
+        objs, _ = await kclient.list_all("gateway.networking.k8s.io/v1", kind, namespace)
+        assert objs == []
     events = await events_for(kclient, namespace, "svc")
     assert len([e for e in events if e["reason"] == "UnsupportedUpgradeStrategy"]) == 1
 

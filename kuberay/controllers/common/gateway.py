@@ -1,0 +1,210 @@
+"""Pure Gateway API builders for the RayService incremental upgrade (KubeRay
+``createGateway`` / ``createHTTPRoute``) and their readiness checks.
+
+* :func:`build_gateway`: Gateway ``<rs>-gateway`` in the RayService's namespace, class from
+  ``upgradeStrategy.clusterUpgradeOptions.gatewayClassName``, one listener ``http`` HTTP:80,
+  controller owner reference to the RayService.
+* :func:`build_http_route`: HTTPRoute ``<rs>-httproute`` in the Gateway's namespace, attached to
+  the Gateway, one rule matching PathPrefix ``/`` whose backends are the active cluster's serve
+  Service (weight ``active_weight``) and, when there is one, the pending cluster's
+  (``pending_weight``); each backend's port is the head container's ``serve`` port or 8000.
+* :func:`serve_port`: KubeRay ``GetServePort``.
+* :func:`is_gateway_ready` (Accepted and Programmed) / :func:`is_http_route_ready` (some parent
+  Accepted and ResolvedRefs).
+* :func:`gateway_needs_update` / :func:`http_route_needs_update`: whether the live object's
+  spec differs from the desired one in what KubeRay compares (class and listeners; parentRefs
+  and rules), so an unchanged world gives no write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from . import constants as c
+from .names import serve_service_name
+from .objects import as_list, as_map, as_str, metadata, spec
+from .owner import controller_owner_reference
+
+__all__ = [
+    "GATEWAY_API_VERSION",
+    "build_gateway",
+    "build_http_route",
+    "gateway_name",
+    "gateway_needs_update",
+    "http_route_name",
+    "http_route_needs_update",
+    "is_gateway_ready",
+    "is_http_route_ready",
+    "serve_port",
+]
+
+GATEWAY_API_VERSION: Final = "gateway.networking.k8s.io/v1"
+LISTENER_NAME: Final = "http"
+LISTENER_PORT: Final = 80
+
+
+def gateway_name(rs_name: str) -> str:
+    """``<rs>-gateway``."""
+    return f"{rs_name}-gateway"
+
+
+def http_route_name(rs_name: str) -> str:
+    """``<rs>-httproute``."""
+    return f"{rs_name}-httproute"
+
+
+def _upgrade_options(ray_service: Mapping[str, Any]) -> Mapping[str, Any]:
+    strategy = as_map(spec(ray_service).get("upgradeStrategy"))
+    return as_map(strategy.get("clusterUpgradeOptions"))
+
+
+def build_gateway(ray_service: Mapping[str, Any]) -> dict[str, Any]:
+    """The Gateway KubeRay creates for ``ray_service`` (owner reference included)."""
+    meta = metadata(ray_service)
+    return {
+        "apiVersion": GATEWAY_API_VERSION,
+        "kind": "Gateway",
+        "metadata": {
+            "name": gateway_name(as_str(meta.get("name"))),
+            "namespace": as_str(meta.get("namespace")),
+            "ownerReferences": [controller_owner_reference(ray_service, c.RAY_SERVICE_KIND)],
+        },
+        "spec": {
+            "gatewayClassName": as_str(_upgrade_options(ray_service).get("gatewayClassName")),
+            "listeners": [{"name": LISTENER_NAME, "protocol": "HTTP", "port": LISTENER_PORT}],
+        },
+    }
+
+
+def serve_port(cluster: Mapping[str, Any] | None) -> int:
+    """The head (first) container's port named ``serve``, else 8000."""
+    head = as_map(as_map(spec(cluster or {}).get("headGroupSpec")).get("template"))
+    containers = as_list(as_map(head.get("spec")).get("containers"))
+    if not containers:
+        return c.DEFAULT_SERVING_PORT
+    for port in as_list(as_map(containers[0]).get("ports")):
+        port_map = as_map(port)
+        if port_map.get("name") == c.SERVING_PORT_NAME:
+            value = port_map.get("containerPort")
+            if isinstance(value, int):
+                return value
+    return c.DEFAULT_SERVING_PORT
+
+
+def _backend(cluster: Mapping[str, Any], namespace: str, weight: int) -> dict[str, Any]:
+    return {
+        "name": serve_service_name(as_str(metadata(cluster).get("name"))),
+        "namespace": namespace,
+        "port": serve_port(cluster),
+        "weight": weight,
+    }
+
+
+def build_http_route(
+    ray_service: Mapping[str, Any],
+    gateway: Mapping[str, Any],
+    active_cluster: Mapping[str, Any],
+    pending_cluster: Mapping[str, Any] | None,
+    active_weight: int,
+    pending_weight: int,
+) -> dict[str, Any]:
+    """The HTTPRoute splitting traffic ``active_weight``/``pending_weight`` between the
+    clusters' serve Services (owner reference to the RayService included)."""
+    gw_meta = metadata(gateway)
+    namespace = as_str(gw_meta.get("namespace"))
+    backends = [_backend(active_cluster, namespace, active_weight)]
+    if pending_cluster is not None:
+        backends.append(_backend(pending_cluster, namespace, pending_weight))
+    return {
+        "apiVersion": GATEWAY_API_VERSION,
+        "kind": "HTTPRoute",
+        "metadata": {
+            "name": http_route_name(as_str(metadata(ray_service).get("name"))),
+            "namespace": namespace,
+            "ownerReferences": [controller_owner_reference(ray_service, c.RAY_SERVICE_KIND)],
+        },
+        "spec": {
+            "parentRefs": [{"name": as_str(gw_meta.get("name")), "namespace": namespace}],
+            "rules": [
+                {
+                    "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+                    "backendRefs": backends,
+                }
+            ],
+        },
+    }
+
+
+def _true(conditions: Any, ctype: str) -> bool:
+    return any(
+        as_map(cond).get("type") == ctype and as_map(cond).get("status") == "True"
+        for cond in as_list(conditions)
+    )
+
+
+def is_gateway_ready(gateway: Mapping[str, Any] | None) -> bool:
+    """The Gateway's status has Accepted and Programmed True."""
+    conditions = as_map(as_map(gateway or {}).get("status")).get("conditions")
+    return _true(conditions, "Accepted") and _true(conditions, "Programmed")
+
+
+def is_http_route_ready(route: Mapping[str, Any] | None) -> bool:
+    """Some parent of the HTTPRoute's status has Accepted and ResolvedRefs True."""
+    parents = as_list(as_map(as_map(route or {}).get("status")).get("parents"))
+    return any(
+        _true(as_map(p).get("conditions"), "Accepted")
+        and _true(as_map(p).get("conditions"), "ResolvedRefs")
+        for p in parents
+    )
+
+
+def _listener_key(listener: Any) -> tuple[str, str, int]:
+    m = as_map(listener)
+    port = m.get("port")
+    return (as_str(m.get("name")), as_str(m.get("protocol")), port if isinstance(port, int) else 0)
+
+
+def gateway_needs_update(live: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """Class name or listeners (name, protocol, port) differ (defaults the apiserver adds to a
+    listener, such as ``allowedRoutes``, are not a difference)."""
+    live_spec, want = spec(live), spec(desired)
+    if live_spec.get("gatewayClassName") != want.get("gatewayClassName"):
+        return True
+    live_listeners = [_listener_key(x) for x in as_list(live_spec.get("listeners"))]
+    return live_listeners != [_listener_key(x) for x in as_list(want.get("listeners"))]
+
+
+def _route_key(route: Mapping[str, Any]) -> Any:
+    route_spec = spec(route)
+    parents = [
+        (as_str(as_map(p).get("name")), as_str(as_map(p).get("namespace")))
+        for p in as_list(route_spec.get("parentRefs"))
+    ]
+    rules = []
+    for rule in as_list(route_spec.get("rules")):
+        rule_map = as_map(rule)
+        paths = [
+            (
+                as_str(as_map(as_map(m).get("path")).get("type")),
+                as_str(as_map(as_map(m).get("path")).get("value")),
+            )
+            for m in as_list(rule_map.get("matches"))
+        ]
+        backends = [
+            (
+                as_str(as_map(b).get("name")),
+                as_str(as_map(b).get("namespace")),
+                as_map(b).get("port"),
+                as_map(b).get("weight"),
+            )
+            for b in as_list(rule_map.get("backendRefs"))
+        ]
+        rules.append((paths, backends))
+    return parents, rules
+
+
+def http_route_needs_update(live: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """Parent refs, path matches or backends (name, namespace, port, weight) differ; fields the
+    apiserver defaults (group, kind, rule timeouts...) are not a difference."""
+    return bool(_route_key(live) != _route_key(desired))

@@ -1,0 +1,103 @@
+"""One pass of an incremental upgrade as a pure decision (World in, Plan out), so the reconciler
+only does I/O. Composes the stepping rules of ``incremental``:
+
+1. Rollback state (KubeRay ``reconcileRollbackState``): the goal hash equal to the active
+   cluster's → rolling back; equal to the pending cluster's → not (a rollback is cancelled);
+   neither (a third spec mid-upgrade) → rolling back first, a fresh upgrade comes after.
+2. Weights (``next_weights``); a changed weight stamps ``lastTrafficMigratedTime`` on the
+   cluster gaining traffic.
+3. Only when the Gateway and HTTPRoute are ready: the ``target_capacity`` each cluster is to be
+   sent (``next_target_capacity``; unset capacities start at active 100 / pending 0).
+4. Completion: promotion (``upgrade_complete``, not during a rollback) or the end of a
+   rollback (``rollback_complete``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from .incremental import (
+    ClusterShare,
+    StepOptions,
+    next_target_capacity,
+    next_weights,
+    rollback_complete,
+    upgrade_complete,
+)
+
+__all__ = ["IncrementalPlan", "IncrementalWorld", "plan_incremental_step", "rollback_wanted"]
+
+
+def rollback_wanted(goal_hash: str, active_hash: str, pending_hash: str) -> bool:
+    """Whether ``RollbackInProgress`` should be True after this pass: the goal is the active
+    cluster's spec, or a third spec that the pending cluster does not match either."""
+    return goal_hash == active_hash or goal_hash != pending_hash
+
+
+@dataclass(frozen=True)
+class IncrementalWorld:
+    """What one pass sees: both clusters' shares (from status), the options, whether a rollback
+    is wanted, whether the pending cluster serves (head, apps RUNNING, proxies), whether the
+    Gateway and HTTPRoute are ready (Accepted/Programmed; Accepted/ResolvedRefs), the time."""
+
+    active: ClusterShare
+    pending: ClusterShare
+    options: StepOptions
+    rollback: bool
+    pending_ready: bool
+    routing_ready: bool
+    now: datetime
+
+
+@dataclass(frozen=True)
+class IncrementalPlan:
+    """The pass's outcome: HTTPRoute weights, the shares to write into status, the
+    ``target_capacity`` to send (None: nothing) to each cluster, and whether the pending
+    cluster is promoted or the rollback is finished."""
+
+    weights: tuple[int, int]
+    active: ClusterShare
+    pending: ClusterShare
+    send_active: int | None
+    send_pending: int | None
+    promote: bool
+    rollback_done: bool
+
+
+def plan_incremental_step(world: IncrementalWorld) -> IncrementalPlan:
+    """The decision for one pass (see the module docstring)."""
+    active, pending = world.active, world.pending
+    a, p = next_weights(
+        active,
+        pending,
+        world.options,
+        rollback=world.rollback,
+        pending_ready=world.pending_ready,
+        now=world.now,
+    )
+    before = (
+        100 if active.traffic is None else active.traffic,
+        0 if pending.traffic is None else pending.traffic,
+    )
+    moved = (a, p) != before
+    active = replace(
+        active,
+        traffic=a,
+        last_migrated=world.now if moved and world.rollback else active.last_migrated,
+    )
+    pending = replace(
+        pending,
+        traffic=p,
+        last_migrated=world.now if moved and not world.rollback else pending.last_migrated,
+    )
+    send_active = send_pending = None
+    if world.routing_ready:
+        active = replace(active, capacity=100 if active.capacity is None else active.capacity)
+        pending = replace(pending, capacity=0 if pending.capacity is None else pending.capacity)
+        opts, rb = world.options, world.rollback
+        send_active = next_target_capacity("active", active, pending, opts, rollback=rb)
+        send_pending = next_target_capacity("pending", active, pending, opts, rollback=rb)
+    promote = not world.rollback and upgrade_complete(active, pending)
+    done = world.rollback and rollback_complete(active, pending, pending_ready=world.pending_ready)
+    return IncrementalPlan((a, p), active, pending, send_active, send_pending, promote, done)

@@ -1,0 +1,133 @@
+"""Gateway / HTTPRoute builders of the RayService incremental upgrade. Expectations follow
+KubeRay's Go unit tests ``TestCreateGateway`` / ``TestCreateHTTPRoute`` (names, class, one
+``http`` listener on 80, parent ref, PathPrefix ``/``, serve Service backends with the ``serve``
+port or 8000) and the Gateway API status conditions a gateway controller sets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kuberay.controllers.common.gateway import (
+    build_gateway,
+    build_http_route,
+    gateway_needs_update,
+    http_route_needs_update,
+    is_gateway_ready,
+    is_http_route_ready,
+    serve_port,
+)
+
+RS: dict[str, Any] = {
+    "apiVersion": "ray.io/v1",
+    "kind": "RayService",
+    "metadata": {"name": "incremental-ray-service", "namespace": "test-ns", "uid": "u1"},
+    "spec": {
+        "upgradeStrategy": {
+            "type": "NewClusterWithIncrementalUpgrade",
+            "clusterUpgradeOptions": {
+                "gatewayClassName": "gateway-class",
+                "stepSizePercent": 10,
+                "intervalSeconds": 30,
+            },
+        }
+    },
+}
+
+
+def _cluster(name: str, ports: list[dict[str, Any]] | None) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "ray-head"}
+    if ports is not None:
+        container["ports"] = ports
+    return {
+        "metadata": {"name": name, "namespace": "test-ns"},
+        "spec": {"headGroupSpec": {"template": {"spec": {"containers": [container]}}}},
+    }
+
+
+def test_gateway_named_after_the_rayservice_with_one_http_listener() -> None:
+    gw = build_gateway(RS)
+    assert gw["metadata"]["name"] == "incremental-ray-service-gateway"
+    assert gw["metadata"]["namespace"] == "test-ns"
+    assert gw["spec"] == {
+        "gatewayClassName": "gateway-class",
+        "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
+    }
+    (owner,) = gw["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["controller"]) == (
+        "RayService",
+        "incremental-ray-service",
+        True,
+    )
+
+
+def test_http_route_splits_traffic_between_the_serve_services() -> None:
+    active = _cluster("rs-aaaaa", [{"name": "serve", "containerPort": 9000}])
+    pending = _cluster("rs-bbbbb", None)
+    route = build_http_route(RS, build_gateway(RS), active, pending, 70, 30)
+    assert route["metadata"]["name"] == "incremental-ray-service-httproute"
+    assert route["spec"]["parentRefs"] == [
+        {"name": "incremental-ray-service-gateway", "namespace": "test-ns"}
+    ]
+    (rule,) = route["spec"]["rules"]
+    assert rule["matches"] == [{"path": {"type": "PathPrefix", "value": "/"}}]
+    assert rule["backendRefs"] == [
+        {"name": "rs-aaaaa-serve-svc", "namespace": "test-ns", "port": 9000, "weight": 70},
+        {"name": "rs-bbbbb-serve-svc", "namespace": "test-ns", "port": 8000, "weight": 30},
+    ]
+    only_active = build_http_route(RS, build_gateway(RS), active, None, 100, 0)
+    assert [b["name"] for b in only_active["spec"]["rules"][0]["backendRefs"]] == [
+        "rs-aaaaa-serve-svc"
+    ]
+
+
+def test_serve_port_defaults_to_8000() -> None:
+    assert serve_port(None) == 8000
+    assert serve_port(_cluster("c", [{"name": "dashboard", "containerPort": 8265}])) == 8000
+    assert serve_port(_cluster("c", [{"name": "serve", "containerPort": 8001}])) == 8001
+
+
+def _cond(ctype: str, status: str = "True") -> dict[str, str]:
+    return {"type": ctype, "status": status}
+
+
+def test_readiness_follows_the_gateway_controller_conditions() -> None:
+    assert not is_gateway_ready(build_gateway(RS))
+    assert not is_gateway_ready({"status": {"conditions": [_cond("Accepted")]}})
+    assert is_gateway_ready({"status": {"conditions": [_cond("Accepted"), _cond("Programmed")]}})
+    ok_parent = {"conditions": [_cond("Accepted"), _cond("ResolvedRefs")]}
+    bad_parent = {"conditions": [_cond("Accepted"), _cond("ResolvedRefs", "False")]}
+    assert is_http_route_ready({"status": {"parents": [ok_parent]}})
+    assert not is_http_route_ready({"status": {"parents": [bad_parent]}})
+    assert not is_http_route_ready({})
+
+
+def test_server_defaults_are_not_a_difference_but_weights_and_class_are() -> None:
+    gw = build_gateway(RS)
+    live_gw = {
+        "spec": {
+            "gatewayClassName": "gateway-class",
+            "listeners": [
+                {
+                    "name": "http",
+                    "protocol": "HTTP",
+                    "port": 80,
+                    "allowedRoutes": {"namespaces": {"from": "Same"}},
+                }
+            ],
+        }
+    }
+    assert not gateway_needs_update(live_gw, gw)
+    live_gw["spec"]["gatewayClassName"] = "other"
+    assert gateway_needs_update(live_gw, gw)
+
+    active = _cluster("rs-aaaaa", None)
+    route = build_http_route(RS, gw, active, None, 100, 0)
+    live = {"spec": {**route["spec"], "rules": [dict(route["spec"]["rules"][0])]}}
+    live["spec"]["parentRefs"] = [
+        {**route["spec"]["parentRefs"][0], "group": "gateway.networking.k8s.io", "kind": "Gateway"}
+    ]
+    live["spec"]["rules"][0]["backendRefs"] = [
+        {**b, "group": "", "kind": "Service"} for b in route["spec"]["rules"][0]["backendRefs"]
+    ]
+    assert not http_route_needs_update(live, route)
+    assert http_route_needs_update(live, build_http_route(RS, gw, active, None, 90, 10))

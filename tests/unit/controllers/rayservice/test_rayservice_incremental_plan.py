@@ -1,0 +1,123 @@
+"""One incremental-upgrade pass as a decision: rollback state (KubeRay
+``TestReconcileRollbackState`` cases), weights and migration timestamps, capacities only once
+the Gateway API objects are ready, promotion and the end of a rollback; whole upgrades driven
+pass by pass with an injected clock, a rollback started half-way, and a repeated pass on an
+unchanged world deciding nothing new."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from kuberay.controllers.rayservice.incremental import ClusterShare, StepOptions
+from kuberay.controllers.rayservice.incremental_plan import (
+    IncrementalPlan,
+    IncrementalWorld,
+    plan_incremental_step,
+    rollback_wanted,
+)
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+OPTS = StepOptions(step_size=20, interval_seconds=1, max_surge=50)
+
+
+@pytest.mark.parametrize(
+    ("goal", "expected"),
+    [("old", True), ("new", False), ("third", True)],
+)
+def test_rollback_state_follows_the_goal_hash(goal: str, expected: bool) -> None:
+    assert rollback_wanted(goal, "old", "new") is expected
+
+
+def _world(**kw: object) -> IncrementalWorld:
+    base = IncrementalWorld(
+        active=ClusterShare(),
+        pending=ClusterShare(),
+        options=OPTS,
+        rollback=False,
+        pending_ready=True,
+        routing_ready=True,
+        now=T0,
+    )
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+def test_no_capacity_moves_before_the_gateway_api_objects_are_ready() -> None:
+    plan = plan_incremental_step(_world(routing_ready=False))
+    assert (plan.send_active, plan.send_pending) == (None, None)
+    assert plan.weights == (100, 0)  # pending capacity 0: no traffic may move yet
+    ready = plan_incremental_step(_world())
+    assert (ready.send_active, ready.send_pending) == (None, 50)
+    assert (ready.active.capacity, ready.pending.capacity) == (100, 0)
+
+
+def test_a_weight_step_stamps_the_gaining_cluster() -> None:
+    world = _world(active=ClusterShare(100, 100), pending=ClusterShare(0, 50))
+    plan = plan_incremental_step(world)
+    assert plan.weights == (80, 20)
+    assert plan.pending.last_migrated == T0
+    assert plan.active.last_migrated is None
+    back = plan_incremental_step(
+        _world(active=ClusterShare(60, 100), pending=ClusterShare(40, 40, T0), rollback=True)
+    )
+    assert back.weights == (80, 20)
+    assert back.active.last_migrated == T0
+    assert back.pending.last_migrated == T0
+
+
+def _apply(plan: IncrementalPlan) -> tuple[ClusterShare, ClusterShare]:
+    """What the reconciler writes: shares from the plan, sent capacities once accepted."""
+    active, pending = plan.active, plan.pending
+    if plan.send_active is not None:
+        active = replace(active, capacity=plan.send_active)
+    if plan.send_pending is not None:
+        pending = replace(pending, capacity=plan.send_pending)
+    return active, pending
+
+
+def _run(world: IncrementalWorld, until: str, passes: int = 100) -> tuple[IncrementalWorld, int]:
+    for n in range(passes):
+        plan = plan_incremental_step(world)
+        if (until == "promote" and plan.promote) or (until == "rolled-back" and plan.rollback_done):
+            return world, n
+        if until == "half" and plan.pending.traffic == 50:
+            active, pending = _apply(plan)
+            return replace(world, active=active, pending=pending), n
+        active, pending = _apply(plan)
+        assert plan.weights[0] + plan.weights[1] == 100
+        world = replace(world, active=active, pending=pending, now=world.now + timedelta(seconds=1))
+    raise AssertionError(f"no {until} after {passes} passes: {world}")
+
+
+def test_upgrade_reaches_promotion_pass_by_pass() -> None:
+    world, _ = _run(_world(), "promote")
+    assert world.active.capacity == 0
+    assert world.pending.traffic == 100
+
+
+def test_rollback_half_way_returns_to_the_active_cluster() -> None:
+    half, _ = _run(_world(), "half")
+    assert half.pending.traffic == 50
+    world, _ = _run(replace(half, rollback=True), "rolled-back")
+    assert (world.active.traffic, world.active.capacity) == (100, 100)
+    assert (world.pending.traffic, world.pending.capacity) == (0, 0)
+
+
+def test_rollback_completes_at_once_when_the_pending_cluster_is_unhealthy() -> None:
+    world = _world(
+        active=ClusterShare(100, 100),
+        pending=ClusterShare(0, 50),
+        rollback=True,
+        pending_ready=False,
+    )
+    assert plan_incremental_step(world).rollback_done
+
+
+def test_a_pass_within_the_interval_on_an_unchanged_world_changes_nothing() -> None:
+    world = _world(active=ClusterShare(80, 100, None), pending=ClusterShare(20, 50, T0))
+    plan = plan_incremental_step(replace(world, now=T0 + timedelta(milliseconds=500)))
+    assert plan.weights == (80, 20)
+    assert (plan.active, plan.pending) == (world.active, world.pending)
+    assert (plan.send_active, plan.send_pending) == (None, None)
