@@ -36,6 +36,7 @@ from kuberay.cmd.config import OperatorConfig, load_config_file, parse_config
 from kuberay.controllers.features import new_feature_gate
 from kuberay.kube import Client, NotFound
 from kuberay.webhooks import validating_webhook_configuration
+from tests.crds import install_crds
 from tests.unit.manifests.manifests_expected import (
     CHART_DIR,
     DEFAULT_ARGS,
@@ -493,9 +494,22 @@ async def test_helm_webhook_with_cert_manager(
     assert certificate["spec"]["dnsNames"][0] == f"kuberay-operator-webhook.{ns}.svc"
     assert certificate["spec"]["issuerRef"]["name"] == "kuberay-operator-selfsigned-issuer"
     assert find(objs, "Issuer", "kuberay-operator-selfsigned-issuer")["spec"] == {"selfSigned": {}}
+    # cert-manager's own CRDs (from its Go module): its Certificate and Issuer schemas judge
+    # the chart's objects (server-side dry run), whatever other tests installed before.
+    await install_crds(kclient, directory=_cert_manager_crd_dir())
     applied = await dry_run_all(kclient, objs)
-    assert "ValidatingWebhookConfiguration" in applied
-    assert "Certificate" not in applied  # cert-manager is not installed here
+    assert {"ValidatingWebhookConfiguration", "Certificate", "Issuer"} <= applied
+
+
+def _cert_manager_crd_dir() -> Path:
+    import sys
+
+    hack = str(Path(__file__).resolve().parents[2] / "hack")
+    if hack not in sys.path:
+        sys.path.insert(0, hack)
+    import fetch_third_party_crds
+
+    return Path(fetch_third_party_crds.fetch("cert-manager"))
 
 
 @needs_helm

@@ -51,7 +51,7 @@ async def test_gate_on_schedules_on_the_real_clock(
 ) -> None:
     flags = ["--feature-gates=RayCronJob=true"]
     async with operator(kubeconfig_path, namespace, flags) as names:
-        assert names == ["raycluster", "rayservice", "raycronjob"]
+        assert names == ["raycluster", "rayjob", "rayservice", "raycronjob"]
         created = await kclient.create(cronjob("realtime", namespace, "@every 2s"))
 
         async def scheduled() -> bool:
