@@ -40,9 +40,9 @@ images: deps node-deps binaries-all
 helm: deps
 	$(BIN)/python hack/build_helm.py
 
-# third-party CRDs from their Go modules (cert-manager), into ~/.cache/kuberay
+# third-party CRDs from their Go modules (cert-manager, volcano, scheduler-plugins), into ~/.cache/kuberay
 third-party-crds: deps
-	$(BIN)/python hack/fetch_cert_manager.py
+	$(BIN)/python hack/fetch_crds.py
 
 lint: deps
 	$(BIN)/ruff check kuberay tests hack $(wildcard examples)
