@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fetch cert-manager's CRDs (kept for callers of the old name; see ``hack/fetch_crds.py``).
 
-    python hack/fetch_cert_manager.py            # prints the directory holding the CRD YAMLs
+python hack/fetch_cert_manager.py            # prints the directory holding the CRD YAMLs
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fetch_crds import SOURCES, crd_dir  # noqa: E402
-from fetch_crds import fetch as _fetch  # noqa: E402
+from fetch_crds import SOURCES, crd_dir
+from fetch_crds import fetch as _fetch
 
 VERSION = SOURCES["cert-manager"].version
 CRD_FILES = SOURCES["cert-manager"].files

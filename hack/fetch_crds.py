@@ -132,7 +132,13 @@ def _generate(source: Source, staging: Path) -> None:
         if not tool.exists():
             tool.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run(
-                [_go(), "build", "-o", str(tool), "sigs.k8s.io/controller-tools/cmd/controller-gen"],
+                [
+                    _go(),
+                    "build",
+                    "-o",
+                    str(tool),
+                    "sigs.k8s.io/controller-tools/cmd/controller-gen",
+                ],
                 **run,  # type: ignore[call-overload]
             )
         subprocess.run(
