@@ -58,7 +58,7 @@ async def test_yunikorn_rayjob_sample_stamps_cluster_pods(
     rc = await eventually(lambda: kclient.get("ray.io/v1", "RayCluster", cluster, namespace))
     assert rc["metadata"]["labels"]["applicationId"] == "rayjob-yunikorn-0"
     groups = json.loads(rc["metadata"]["annotations"]["yunikorn.apache.org/task-groups"])
-    assert [g["name"] for g in groups][0] == "headgroup"
+    assert next(g["name"] for g in groups) == "headgroup"
     assert groups[-1]["name"] == "submittergroup" and groups[-1]["minMember"] == 1
     [head, *_] = await pods(kclient, namespace, cluster, 1)
     assert head["spec"]["schedulerName"] == "yunikorn"
