@@ -76,10 +76,8 @@ def setup_rayjob_controller(
     if settings.enable_metrics:
         ctx.metrics = RayJobMetrics(mgr.cache, mgr.registry)
     builder = mgr.controller(CONTROLLER_NAME).for_(RAY_API_VERSION, RAY_JOB_KIND)
-    owned = list(OWNED_KINDS)
-    if ctx.scheduler is not None:
-        owned.extend(k for k in ctx.scheduler.owned_kinds if k not in owned)
-    for api_version, kind in owned:
+    # As in KubeRay, only the RayCluster controller watches the scheduler's PodGroups.
+    for api_version, kind in OWNED_KINDS:
         builder = builder.owns(api_version, kind)
     builder = builder.watches("v1", "Pod", head_pod_owner(mgr))
     controller = builder.complete(RayJobReconciler(ctx))

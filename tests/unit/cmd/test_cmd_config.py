@@ -210,3 +210,12 @@ def test_batch_scheduler_from_config_file(tmp_path: Path) -> None:
         "apiVersion: config.ray.io/v1alpha1\nkind: Configuration\nbatchScheduler: yunikorn\n"
     )
     assert parse(f"--config={path}").batch_scheduler == "yunikorn"
+
+
+def test_kubernetes_was_gate_is_refused_by_name() -> None:
+    from kuberay.cmd.config import refuse_unimplemented
+
+    gates = new_feature_gate()
+    cfg, _ = parse_config(["--feature-gates=KubernetesWAS=true"], gates)
+    with pytest.raises(ConfigError, match="KubernetesWAS"):
+        refuse_unimplemented(cfg, gates)
