@@ -84,6 +84,9 @@ async def test_cluster_sample_gets_pod_group_and_pod_metadata(
         assert meta["annotations"]["scheduling.k8s.io/group-name"] == "ray-test-cluster-0-pg"
         group = meta["labels"]["ray.io/group"]
         assert meta["annotations"]["volcano.sh/task-spec"] == group
+    # every pod creation reconciled the cluster again; none of those passes rewrote the PodGroup
+    pg = await kclient.get(*PG, "ray-test-cluster-0-pg", namespace)
+    assert pg["metadata"]["generation"] == 1
 
 
 async def test_scaling_resizes_and_suspend_releases_the_cluster_pod_group(
