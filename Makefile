@@ -40,9 +40,9 @@ images: deps node-deps binaries-all
 helm: deps
 	$(BIN)/python hack/build_helm.py
 
-# third-party CRDs from their Go modules (cert-manager, Gateway API), into ~/.cache/kuberay
+# third-party CRDs from their Go modules (cert-manager, Gateway API, volcano, scheduler-plugins), into ~/.cache/kuberay
 third-party-crds: deps
-	$(BIN)/python hack/fetch_third_party_crds.py
+	$(BIN)/python hack/fetch_crds.py
 
 lint: deps
 	$(BIN)/ruff check kuberay tests hack $(wildcard examples)

@@ -1,9 +1,7 @@
 #!/usr/bin/env python3
-"""Fetch cert-manager's CRDs from its Go module (kept for callers of the old name).
+"""Fetch cert-manager's CRDs (kept for callers of the old name; see ``hack/fetch_crds.py``).
 
-    python hack/fetch_cert_manager.py            # prints the directory holding the CRD YAMLs
-
-See ``hack/fetch_third_party_crds.py``, which fetches every third-party CRD set.
+python hack/fetch_cert_manager.py            # prints the directory holding the CRD YAMLs
 """
 
 from __future__ import annotations
@@ -12,20 +10,20 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import fetch_third_party_crds
 
-VERSION = fetch_third_party_crds.SOURCES["cert-manager"].version
+from fetch_crds import SOURCES, crd_dir
+from fetch_crds import fetch as _fetch
 
-
-def crd_dir() -> Path:
-    """Where the CRDs of :data:`VERSION` live once fetched."""
-    return fetch_third_party_crds.crd_dir("cert-manager")
+VERSION = SOURCES["cert-manager"].version
+CRD_FILES = SOURCES["cert-manager"].files
 
 
 def fetch() -> Path:
-    """Make sure the CRDs are in the cache; their directory."""
-    return fetch_third_party_crds.fetch("cert-manager")
+    """Make sure cert-manager's CRDs are in the cache; their directory."""
+    return _fetch("cert-manager")
 
+
+__all__ = ["CRD_FILES", "VERSION", "crd_dir", "fetch"]
 
 if __name__ == "__main__":
     print(fetch())

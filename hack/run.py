@@ -280,16 +280,16 @@ def _documents(directory: Path) -> list[dict[str, Any]]:
 
 
 def _third_party_crds() -> list[dict[str, Any]]:
-    """The Gateway API CRDs (hack/fetch_third_party_crds.py), for the RayService incremental
+    """The Gateway API CRDs (hack/fetch_crds.py), for the RayService incremental
     upgrade. cert-manager's are left out: without cert-manager running they would only make
     mTLS clusters wait for certificates nobody signs."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     try:
-        import fetch_third_party_crds
+        import fetch_crds
     finally:
         sys.path.pop(0)
     docs: list[dict[str, Any]] = []
-    docs.extend(_documents(fetch_third_party_crds.fetch("gateway-api")))
+    docs.extend(_documents(fetch_crds.fetch("gateway-api")))
     return docs
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 import yaml
 
+from kuberay.controllers.batchscheduler import SCHEDULERS
 from kuberay.controllers.features import UNIMPLEMENTED_GATES
 from kuberay.featuregates import FeatureGate, FeatureGateError, parse_bool
 
@@ -222,11 +223,12 @@ def refuse_unimplemented(cfg: OperatorConfig, gates: FeatureGate) -> None:
             f"--feature-gates: {', '.join(f'{n}=true' for n in on)} not supported by this "
             f"build yet ({detail}); leave the gate off"
         )
-    if cfg.batch_scheduler:
+    if cfg.batch_scheduler and cfg.batch_scheduler not in SCHEDULERS:
         flag = "--enable-batch-scheduler" if cfg.enable_batch_scheduler else "--batch-scheduler"
         raise ConfigError(
             f"{flag}: batch scheduler {cfg.batch_scheduler!r} is not supported by this build "
-            "yet (pods would be created without its scheduling metadata); remove the flag"
+            f"yet (pods would be created without its scheduling metadata; supported: "
+            f"{', '.join(sorted(SCHEDULERS))}); remove the flag"
         )
 
 

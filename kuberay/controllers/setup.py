@@ -82,6 +82,7 @@ def register_all(
         enable_metrics=cfg.enable_metrics,
         openshift_api_groups=openshift_api_groups,
         cert_manager_available=cert_manager_available,
+        batch_scheduler=cfg.batch_scheduler,
     )
     controller = setup_raycluster_controller(mgr, settings)
     poller = setup_dashboard_poller(mgr, use_kubernetes_proxy=cfg.use_kubernetes_proxy, env=environ)
@@ -92,6 +93,7 @@ def register_all(
             options=settings.options,
             features=gates.as_dict(),
             enable_metrics=cfg.enable_metrics,
+            batch_scheduler=cfg.batch_scheduler,
         ),
         poller,
     )

@@ -507,9 +507,9 @@ def _cert_manager_crd_dir() -> Path:
     hack = str(Path(__file__).resolve().parents[2] / "hack")
     if hack not in sys.path:
         sys.path.insert(0, hack)
-    import fetch_third_party_crds
+    import fetch_crds
 
-    return Path(fetch_third_party_crds.fetch("cert-manager"))
+    return Path(fetch_crds.fetch("cert-manager"))
 
 
 @needs_helm

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from kuberay.controllers.batchscheduler import BatchScheduler
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.kube import AlreadyExists, ApiError, Client, NotFound
@@ -49,6 +50,7 @@ class RayClusterSettings:
     apiserver serves (discovered once at start-up, see ``detect_openshift_api_groups``).
     ``cert_manager_available``: the apiserver serves ``cert-manager.io/v1`` (discovered at
     start-up); a cluster with TLS enabled is refused without it.
+    ``batch_scheduler``: the ``--batch-scheduler`` plugin name ("" for none).
     """
 
     options: BuildOptions = attrs.field(factory=BuildOptions)
@@ -59,6 +61,7 @@ class RayClusterSettings:
     enable_metrics: bool = False
     openshift_api_groups: frozenset[str] = frozenset()
     cert_manager_available: bool = False
+    batch_scheduler: str = ""
 
     @property
     def is_openshift(self) -> bool:
@@ -88,6 +91,8 @@ class Ctx:
     expectations: Expectations
     metrics: Any = None
     now: Callable[[], str] = utc_now
+    #: The ``--batch-scheduler`` plugin (None: KubeRay's no-op default).
+    scheduler: BatchScheduler | None = None
 
     def event(self, cluster: Obj, etype: str, reason: str, message: str, action: str = "") -> None:
         """An Event regarding ``cluster``."""

@@ -39,6 +39,7 @@ from collections.abc import Iterable
 
 import structlog
 
+from kuberay.controllers.batchscheduler import BatchSchedulerError
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
 from kuberay.controllers.common.names import generate_ray_worker_replica_group_name
@@ -147,10 +148,12 @@ class PodReconciler:
         self._forget_removed_groups()
         self._observe_all()
         if await self._suspend():
+            await self._release_batch_scheduler()
             return
         cluster_hash = ray_cluster_recreate_hash(self.cluster)
         if await self._recreate_upgrade(cluster_hash):
             return
+        await self._submit_to_batch_scheduler()
         await self._reconcile_head(cluster_hash)
         for group in self.spec.get("workerGroupSpecs") or []:
             await self._reconcile_group(group)
@@ -173,6 +176,32 @@ class PodReconciler:
         for owner in self.ctx.expectations.owners(prefix):
             if owner[len(prefix) :] not in groups:
                 self.ctx.expectations.delete(owner)
+
+    # ----- batch scheduler ------------------------------------------------------------------
+    async def _submit_to_batch_scheduler(self) -> None:
+        """KubeRay: the plugin prepares (e.g. the PodGroup) before any pod is created."""
+        scheduler = self.ctx.scheduler
+        if scheduler is None:
+            return
+        try:
+            await scheduler.do_batch_scheduling_on_submission(self.cluster)
+        except BatchSchedulerError as exc:
+            raise ReconcileError(str(exc)) from exc
+
+    async def _release_batch_scheduler(self) -> None:
+        """Beyond KubeRay (its PR #5200): a suspended cluster's PodGroup stops reserving
+        queue capacity."""
+        scheduler = self.ctx.scheduler
+        if scheduler is None:
+            return
+        try:
+            await scheduler.cleanup_on_suspend(self.cluster)
+        except BatchSchedulerError as exc:
+            raise ReconcileError(str(exc)) from exc
+
+    def _stamp(self, pod: Obj, group_name: str) -> None:
+        if self.ctx.scheduler is not None:
+            self.ctx.scheduler.add_metadata_to_child_resource(self.cluster, pod, group_name)
 
     # ----- suspend --------------------------------------------------------------------------
     async def _suspend(self) -> bool:
@@ -302,6 +331,7 @@ class PodReconciler:
         await self._require_mtls_ready()
         pod = build_head_pod(self.cluster, self.options, self.features, recreate_hash=cluster_hash)
         pod["metadata"]["namespace"] = self.ns
+        self._stamp(pod, C.RAY_NODE_HEAD_GROUP_LABEL_VALUE)
         try:
             created = await self.ctx.create(pod)
         except ApiError as exc:
@@ -421,6 +451,7 @@ class PodReconciler:
             host_index=host_index,
         )
         pod["metadata"]["namespace"] = self.ns
+        self._stamp(pod, str(group.get("groupName") or ""))
         try:
             created = await self.ctx.create(pod)
         except ApiError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import structlog
 
+from kuberay.controllers.batchscheduler import new_batch_scheduler
 from kuberay.controllers.raycluster.children import ROUTE_API_VERSION, ROUTE_KIND
 from kuberay.controllers.raycluster.context import (
     CLUSTER_INDEX,
@@ -74,12 +75,16 @@ def setup_raycluster_controller(mgr: Manager, settings: RayClusterSettings) -> C
         indexed.append((ROUTE_API_VERSION, ROUTE_KIND))
     for api_version, kind in indexed:
         mgr.cache.add_index(api_version, kind, CLUSTER_INDEX, cluster_index)
+    scheduler = new_batch_scheduler(settings.batch_scheduler, mgr.client)
+    if scheduler is not None:
+        owned.extend(k for k in scheduler.owned_kinds if k not in owned)
     ctx = Ctx(
         client=mgr.client,
         cache=mgr.cache,
         recorder=mgr.event_recorder(EVENT_COMPONENT),
         settings=settings,
         expectations=Expectations(ttl=settings.expectation_timeout),
+        scheduler=scheduler,
     )
     if settings.enable_metrics:
         ctx.metrics = RayClusterMetrics(mgr.cache, mgr.registry)

@@ -13,12 +13,14 @@ from typing import Any
 
 import structlog
 
+from kuberay.controllers.batchscheduler import BatchSchedulerError
 from kuberay.controllers.common import (
     RayJobBuildError,
     build_rayjob_cluster,
     build_rayjob_head_service,
     build_submitter_job,
 )
+from kuberay.controllers.common import constants as C
 from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import (
@@ -36,6 +38,7 @@ log = structlog.get_logger("kuberay.rayjob")
 Obj = dict[str, Any]
 
 CREATE, DELETE, UPDATE, VALIDATE = "Create", "Delete", "Update", "Validate"
+CLEANUP = "Cleanup"
 
 
 class Children:
@@ -63,6 +66,49 @@ class Children:
             except RayJobBuildError as exc:  # KubeRay: a reconcile error, retried
                 raise RequeueError(f"{action.kind} {action.name}: {exc}") from exc
 
+    # ----- batch scheduler ----------------------------------------------------------------
+    async def _do_BatchSubmit(self, _name: str) -> None:
+        assert self.ctx.scheduler is not None
+        try:
+            await self.ctx.scheduler.do_batch_scheduling_on_submission(self.job)
+        except BatchSchedulerError as exc:
+            raise RequeueError(str(exc)) from exc
+
+    async def _cleanup(self, cluster_name: str) -> None:
+        """KubeRay ``cleanupBatchSchedulerResources`` on the RayJob as it was before this
+        pass reset ``status.rayClusterName``."""
+        assert self.ctx.scheduler is not None
+        job = copy.deepcopy(self.job)
+        job.setdefault("status", {})["rayClusterName"] = cluster_name
+        meta = self.job["metadata"]
+        where = f"{meta['namespace']}/{meta['name']}"
+        try:
+            cleaned = await self.ctx.scheduler.cleanup_on_completion(job)
+        except BatchSchedulerError as exc:
+            self._event(
+                WARNING,
+                "FailedToCleanupBatchScheduler",
+                f"Failed to cleanup batch scheduler resources for RayJob {where}: {exc}",
+                CLEANUP,
+            )
+            raise RequeueError(f"failed to cleanup batch scheduler resources: {exc}") from exc
+        if cleaned:
+            self._event(
+                NORMAL,
+                "BatchSchedulerCleanedUp",
+                f"Cleaned up batch scheduler resources for RayJob {where}",
+                CLEANUP,
+            )
+
+    async def _do_BatchCleanup(self, cluster_name: str) -> None:
+        await self._cleanup(cluster_name)
+
+    async def _do_BatchCleanupTerminal(self, cluster_name: str) -> None:
+        try:
+            await self._cleanup(cluster_name)
+        except RequeueError as exc:  # KubeRay only logs it on a finished RayJob
+            log.warning("failed to cleanup batch scheduler resources", error=str(exc))
+
     # ----- metadata -----------------------------------------------------------------------
     async def _do_AddFinalizer(self, _name: str) -> None:
         meta = self.job["metadata"]
@@ -83,6 +129,10 @@ class Children:
         cluster = build_rayjob_cluster(
             self.job, name, gates=dict(settings.features), options=settings.options
         )
+        if self.ctx.scheduler is not None and S.submission_mode(self.job.get("spec") or {}) == (
+            S.K8S_JOB_MODE
+        ):
+            self.ctx.scheduler.add_metadata_to_child_resource(self.job, cluster, "")
         try:
             created = await self.ctx.client.create(cluster, field_manager=FIELD_MANAGER)
         except AlreadyExists:
@@ -166,6 +216,11 @@ class Children:
         job = build_submitter_job(
             self.job, self.cluster, gates=dict(settings.features), options=settings.options
         )
+        if self.ctx.scheduler is not None:
+            template = job.setdefault("spec", {}).setdefault("template", {})
+            self.ctx.scheduler.add_metadata_to_child_resource(
+                self.job, template, C.RAY_NODE_SUBMITTER_GROUP_LABEL_VALUE
+            )
         try:
             await self.ctx.client.create(job, field_manager=FIELD_MANAGER)
         except AlreadyExists:

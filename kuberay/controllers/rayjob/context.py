@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from kuberay.controllers.batchscheduler import BatchScheduler
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.dashboard import JobInfo
 from kuberay.controllers.dashboard.poller import Observed
@@ -85,6 +86,7 @@ class RayJobSettings:
     delete_rayjob_after_finish: bool = False
     requeue_seconds: float = 3.0
     submitter_finished_timeout: float = 30.0
+    batch_scheduler: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], **kwargs: Any) -> RayJobSettings:
@@ -126,6 +128,8 @@ class Ctx:
     now: Callable[[], dt.datetime] = utc_now
     #: The dashboard poller's clock (``Observed.finished_at`` is read against it).
     monotonic: Callable[[], float] = time.monotonic
+    #: The ``--batch-scheduler`` plugin (None: KubeRay's no-op default).
+    scheduler: BatchScheduler | None = None
 
     def event(self, rayjob: Obj, etype: str, reason: str, message: str, action: str) -> None:
         """An Event regarding ``rayjob``."""

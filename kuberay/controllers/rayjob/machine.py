@@ -36,6 +36,9 @@ from kuberay.controllers.rayjob.submitter import (
 )
 from kuberay.controllers.rayjob.world import (
     ADD_FINALIZER,
+    BATCH_CLEANUP,
+    BATCH_CLEANUP_TERMINAL,
+    BATCH_SUBMIT,
     CREATE_CLUSTER,
     CREATE_SERVICE,
     CREATE_SUBMITTER,
@@ -165,6 +168,8 @@ def _initializing(
         or _pre_running_deadline(job, status, world.now)
     ):
         return
+    if settings.batch_scheduler:
+        d.act(BATCH_SUBMIT)
     cluster = _cluster(job, status, world, d)
     if cluster is None:
         d.persist = False
@@ -346,7 +351,7 @@ def _job_not_found(
     d.persist = False
 
 
-def _release(job: Obj, status: Obj, world: World, d: Decision) -> None:
+def _release(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: Decision) -> None:
     """Suspending / Retrying: delete the cluster and the submitter, then reset."""
     spec = _spec(job)
     cluster_gone = True
@@ -361,6 +366,8 @@ def _release(job: Obj, status: Obj, world: World, d: Decision) -> None:
             d.act(DELETE_SUBMITTER, str(_meta(world.submitter).get("name")))
     if not (cluster_gone and job_gone):
         return
+    if settings.batch_scheduler:
+        d.act(BATCH_CLEANUP, str(status.get("rayClusterName") or ""))
     d.persist = True
     for key in ("rayClusterName", "dashboardURL", "jobId", "message", "reason"):
         status[key] = ""
@@ -418,7 +425,7 @@ def decide(job: Obj, world: World, settings: RayJobSettings) -> Decision:
     elif state == S.RUNNING:
         _running(job, status, world, settings, d)
     elif state in (S.SUSPENDING, S.RETRYING):
-        _release(job, status, world, d)
+        _release(job, status, world, settings, d)
     elif state == S.SUSPENDED:
         _suspended(job, status, d)
     elif state in (S.COMPLETE, S.FAILED):
@@ -426,6 +433,8 @@ def decide(job: Obj, world: World, settings: RayJobSettings) -> Decision:
         action, requeue = after_terminal(job, world, gate, settings.delete_rayjob_after_finish)
         if action is not None:
             d.actions.append(action)
+        if settings.batch_scheduler:
+            d.act(BATCH_CLEANUP_TERMINAL, str(status.get("rayClusterName") or ""))
         d.requeue_after = requeue
     # ValidationFailed (now valid) and unknown states: requeue, nothing else.
     if d.persist and d.error is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kuberay.controllers.batchscheduler import new_batch_scheduler
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.rayjob.context import (
     RAY_API_VERSION,
@@ -70,10 +71,12 @@ def setup_rayjob_controller(
         recorder=mgr.event_recorder(EVENT_COMPONENT),
         settings=settings,
         dashboard=dashboard,
+        scheduler=new_batch_scheduler(settings.batch_scheduler, mgr.client),
     )
     if settings.enable_metrics:
         ctx.metrics = RayJobMetrics(mgr.cache, mgr.registry)
     builder = mgr.controller(CONTROLLER_NAME).for_(RAY_API_VERSION, RAY_JOB_KIND)
+    # As in KubeRay, only the RayCluster controller watches the scheduler's PodGroups.
     for api_version, kind in OWNED_KINDS:
         builder = builder.owns(api_version, kind)
     builder = builder.watches("v1", "Pod", head_pod_owner(mgr))

@@ -24,6 +24,12 @@ DELETE_SUBMITTER: Final = "DeleteSubmitter"
 SUSPEND_WORKERS: Final = "SuspendWorkers"
 DELETE_SELF: Final = "DeleteSelf"
 WARN_CLUSTER_NOT_FOUND: Final = "WarnClusterNotFound"
+#: The batch scheduler's hooks (only with ``--batch-scheduler``): prepare the RayJob's gang
+#: (Initializing); release it (``name``: the RayCluster it ran on) on Suspending/Retrying,
+#: where a failure ends the pass, and on Complete/Failed, where it is only logged.
+BATCH_SUBMIT: Final = "BatchSubmit"
+BATCH_CLEANUP: Final = "BatchCleanup"
+BATCH_CLEANUP_TERMINAL: Final = "BatchCleanupTerminal"
 
 
 @attrs.frozen

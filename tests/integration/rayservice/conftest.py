@@ -25,13 +25,13 @@ from tests.crds import install_crds
 
 
 def _gateway_api_crd_dir() -> Path:
-    """The Gateway API CRDs from its Go module (see ``hack/fetch_third_party_crds.py``)."""
+    """The Gateway API CRDs from its Go module (see ``hack/fetch_crds.py``)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "hack"))
     try:
-        import fetch_third_party_crds
+        import fetch_crds
     finally:
         sys.path.pop(0)
-    return Path(fetch_third_party_crds.fetch("gateway-api"))
+    return Path(fetch_crds.fetch("gateway-api"))
 
 
 @pytest.fixture(scope="session")

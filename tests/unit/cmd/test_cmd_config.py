@@ -186,31 +186,36 @@ def test_missing_config_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("argv", "named"),
+    ("argv", "scheduler"),
     [
-        (["--batch-scheduler=volcano"], "--batch-scheduler"),
-        (["--enable-batch-scheduler"], "--enable-batch-scheduler"),
+        (["--batch-scheduler=volcano"], "volcano"),
+        (["--enable-batch-scheduler"], "volcano"),
+        (["--batch-scheduler=yunikorn"], "yunikorn"),
+        (["--batch-scheduler=scheduler-plugins"], "scheduler-plugins"),
+        (["--batch-scheduler=kai-scheduler"], "kai-scheduler"),
     ],
 )
-def test_operator_refuses_to_start_with_parts_it_lacks(
-    argv: list[str], named: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from kuberay.cmd.operator import main
+def test_every_kuberay_batch_scheduler_is_accepted(argv: list[str], scheduler: str) -> None:
+    from kuberay.cmd.config import refuse_unimplemented
 
-    # main() returns before it configures a client: nothing is half-applied.
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert named in err and "not supported by this build" in err
+    gates = new_feature_gate()
+    cfg, _ = parse_config(argv, gates)
+    refuse_unimplemented(cfg, gates)  # no ConfigError: the plugin exists
+    assert cfg.batch_scheduler == scheduler
 
 
-def test_batch_scheduler_in_config_file_is_refused_too(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from kuberay.cmd.operator import main
-
+def test_batch_scheduler_from_config_file(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_text(
         "apiVersion: config.ray.io/v1alpha1\nkind: Configuration\nbatchScheduler: yunikorn\n"
     )
-    assert main([f"--config={path}"]) == 2
-    assert "'yunikorn' is not supported" in capsys.readouterr().err
+    assert parse(f"--config={path}").batch_scheduler == "yunikorn"
+
+
+def test_kubernetes_was_gate_is_refused_by_name() -> None:
+    from kuberay.cmd.config import refuse_unimplemented
+
+    gates = new_feature_gate()
+    cfg, _ = parse_config(["--feature-gates=KubernetesWAS=true"], gates)
+    with pytest.raises(ConfigError, match="KubernetesWAS"):
+        refuse_unimplemented(cfg, gates)

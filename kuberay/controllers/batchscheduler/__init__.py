@@ -1,0 +1,8 @@
+"""Batch-scheduler plugins (KubeRay ``controllers/ray/batchscheduler``): volcano, yunikorn,
+scheduler-plugins and kai-scheduler behind ``--batch-scheduler``; see
+:mod:`.interface` for the hooks and where the controllers call them."""
+
+from kuberay.controllers.batchscheduler.interface import BatchScheduler, BatchSchedulerError
+from kuberay.controllers.batchscheduler.registry import SCHEDULERS, new_batch_scheduler
+
+__all__ = ["SCHEDULERS", "BatchScheduler", "BatchSchedulerError", "new_batch_scheduler"]

@@ -1,0 +1,57 @@
+"""KAI scheduler (``--batch-scheduler=kai-scheduler``): children get
+``schedulerName: kai-scheduler`` and the parent's ``kai.scheduler/queue`` label (without
+it they stay pending: KAI needs a queue). A RayJob in K8sJobMode is refused on every
+pass: the submitter pod appears only after the cluster is ready, which KAI cannot gang.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from kuberay.controllers.batchscheduler.interface import (
+    BatchScheduler,
+    BatchSchedulerError,
+    kind_of,
+    labels_of,
+    set_label,
+    set_scheduler_name,
+)
+from kuberay.controllers.common import constants as C
+from kuberay.controllers.common.submit_command import K8S_JOB_MODE
+
+log = structlog.get_logger("kuberay.batchscheduler.kai")
+
+Obj = dict[str, Any]
+
+PLUGIN_NAME = "kai-scheduler"
+QUEUE_LABEL_KEY = "kai.scheduler/queue"
+
+
+class KaiScheduler(BatchScheduler):
+    """The kai-scheduler plugin (writes no objects of its own)."""
+
+    plugin_name = PLUGIN_NAME
+
+    async def do_batch_scheduling_on_submission(self, obj: Obj) -> None:
+        if kind_of(obj) == C.RAY_JOB_KIND:
+            mode = (obj.get("spec") or {}).get("submissionMode") or K8S_JOB_MODE
+            if mode == K8S_JOB_MODE:
+                raise BatchSchedulerError(
+                    "KAI-Scheduler does not support RayJob with K8sJobMode: the submitter pod "
+                    "is created after RayCluster is ready, preventing proper gang scheduling"
+                )
+
+    def add_metadata_to_child_resource(self, parent: Obj, child: Obj, group_name: str) -> None:
+        set_scheduler_name(child, self.name())
+        queue = labels_of(parent).get(QUEUE_LABEL_KEY)
+        if not queue:
+            log.info(
+                "queue label missing from parent; child will remain pending", label=QUEUE_LABEL_KEY
+            )
+            return
+        set_label(child, QUEUE_LABEL_KEY, queue)
+
+
+__all__ = ["PLUGIN_NAME", "QUEUE_LABEL_KEY", "KaiScheduler"]

@@ -1,0 +1,116 @@
+"""Fixtures: the third-party scheduler CRDs (from their Go modules, see
+``hack/fetch_crds.py``) and the RayCluster + RayJob controllers running in-process with
+``--batch-scheduler=<name>``. No third-party scheduler runs (see the README of this
+directory's tests): tests read the objects and metadata the operator writes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kuberay.cmd.operator import CACHE_SCOPE
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.dashboard.factory import DashboardClientFactory
+from kuberay.controllers.dashboard.poller import DashboardPoller
+from kuberay.controllers.features import new_feature_gate
+from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
+from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
+from kuberay.kube import AlreadyExists, Client
+from kuberay.reconcile import Manager
+from tests.crds import install_crds
+from tests.integration.rayjob.conftest import Operator, crds_installed, dashboard
+
+__all__ = ["crds_installed", "dashboard"]
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLES = ROOT / "tests" / "kuberay-samples"
+
+
+def _crd_dir(name: str) -> Path:
+    sys.path.insert(0, str(ROOT / "hack"))
+    try:
+        import fetch_crds
+    finally:
+        sys.path.pop(0)
+    return Path(fetch_crds.fetch(name))
+
+
+@pytest.fixture(scope="session")
+async def scheduler_crds(crds_installed: None, kubeconfig_path: Any) -> None:
+    """Volcano's and scheduler-plugins' CRDs, installed once."""
+    client = await Client.from_kubeconfig(kubeconfig_path, qps=0)
+    try:
+        for name in ("volcano", "scheduler-plugins"):
+            await install_crds(client, directory=_crd_dir(name))
+    finally:
+        await client.close()
+
+
+@contextlib.asynccontextmanager
+async def start_scheduler_operator(
+    client: Client, namespace: str, scheduler: str
+) -> AsyncIterator[Operator]:
+    """RayCluster + RayJob controllers with ``--batch-scheduler=<scheduler>``."""
+    fg = new_feature_gate()
+    mgr = Manager(
+        client,
+        namespaces=[namespace],
+        by_object=CACHE_SCOPE,
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        handle_signals=False,
+        max_concurrent_reconciles=2,
+    )
+    options = BuildOptions.from_env({})
+    setup_raycluster_controller(
+        mgr,
+        RayClusterSettings(
+            options=options, features=fg.as_dict(), requeue_seconds=10, batch_scheduler=scheduler
+        ),
+    )
+    factory = DashboardClientFactory(client, environ={})
+    poller = DashboardPoller(factory)
+    rayjob = setup_rayjob_controller(
+        mgr,
+        RayJobSettings.from_env(
+            {}, options=options, features=fg.as_dict(), batch_scheduler=scheduler
+        ),
+        poller,
+    )
+    task = asyncio.create_task(mgr.run())
+    try:
+        yield Operator(mgr, rayjob, client, poller)
+    finally:
+        mgr.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 30)
+        await poller.close()
+        await factory.close()
+
+
+_CREATABLE = {"ray.io/v1", "v1", "scheduling.volcano.sh/v1beta1"}
+
+
+async def create_sample(client: Client, file: str, namespace: str) -> dict[str, Any]:
+    """Create every document of a KubeRay sample (cluster-scoped ones tolerate
+    AlreadyExists); the Ray object (RayCluster / RayJob) it holds."""
+    ray: dict[str, Any] = {}
+    for doc in yaml.safe_load_all((SAMPLES / file).read_text()):
+        if not doc or doc["apiVersion"] not in _CREATABLE:
+            continue  # e.g. KAI's queues: that scheduler's CRDs are not installed
+        if doc["kind"] != "Queue":
+            doc["metadata"]["namespace"] = namespace
+        try:
+            created = await client.create(doc)
+        except AlreadyExists:
+            continue
+        if doc["apiVersion"] == "ray.io/v1":
+            ray = created
+    return ray
