@@ -438,6 +438,19 @@ class _Forwarder:
 # --------------------------------------------------------------------------- main
 
 
+DASHBOARD_NETWORKS_ENV = "KUBERAY_DASHBOARD_ALLOWED_NETWORKS"
+
+
+def operator_env(environ: Mapping[str, str], *, real_nodes: int) -> dict[str, str]:
+    """Extra environment for the operator: with a real node, let it dial the Ray dashboards
+    of that node's pods (``127.0.0.0/8`` and the node's pod CIDR) unless the caller chose
+    ``KUBERAY_DASHBOARD_ALLOWED_NETWORKS`` already."""
+    if not real_nodes or environ.get(DASHBOARD_NETWORKS_ENV):
+        return {}
+    pod_cidr = _cp._load_realnode().POD_CIDR
+    return {DASHBOARD_NETWORKS_ENV: f"127.0.0.0/8,{pod_cidr}"}
+
+
 def run_controller(
     kubeconfig: Path,
     extra_args: Sequence[str],
@@ -445,9 +458,12 @@ def run_controller(
     lease_namespace: str = "default",
     metrics_addr: str = METRICS_ADDR,
     probe_addr: str = PROBE_ADDR,
+    extra_env: Mapping[str, str] | None = None,
 ) -> int:
-    """Run the operator in the foreground; 0 if it was stopped by a signal."""
+    """Run the operator in the foreground (``extra_env`` over this process's environment);
+    0 if it was stopped by a signal."""
     env = dict(os.environ, KUBECONFIG=str(kubeconfig))
+    env.update(extra_env or {})
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     child = subprocess.Popen(
         controller_command(
@@ -530,8 +546,15 @@ def run(
         addrs = {"metrics_addr": metrics_addr, "probe_addr": probe_addr}
         hint = controller_hint(cp.kubeconfig, kubectl, identity, **addrs)
         print(hint, file=sys.stderr, flush=True)
+        extra_env = operator_env(os.environ, real_nodes=real_nodes)
+        for key, value in extra_env.items():
+            print(f"run: operator env {key}={value}", file=sys.stderr)
         return run_controller(
-            identity.kubeconfig, extra_args, lease_namespace=identity.lease_namespace, **addrs
+            identity.kubeconfig,
+            extra_args,
+            lease_namespace=identity.lease_namespace,
+            extra_env=extra_env,
+            **addrs,
         )
     except _Interrupted as exc:
         print(f"run: {exc}, stopping", file=sys.stderr)

@@ -13,6 +13,11 @@
   kubeconfig; stopped (SIGTERM) at teardown. On a failed test the log tail of every
   operator that ran during it is added to the report.
 * ``ns`` (function): a fresh namespace for the test's RayClusters.
+* ``real_cluster`` / ``real_admin`` / ``real_identity`` (session): ONE real-node cluster
+  (``ControlPlane(full=True, real_nodes=1, real_nodes_only=True)``) shared by every
+  real-node module, its admin client, and the operator's ServiceAccount identity there
+  (see ``realcluster.py``); ``rns`` (function): a fresh namespace on it. Started only when
+  a real-node test runs; one real node per machine (a second waits for the node lock).
 """
 
 from __future__ import annotations
@@ -38,6 +43,15 @@ from tests.e2e.harness import (
     rbac_documents,
     request_token,
     write_token_kubeconfig,
+)
+from tests.e2e.realcluster import (
+    RealCluster,
+    RealIdentity,
+    find_kubectl,
+    real_namespace,
+)
+from tests.e2e.realcluster import (
+    operator_identity as make_real_identity,
 )
 
 if TYPE_CHECKING:
@@ -296,3 +310,55 @@ async def ns(admin: Client) -> AsyncIterator[str]:
         yield name
     finally:
         await _delete_quietly(admin, "v1", "Namespace", name)
+
+
+# --------------------------------------------------------------------------- real node
+
+
+@pytest.fixture(scope="session")
+def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealCluster]:
+    """The real-node cluster every real-node module shares (started once per session)."""
+    if os.geteuid() != 0:
+        pytest.skip("a real node needs root")
+    import controlplane
+
+    cp = controlplane.ControlPlane(
+        tmp_path_factory.mktemp("real-node") / "cluster",
+        full=True,
+        real_nodes=1,
+        real_nodes_only=True,
+        start_timeout=300,
+    )
+    began = time.monotonic()
+    cp.start()
+    TIMINGS.setdefault("real-node cluster start", []).append(time.monotonic() - began)
+    for name, seconds in cp.real_node.timings.items():
+        TIMINGS.setdefault(f"real node: {name}", []).append(seconds)
+    try:
+        yield RealCluster(cp, find_kubectl())
+    finally:
+        cp.stop()
+
+
+@pytest.fixture(scope="session")
+async def real_admin(real_cluster: RealCluster) -> AsyncIterator[Client]:
+    client = await Client.from_kubeconfig(real_cluster.kubeconfig, qps=0, burst=1)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+@pytest.fixture(scope="session")
+async def real_identity(real_cluster: RealCluster, real_admin: Client) -> RealIdentity:
+    """CRDs, the operator's ServiceAccount + shipped RBAC, its token kubeconfig."""
+    return await make_real_identity(real_admin, real_cluster.cp.dir.parent)
+
+
+@pytest.fixture
+async def rns(real_admin: Client) -> AsyncIterator[str]:
+    name = await real_namespace(real_admin, "real")
+    try:
+        yield name
+    finally:
+        await _delete_quietly(real_admin, "v1", "Namespace", name)

@@ -24,7 +24,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -252,8 +252,11 @@ class OperatorProcess:
         lease_namespace: str,
         leader_election: bool = True,
         extra_args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.name = name
+        #: Extra environment for the process (over the test's own).
+        self.env = dict(env or {})
         self.kubeconfig = kubeconfig
         self.log_path = log_dir / f"{name}.log"
         self.metrics_port = free_port()
@@ -281,6 +284,7 @@ class OperatorProcess:
 
     def start(self) -> OperatorProcess:
         env = dict(os.environ, KUBECONFIG=str(self.kubeconfig), PYTHONUNBUFFERED="1")
+        env.update(self.env)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         env.pop("POD_NAMESPACE", None)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -25,8 +25,7 @@ import socket
 import subprocess
 import time
 import urllib.request
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -35,19 +34,15 @@ import yaml
 
 from kuberay.controllers.common.endpoints import service_address
 from kuberay.kube import Client, KubeError, NotFound
-from tests.crds import install_crds
 from tests.e2e.harness import (
     TIMINGS,
     OperatorProcess,
     cluster_pods,
     free_port,
     node_type,
-    place_rbac,
     pod_ready,
-    rbac_documents,
-    request_token,
-    write_token_kubeconfig,
 )
+from tests.e2e.realcluster import RealCluster, RealIdentity, real_namespace
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = Path(__file__).resolve().parent / "kuberay-samples"  # KubeRay's, unchanged
@@ -63,109 +58,21 @@ def _record(name: str, seconds: float) -> float:
 
 
 # --------------------------------------------------------------------------- fixtures
-
-
-class RealCluster:
-    def __init__(self, cp: Any, kubectl: Path) -> None:
-        self.cp = cp
-        self.kubeconfig: Path = cp.kubeconfig
-        self.kubectl_path = kubectl
-
-    def kubectl(self, *args: str, timeout: float = 60, check: bool = True) -> str:
-        done = subprocess.run(
-            [str(self.kubectl_path), f"--kubeconfig={self.kubeconfig}", *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        if check:
-            assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}{done.stdout}"
-        return done.stdout
-
-
-def _find_kubectl() -> Path:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("kuberay_hack_kubectl", ROOT / "hack/kubectl.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    found: Path | None = module.find_kubectl(install=True)
-    assert found is not None, "no kubectl (hack/kubectl.py found none and could not install one)"
-    return found
-
-
-@pytest.fixture(scope="module")
-def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealCluster]:
-    import controlplane
-
-    cp = controlplane.ControlPlane(
-        tmp_path_factory.mktemp("real-node") / "cluster",
-        full=True,
-        real_nodes=1,
-        real_nodes_only=True,
-        start_timeout=300,
-    )
-    began = time.monotonic()
-    cp.start()
-    _record("real-node cluster start", time.monotonic() - began)
-    for name, seconds in cp.real_node.timings.items():
-        _record(f"real node: {name}", seconds)
-    try:
-        yield RealCluster(cp, _find_kubectl())
-    finally:
-        cp.stop()
-
-
-@pytest.fixture(scope="module")
-async def real_admin(real_cluster: RealCluster) -> AsyncIterator[Client]:
-    client = await Client.from_kubeconfig(real_cluster.kubeconfig, qps=0, burst=1)
-    try:
-        yield client
-    finally:
-        await client.close()
-
-
-async def _namespace(admin: Client, prefix: str) -> str:
-    name = f"{prefix}-{uuid.uuid4().hex[:6]}"
-    await admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    # the ServiceAccount admission plugin is on here: pods wait for the default SA
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            await admin.get("v1", "ServiceAccount", "default", name)
-            return name
-        except NotFound:
-            assert time.monotonic() < deadline, f"no default ServiceAccount in {name}"
-            await asyncio.sleep(0.2)
-
-
-@pytest.fixture
-async def rns(real_admin: Client) -> AsyncIterator[str]:
-    name = await _namespace(real_admin, "real")
-    try:
-        yield name
-    finally:
-        with contextlib.suppress(NotFound, KubeError):
-            await real_admin.delete("v1", "Namespace", name)
+# real_cluster, real_admin, real_identity and rns: tests/e2e/conftest.py (one real-node
+# cluster for every real-node module)
 
 
 @pytest.fixture(scope="module")
 async def real_operator(
-    real_cluster: RealCluster, real_admin: Client
+    real_cluster: RealCluster, real_identity: RealIdentity
 ) -> AsyncIterator[OperatorProcess]:
     """kuberay-operator on the host, as its ServiceAccount with the shipped RBAC."""
-    await install_crds(real_admin)
-    namespace = await _namespace(real_admin, "kuberay-real")
-    docs, _ = rbac_documents()
-    # suffixed ClusterRoles: the Helm test installs the chart's own, under their shipped names
-    for doc in place_rbac(docs, namespace, cluster_suffix=f"-{namespace}"):
-        await real_admin.apply(doc, field_manager="kuberay-e2e", force=True)
-    token = await request_token(real_admin, namespace)
     workdir = real_cluster.cp.dir.parent
-    kubeconfig = write_token_kubeconfig(workdir / "operator.kubeconfig", real_admin, token)
     op = OperatorProcess(
-        "real-node-operator", kubeconfig, workdir / "operators", lease_namespace=namespace
+        "real-node-operator",
+        real_identity.kubeconfig,
+        workdir / "operators",
+        lease_namespace=real_identity.namespace,
     ).start()
     try:
         await op.wait_ready(60)
@@ -671,7 +578,7 @@ async def test_helm_chart_operator_in_cluster_brings_a_raycluster_to_ready(
     archive = realnode.images.ensure(["operator"])["operator"]
     real_cluster.cp.real_node.import_images({"operator": archive})
     _record("operator image build (cached) + import", time.monotonic() - began)
-    release_ns = await _namespace(real_admin, "kuberay-helm")
+    release_ns = await real_namespace(real_admin, "kuberay-helm")
     env = {
         **os.environ,
         "KUBECONFIG": str(real_cluster.kubeconfig),

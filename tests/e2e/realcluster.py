@@ -1,0 +1,99 @@
+"""The real-node cluster shared by the real-node e2e modules (fixtures in conftest.py).
+
+* :class:`RealCluster`: ``ControlPlane(full=True, real_nodes=1, real_nodes_only=True)`` and
+  a kubectl for it;
+* :func:`real_namespace`: a namespace whose ``default`` ServiceAccount exists (pods wait
+  for it: the ServiceAccount admission plugin is on with a real node);
+* :class:`RealIdentity` / :func:`operator_identity`: the operator's ServiceAccount with the
+  shipped RBAC and a token kubeconfig, so every module's host operator acts as it would
+  in a pod;
+* :data:`DASHBOARD_NETWORKS`: what a host operator must be allowed to dial to reach the
+  real node's Ray dashboards (loopback and the node's pod network).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kuberay.kube import Client, NotFound
+from tests.crds import install_crds
+from tests.e2e.harness import place_rbac, rbac_documents, request_token, write_token_kubeconfig
+
+ROOT = Path(__file__).resolve().parents[2]
+POD_CIDR = "10.250.0.0/24"  # = hack/realnode.POD_CIDR (checked in test_rayjob_real.py)
+#: ``KUBERAY_DASHBOARD_ALLOWED_NETWORKS`` for an operator on the host of the real node.
+DASHBOARD_NETWORKS = f"127.0.0.0/8,{POD_CIDR}"
+
+
+class RealCluster:
+    """A started real-node control plane and the kubectl to talk to it."""
+
+    def __init__(self, cp: Any, kubectl: Path) -> None:
+        self.cp = cp
+        self.kubeconfig: Path = cp.kubeconfig
+        self.kubectl_path = kubectl
+
+    def kubectl(self, *args: str, timeout: float = 60, check: bool = True) -> str:
+        """``kubectl ARGS`` against the cluster; stdout (asserts success when ``check``)."""
+        done = subprocess.run(
+            [str(self.kubectl_path), f"--kubeconfig={self.kubeconfig}", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if check:
+            assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}{done.stdout}"
+        return done.stdout
+
+
+def find_kubectl() -> Path:
+    """hack/kubectl.py's kubectl (installed into the venv when missing)."""
+    spec = importlib.util.spec_from_file_location("kuberay_hack_kubectl", ROOT / "hack/kubectl.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found: Path | None = module.find_kubectl(install=True)
+    assert found is not None, "no kubectl (hack/kubectl.py found none and could not install one)"
+    return found
+
+
+async def real_namespace(admin: Client, prefix: str) -> str:
+    """A fresh namespace whose ``default`` ServiceAccount exists."""
+    name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    await admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            await admin.get("v1", "ServiceAccount", "default", name)
+            return name
+        except NotFound:
+            assert time.monotonic() < deadline, f"no default ServiceAccount in {name}"
+            await asyncio.sleep(0.2)
+
+
+@dataclass(frozen=True)
+class RealIdentity:
+    """The operator's namespace (its ServiceAccount and Lease) and token kubeconfig."""
+
+    namespace: str
+    kubeconfig: Path
+
+
+async def operator_identity(admin: Client, workdir: Path) -> RealIdentity:
+    """CRDs installed; the operator's ServiceAccount and shipped RBAC in a fresh namespace
+    (ClusterRoles suffixed: the Helm test installs the chart's under the shipped names)."""
+    await install_crds(admin)
+    namespace = await real_namespace(admin, "kuberay-real")
+    docs, _ = rbac_documents()
+    for doc in place_rbac(docs, namespace, cluster_suffix=f"-{namespace}"):
+        await admin.apply(doc, field_manager="kuberay-e2e", force=True)
+    token = await request_token(admin, namespace)
+    kubeconfig = write_token_kubeconfig(workdir / "operator.kubeconfig", admin, token)
+    return RealIdentity(namespace=namespace, kubeconfig=kubeconfig)
