@@ -56,8 +56,10 @@ ROOTFS_PACKAGES = "python3,python3-venv,bash,wget,ca-certificates,procps,iproute
 RAY_HOME = "/home/ray"
 RAY_VENV = f"{RAY_HOME}/anaconda3"
 RECIPE_VERSION = "1"  # bump when the image contents change
-# the Ray images' own recipe (2: ray[default,serve], so RayService samples run Serve)
-RAY_RECIPE_VERSION = "2"
+# the Ray images' own recipe (3: ray[default,serve], so RayService samples run Serve, and
+# protobuf<7: protobuf 7 dropped FieldDescriptor.label, which Serve's config decoding reads)
+RAY_RECIPE_VERSION = "3"
+RAY_PINS = ("protobuf<7",)
 RAY_EXTRAS = "default,serve"
 PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -267,6 +269,7 @@ def _ray_rootfs(work: Path, version: str) -> Path:
         "-q",
         "--no-cache-dir",
         f"ray[{RAY_EXTRAS}]=={version}",
+        *RAY_PINS,
     )
     _log(f"pip install ray[{RAY_EXTRAS}]=={version} {time.monotonic() - t0:.0f}s")
     _add_user(rootfs)
