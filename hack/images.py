@@ -4,7 +4,7 @@
 * ``pause``: a static Go ``/pause`` (hack/images/pause/pause.go), the pod sandbox image
   containerd is configured with (``PAUSE_IMAGE``).
 * ``ray``: Debian bookworm minbase (debootstrap, from the apt mirror) + python3 + a venv at
-  ``/home/ray/anaconda3`` (the path upstream images use) with ``ray[default]==RAY_VERSION``,
+  ``/home/ray/anaconda3`` (the path upstream images use) with ``ray[default,serve]==RAY_VERSION``,
   bash, wget, user ``ray`` (uid 1000), HOME /home/ray. Tagged as every tag in ``RAY_TAGS``:
   the one Ray version stands in for all of them.
 * ``operator``: the ray image's layer + a second layer with a venv ``/opt/kuberay`` holding
@@ -15,7 +15,7 @@ rebuilt only when missing (the operator image when this package's sources change
 ``hack/images/Dockerfile`` states the same images for users with Docker and a registry.
 Root only (debootstrap, chroot).
 
-* ``ray-new``: the same with ``ray[default]==RAY_NEW_VERSION``, tagged only as that version
+* ``ray-new``: the same with ``ray[default,serve]==RAY_NEW_VERSION``, tagged only as that version
   (for what 2.52.0's autoscaler lacks, e.g. worker-group priority in autoscaler v2).
 
 Usage: python hack/images.py [pause] [ray] [ray-new] [operator]   (default: all)
@@ -56,6 +56,11 @@ ROOTFS_PACKAGES = "python3,python3-venv,bash,wget,ca-certificates,procps,iproute
 RAY_HOME = "/home/ray"
 RAY_VENV = f"{RAY_HOME}/anaconda3"
 RECIPE_VERSION = "1"  # bump when the image contents change
+# the Ray images' own recipe (3: ray[default,serve], so RayService samples run Serve, and
+# protobuf<7: protobuf 7 dropped FieldDescriptor.label, which Serve's config decoding reads)
+RAY_RECIPE_VERSION = "3"
+RAY_PINS = ("protobuf<7",)
+RAY_EXTRAS = "default,serve"
 PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -70,9 +75,9 @@ def archive_path(name: str) -> Path:
     if name == "pause":
         return cache_dir() / f"pause-{RECIPE_VERSION}.tar"
     if name == "ray":
-        return cache_dir() / f"ray-{RAY_VERSION}-{RECIPE_VERSION}.tar"
+        return cache_dir() / f"ray-{RAY_VERSION}-{RAY_RECIPE_VERSION}.tar"
     if name == "ray-new":
-        return cache_dir() / f"ray-{RAY_NEW_VERSION}-{RECIPE_VERSION}.tar"
+        return cache_dir() / f"ray-{RAY_NEW_VERSION}-{RAY_RECIPE_VERSION}.tar"
     if name == "operator":
         return cache_dir() / f"operator-{_package_digest()[:12]}.tar"
     raise ValueError(name)
@@ -263,9 +268,10 @@ def _ray_rootfs(work: Path, version: str) -> Path:
         "install",
         "-q",
         "--no-cache-dir",
-        f"ray[default]=={version}",
+        f"ray[{RAY_EXTRAS}]=={version}",
+        *RAY_PINS,
     )
-    _log(f"pip install ray[default]=={version} {time.monotonic() - t0:.0f}s")
+    _log(f"pip install ray[{RAY_EXTRAS}]=={version} {time.monotonic() - t0:.0f}s")
     _add_user(rootfs)
     _run("chown", "-R", "1000:1000", str(rootfs / RAY_HOME.lstrip("/")))
     # leave no build-machine state behind
@@ -323,7 +329,7 @@ def _package_files() -> list[Path]:
 
 
 def _package_digest() -> str:
-    h = hashlib.sha256(RECIPE_VERSION.encode())
+    h = hashlib.sha256(f"{RECIPE_VERSION}/{RAY_RECIPE_VERSION}".encode())
     for p in _package_files():
         h.update(str(p.relative_to(REPO)).encode())
         h.update(p.read_bytes())
