@@ -5,18 +5,21 @@ and each sample reaches the end state KubeRay reaches for its spec."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
+import random
+import uuid
 from pathlib import Path
 from typing import Any
 
 import attrs
-import pytest
 import yaml
 
 from kuberay.kube import Client, NotFound
 from kuberay.testing.fake_dashboard import FakeDashboard
 from tests.helpers import eventually
-from tests.integration.rayjob.conftest import Operator
+from tests.integration.rayjob.conftest import start_operator
 from tests.integration.rayjob.helpers import (
     finish_submitter,
     get_job,
@@ -99,6 +102,8 @@ EXPECTED: dict[str, Expect] = {
     ),
 }
 DELETION_RULE_TTLS = {30: 2, 60: 4, 90: 6}
+# Samples played at once (each has its own operator; the machine has 2 cores).
+CONCURRENCY = 8
 
 
 def documents(file: str) -> list[dict[str, Any]]:
@@ -210,10 +215,40 @@ async def cluster_exists(client: Client, namespace: str, name: str) -> bool:
     return True
 
 
-@pytest.mark.parametrize("file", sorted(EXPECTED))
-async def test_sample_reaches_kuberays_end_state(
-    operator: Operator, kclient: Client, namespace: str, dashboard: FakeDashboard, file: str
+async def test_every_sample_reaches_kuberays_end_state(
+    crds_installed: None, kclient: Client
 ) -> None:
+    """All samples at once (a few at a time), each in its own namespace with its own
+    operator and fake dashboard; every failure is reported with its sample's file."""
+    gate = asyncio.Semaphore(CONCURRENCY)
+
+    async def one(index: int, file: str) -> None:
+        async with gate:
+            await run_sample(kclient, index, file)
+
+    files = sorted(EXPECTED)
+    results = await asyncio.gather(
+        *(one(i, f) for i, f in enumerate(files)), return_exceptions=True
+    )
+    failed = {f: repr(r) for f, r in zip(files, results, strict=True) if r is not None}
+    assert not failed, "\n".join(f"{f}: {why}" for f, why in failed.items())
+
+
+async def run_sample(kclient: Client, index: int, file: str) -> None:
+    """One sample in a fresh namespace, from creation to its expected end state."""
+    namespace = f"s{index}-{uuid.uuid4().hex[:6]}"
+    host = f"127.{random.randint(20, 250)}.{index}.{random.randint(2, 250)}"
+    await kclient.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    try:
+        async with FakeDashboard(host, 8265) as dashboard, start_operator(kclient, namespace):
+            await play_sample(kclient, namespace, dashboard, file)
+    finally:
+        with contextlib.suppress(Exception):
+            await kclient.delete("v1", "Namespace", namespace)
+
+
+async def play_sample(kclient: Client, namespace: str, dashboard: FakeDashboard, file: str) -> None:
+    """Create the sample, play kubelet/Job controller/Ray, and assert KubeRay's end state."""
     expect = EXPECTED[file]
     docs = documents(file)
     (doc,) = [d for d in docs if d["kind"] == "RayJob"]
