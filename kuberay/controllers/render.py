@@ -2,11 +2,11 @@
 resource, from the same builders the controller uses, without a cluster.
 
 Extension point: each kind maps to ``"module:function"`` in :data:`RENDERERS`, loaded
-lazily; the function has the signature of :data:`Renderer`. The RayJob/RayService
-controllers add their line (e.g. ``"RayJob": "kuberay.controllers.rayjob.render:render_rayjob"``)
-or call :func:`register` at import time. A renderer takes the object *as the
-apiserver would store it* minus server-set metadata (it applies the CRD defaults
-itself) and returns the children in the order the controller creates them.
+lazily; the function has the signature of :data:`Renderer`. A new kind adds its line
+(as RayCluster, RayJob and RayService do) or calls :func:`register` at import time. A
+renderer takes the object *as the apiserver would store it* minus server-set metadata (it
+applies the CRD defaults itself) and returns the children in the order the controllers
+create them.
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ class RenderError(ValueError):
 #: kind -> "module:function" of its renderer.
 RENDERERS: dict[str, str] = {
     "RayCluster": "kuberay.controllers.raycluster.render:render_raycluster",
+    "RayJob": "kuberay.controllers.rayjob.render:render_rayjob",
+    "RayService": "kuberay.controllers.rayservice.render:render_rayservice",
 }
 _loaded: dict[str, Renderer] = {}
 
