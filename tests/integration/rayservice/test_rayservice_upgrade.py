@@ -83,12 +83,14 @@ async def test_zero_downtime_upgrade_promotes_then_deletes_the_old_cluster(
         upgrading = cond(rs, "UpgradeInProgress")
         assert upgrading is not None and upgrading["reason"] == "BothActivePendingClustersExist"
         assert active_name(rs) == old
+        # #1559: the new head's proxy is not ready from the start (a proxy seen healthy
+        # before the flip could still be the operator's latest observation).
+        new_fake.proxy_healthy = False
         await serve_head(kclient, namespace, new, new_fake)
         await wait_put(new_fake)
         assert [a["name"] for a in new_fake.serve_config["applications"]] == ["newapp"]
 
-        # #1559: apps RUNNING but the new head's proxy not ready -> traffic stays.
-        new_fake.proxy_healthy = False
+        # Apps RUNNING but the new head's proxy not ready -> traffic stays.
         run_apps(new_fake)
         rs = await wait_rs(
             kclient,
