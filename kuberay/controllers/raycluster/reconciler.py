@@ -60,6 +60,7 @@ from kuberay.controllers.raycluster.status import (
 )
 from kuberay.kube import ApiError, NotFound
 from kuberay.reconcile import WARNING, Request, Result
+from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.raycluster")
 
@@ -77,7 +78,7 @@ class RayClusterReconciler:
         self.children = ChildReconciler(ctx)
         # (namespace, name) -> (resourceVersions our status writes replaced, the object
         # the last write returned); see _freshest.
-        self._written: dict[tuple[str, str], tuple[frozenset[str], Obj]] = {}
+        self._written = WrittenObjects()
         self.steps: list[tuple[str, Step]] = [
             ("reconcile_autoscaler_rbac", self.reconcile_autoscaler_rbac),
             ("reconcile_ingress", self.reconcile_ingress),
@@ -102,7 +103,7 @@ class RayClusterReconciler:
             RAY_API_VERSION, RAY_CLUSTER_KIND, request.namespace, request.name
         )
         if cached is None:
-            self._written.pop((request.namespace, request.name), None)
+            self._written.forget(request.namespace, request.name)
             self.ctx.expectations.delete_prefix(f"{request.namespace}/{request.name}/")
             if self.ctx.metrics is not None:
                 self.ctx.metrics.forget(request.namespace, request.name)
@@ -113,7 +114,7 @@ class RayClusterReconciler:
         if managed_by and managed_by != MANAGED_BY_KUBERAY:
             log.debug("skipping cluster managed by another controller", managed_by=managed_by)
             return Result()
-        cluster = copy.deepcopy(self._freshest(cached))
+        cluster = copy.deepcopy(self._written.freshest(cached))
         cluster.setdefault("status", {})
 
         if await self._reject_if_invalid(cluster):
@@ -135,7 +136,7 @@ class RayClusterReconciler:
         rv = cluster["metadata"]["resourceVersion"]
         finalizer_result = await reconcile_gcs_ft_finalizer(self.ctx, cluster)
         if cluster["metadata"]["resourceVersion"] != rv:  # the finalizer was written
-            self._remember_write(rv, cluster)
+            self._written.remember(rv, cluster)
         if finalizer_result is not None:
             return finalizer_result
         if cluster["metadata"].get("deletionTimestamp"):
@@ -231,36 +232,9 @@ class RayClusterReconciler:
             return
         # A Conflict propagates: the reconcile is retried at once (with backoff) on the
         # fresh object instead of waiting for the 2 s requeue.
-        self._remember_write(meta["resourceVersion"], updated)
+        self._written.remember(meta["resourceVersion"], updated)
         cluster["metadata"]["resourceVersion"] = updated["metadata"]["resourceVersion"]
         cluster["status"] = updated.get("status") or {}
-
-    def _remember_write(self, replaced_rv: str, updated: Obj) -> None:
-        meta = updated.get("metadata") or {}
-        key = (str(meta.get("namespace")), str(meta.get("name")))
-        replaced = {replaced_rv}
-        previous = self._written.get(key)
-        if previous is not None and previous[1]["metadata"].get("resourceVersion") == replaced_rv:
-            replaced |= previous[0]  # a chain of writes the cache has not caught up with
-        obj = copy.deepcopy(updated)
-        obj["metadata"].pop("managedFields", None)  # as the cache's transform does
-        self._written[key] = (frozenset(replaced), obj)
-
-    def _freshest(self, cached: Obj) -> Obj:
-        """The object our last status write returned while the cache still shows one
-        this process overwrote; else the cached one (and the memo is dropped)."""
-        meta = cached.get("metadata") or {}
-        key = (str(meta.get("namespace")), str(meta.get("name")))
-        memo = self._written.get(key)
-        if memo is None:
-            return cached
-        replaced, written = memo
-        if meta.get("resourceVersion") in replaced and meta.get("uid") == written["metadata"].get(
-            "uid"
-        ):
-            return written
-        del self._written[key]
-        return cached
 
     def _warn_autoscaler_v1_restart_policy(self, cluster: Obj) -> None:
         """KubeRay's warning (not an error): autoscaler v1 wants worker restartPolicy

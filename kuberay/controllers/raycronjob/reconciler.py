@@ -66,6 +66,7 @@ from kuberay.controllers.raycronjob.gotime import Zone
 from kuberay.controllers.raycronjob.ticks import next_tick
 from kuberay.kube import AlreadyExists, Conflict, NotFound
 from kuberay.reconcile import NORMAL, WARNING, Request, Result
+from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.raycronjob")
 
@@ -114,7 +115,7 @@ class RayCronJobReconciler:
         self._announced: dict[Key, tuple[str, int, str, str]] = {}
         # (namespace, name) -> (resourceVersions our status writes replaced, the object
         # the last write returned); see _freshest.
-        self._written: dict[Key, tuple[frozenset[str], Obj]] = {}
+        self._written = WrittenObjects()
 
     # ----- entry point --------------------------------------------------------------------
     async def reconcile(self, request: Request) -> Result:
@@ -124,9 +125,9 @@ class RayCronJobReconciler:
         )
         if cached is None:
             self._announced.pop(key, None)
-            self._written.pop(key, None)
+            self._written.forget(*key)
             return Result()
-        cronjob = copy.deepcopy(self._freshest(cached))
+        cronjob = copy.deepcopy(self._written.freshest(cached))
         if not self.validate(cronjob) or self.check_suspend(cronjob):
             return Result()
         self._announced.pop(key, None)
@@ -214,7 +215,7 @@ class RayCronJobReconciler:
         except Conflict:
             log.info("RayCronJob changed while reconciling; retrying", tick=stamp)
             return False
-        self._remember_write(meta["resourceVersion"], updated)
+        self._written.remember(meta["resourceVersion"], updated)
         return True
 
     # ----- helpers ------------------------------------------------------------------------
@@ -226,33 +227,6 @@ class RayCronJobReconciler:
             return
         self._announced[key] = state
         self.ctx.event(cronjob, etype, reason, message, action)
-
-    def _remember_write(self, replaced_rv: str, updated: Obj) -> None:
-        meta = updated.get("metadata") or {}
-        key = (str(meta.get("namespace")), str(meta.get("name")))
-        replaced = {replaced_rv}
-        previous = self._written.get(key)
-        if previous is not None and previous[1]["metadata"].get("resourceVersion") == replaced_rv:
-            replaced |= previous[0]  # a chain of writes the cache has not caught up with
-        obj = copy.deepcopy(updated)
-        obj["metadata"].pop("managedFields", None)
-        self._written[key] = (frozenset(replaced), obj)
-
-    def _freshest(self, cached: Obj) -> Obj:
-        """The object our last status write returned while the cache still shows one
-        this process overwrote; else the cached one (and the memo is dropped)."""
-        meta = cached.get("metadata") or {}
-        key = (str(meta.get("namespace")), str(meta.get("name")))
-        memo = self._written.get(key)
-        if memo is None:
-            return cached
-        replaced, written = memo
-        if meta.get("resourceVersion") in replaced and meta.get("uid") == written["metadata"].get(
-            "uid"
-        ):
-            return written
-        del self._written[key]
-        return cached
 
 
 __all__ = [

@@ -50,6 +50,7 @@ from kuberay.controllers.rayjob.context import (
 )
 from kuberay.kube import Conflict, NotFound
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
+from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.rayjob")
 
@@ -70,14 +71,14 @@ class RayJobReconciler:
     def __init__(self, ctx: Ctx) -> None:
         self.ctx = ctx
         # (namespace, name) -> (resourceVersions our writes replaced, the object returned)
-        self._written: dict[ObjectKey, tuple[frozenset[str], Obj]] = {}
+        self._written = WrittenObjects()
 
     # ----- entry point --------------------------------------------------------------------
     async def reconcile(self, request: Request) -> Result:
         key = (request.namespace, request.name)
         cached = self.ctx.cached(RAY_API_VERSION, RAY_JOB_KIND, request.namespace, request.name)
         if cached is None:
-            self._written.pop(key, None)
+            self._written.forget(*key)
             self.ctx.dashboard.forget(key)
             if self.ctx.metrics is not None:
                 self.ctx.metrics.forget(request.namespace, request.name)
@@ -86,7 +87,7 @@ class RayJobReconciler:
         if managed_by and managed_by != MANAGED_BY_KUBERAY:
             log.debug("skipping RayJob managed by another controller", managed_by=managed_by)
             return Result()
-        job = copy.deepcopy(self._freshest(cached))
+        job = copy.deepcopy(self._written.freshest(cached))
         if job["metadata"].get("deletionTimestamp"):
             return await self.finalize(job, key)
         if await self.reject_if_invalid(job):
@@ -107,7 +108,7 @@ class RayJobReconciler:
             log.debug("a write conflicted; retrying on a fresher object")
             return Result(requeue=True)
         if children.patched is not None:  # the finalizer patch moved the resourceVersion
-            self._remember_write(job["metadata"]["resourceVersion"], children.patched)
+            self._written.remember(job["metadata"]["resourceVersion"], children.patched)
             job["metadata"] = copy.deepcopy(children.patched["metadata"])
 
         gated = decision.persist and decision.error is None and S.kuberay_write_needed(old, new)
@@ -285,35 +286,10 @@ class RayJobReconciler:
         except Conflict:
             log.debug("status write conflicted; retrying on a fresher object")
             return False
-        self._remember_write(meta["resourceVersion"], updated)
+        self._written.remember(meta["resourceVersion"], updated)
         job["metadata"]["resourceVersion"] = updated["metadata"]["resourceVersion"]
         job["status"] = updated.get("status") or {}
         return True
-
-    def _remember_write(self, replaced_rv: str, updated: Obj) -> None:
-        meta = updated.get("metadata") or {}
-        key = (str(meta.get("namespace")), str(meta.get("name")))
-        replaced = {replaced_rv}
-        previous = self._written.get(key)
-        if previous is not None and previous[1]["metadata"].get("resourceVersion") == replaced_rv:
-            replaced |= previous[0]
-        obj = copy.deepcopy(updated)
-        obj["metadata"].pop("managedFields", None)
-        self._written[key] = (frozenset(replaced), obj)
-
-    def _freshest(self, cached: Obj) -> Obj:
-        meta = cached.get("metadata") or {}
-        key = (str(meta.get("namespace")), str(meta.get("name")))
-        memo = self._written.get(key)
-        if memo is None:
-            return cached
-        replaced, written = memo
-        if meta.get("resourceVersion") in replaced and meta.get("uid") == written["metadata"].get(
-            "uid"
-        ):
-            return written
-        del self._written[key]
-        return cached
 
 
 __all__ = ["RayJobReconciler"]

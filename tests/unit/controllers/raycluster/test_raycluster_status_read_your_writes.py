@@ -47,22 +47,22 @@ async def test_a_stale_cache_is_overridden_by_our_own_writes_until_it_catches_up
     client = _Client(rv=1)
     rec = _reconciler(client)
     stale = _cluster("1")
-    cluster = copy.deepcopy(rec._freshest(stale))
+    cluster = copy.deepcopy(rec._written.freshest(stale))
     await rec._write_status_fields(cluster, {"state": "a"})  # 1 -> 2
     # The cache still shows 1: the next pass works on 2 and writes 2 -> 3.
-    cluster = copy.deepcopy(rec._freshest(stale))
+    cluster = copy.deepcopy(rec._written.freshest(stale))
     assert cluster["metadata"]["resourceVersion"] == "2"
     assert "managedFields" not in cluster["metadata"]
     await rec._write_status_fields(cluster, {"state": "b"})
     # The cache caught up with the first write only: 3 is still newer.
-    assert rec._freshest(_cluster("2"))["metadata"]["resourceVersion"] == "3"
-    assert rec._freshest(stale)["metadata"]["resourceVersion"] == "3"
+    assert rec._written.freshest(_cluster("2"))["metadata"]["resourceVersion"] == "3"
+    assert rec._written.freshest(stale)["metadata"]["resourceVersion"] == "3"
     assert client.sent == ["1", "2"]  # no write on a stale version
     # Once the cache shows our last write (or anything else), the cache wins.
     caught_up = _cluster("3")
-    assert rec._freshest(caught_up) is caught_up
-    assert rec._freshest(stale) is stale
+    assert rec._written.freshest(caught_up) is caught_up
+    assert rec._written.freshest(stale) is stale
     # A cluster deleted and re-created under the same name is never confused.
     await rec._write_status_fields(_cluster("3"), {"state": "c"})
     recreated = _cluster("3", uid="u2")
-    assert rec._freshest(recreated) is recreated
+    assert rec._written.freshest(recreated) is recreated
