@@ -8,28 +8,41 @@
   shipped RBAC and a token kubeconfig, so every module's host operator acts as it would
   in a pod;
 * :data:`DASHBOARD_NETWORKS`: what a host operator must be allowed to dial to reach the
-  real node's Ray dashboards (loopback and the node's pod network).
+  real node's Ray dashboards (loopback and the node's pod network);
+* :func:`host_operator`: kuberay-operator on the host with that identity and those networks;
+* :func:`diagnose_namespace` / :func:`wait_for`: bounded polls that fail with the owner's
+  status, the namespace's Events, pods and log tails.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
+import json
 import subprocess
 import time
 import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kuberay.kube import Client, NotFound
 from tests.crds import install_crds
-from tests.e2e.harness import place_rbac, rbac_documents, request_token, write_token_kubeconfig
+from tests.e2e.harness import (
+    OperatorProcess,
+    place_rbac,
+    rbac_documents,
+    request_token,
+    write_token_kubeconfig,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 POD_CIDR = "10.250.0.0/24"  # = hack/realnode.POD_CIDR (checked in test_rayjob_real.py)
 #: ``KUBERAY_DASHBOARD_ALLOWED_NETWORKS`` for an operator on the host of the real node.
 DASHBOARD_NETWORKS = f"127.0.0.0/8,{POD_CIDR}"
+ALLOWED_ENV = "KUBERAY_DASHBOARD_ALLOWED_NETWORKS"
 
 
 class RealCluster:
@@ -97,3 +110,82 @@ async def operator_identity(admin: Client, workdir: Path) -> RealIdentity:
     token = await request_token(admin, namespace)
     kubeconfig = write_token_kubeconfig(workdir / "operator.kubeconfig", admin, token)
     return RealIdentity(namespace=namespace, kubeconfig=kubeconfig)
+
+
+@contextlib.asynccontextmanager
+async def host_operator(
+    name: str, cluster: RealCluster, identity: RealIdentity, *, leader_election: bool = True
+) -> AsyncIterator[OperatorProcess]:
+    """kuberay-operator on the host as ``identity``, allowed to dial the real node's pod
+    network; ready (and leading, with leader election) before it is yielded."""
+    op = OperatorProcess(
+        name,
+        identity.kubeconfig,
+        cluster.cp.dir.parent / "operators",
+        lease_namespace=identity.namespace,
+        leader_election=leader_election,
+        env={ALLOWED_ENV: DASHBOARD_NETWORKS},
+    ).start()
+    try:
+        await op.wait_ready(60)
+        if leader_election:
+            await op.wait_leading(60)
+        yield op
+    finally:
+        op.terminate()
+
+
+async def diagnose_namespace(
+    admin: Client,
+    cluster: RealCluster,
+    ns: str,
+    kind: str,
+    name: str,
+    *,
+    endpoint_slices: bool = False,
+) -> str:
+    """``kind`` ``ns/name``'s status, the namespace's Events, pods (and EndpointSlices) and
+    every pod's log tail: what a failed wait prints."""
+    parts: list[str] = []
+    try:
+        obj = await admin.get("ray.io/v1", kind, name, ns)
+        parts.append(f"{kind} status: " + json.dumps(obj.get("status"), indent=1))
+    except NotFound:
+        parts.append(f"{kind} {ns}/{name}: not found")
+    parts.append(
+        "Events:\n" + cluster.kubectl("-n", ns, "get", "events", "--sort-by=.lastTimestamp")
+    )
+    parts.append(
+        "Pods:\n"
+        + cluster.kubectl("-n", ns, "get", "pods", "-o", "wide", "--show-labels", check=False)
+    )
+    if endpoint_slices:
+        parts.append(
+            "EndpointSlices:\n" + cluster.kubectl("-n", ns, "get", "endpointslices", check=False)
+        )
+    pods, _ = await admin.list_all("v1", "Pod", ns)
+    for pod in pods:
+        pod_name = pod["metadata"]["name"]
+        logs = cluster.kubectl(
+            "-n", ns, "logs", pod_name, "--all-containers", "--tail=30", check=False
+        )
+        parts.append(f"--- logs of {pod_name}:\n{logs}")
+    return "\n".join(parts)
+
+
+async def wait_for(
+    what: str,
+    check: Callable[[], Awaitable[Any]],
+    timeout: float,
+    explain: Callable[[], Awaitable[str]],
+) -> Any:
+    """Poll ``check`` every second until truthy and return it; on timeout fail with
+    ``explain()``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = await check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f}s\n{await explain()}")
+        await asyncio.sleep(1)

@@ -22,7 +22,7 @@ import asyncio
 import json
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,19 +30,29 @@ import pytest
 import yaml
 
 from kuberay.kube import Client, NotFound
-from tests.e2e.harness import TIMINGS, OperatorProcess, cluster_pods, node_type, pod_ready
-from tests.e2e.realcluster import DASHBOARD_NETWORKS, POD_CIDR, RealCluster, RealIdentity
+from tests.e2e.harness import OperatorProcess, cluster_pods, node_type, pod_ready, record_timing
+from tests.e2e.realcluster import (
+    POD_CIDR,
+    RealCluster,
+    RealIdentity,
+    diagnose_namespace,
+    host_operator,
+    wait_for,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "tests" / "kuberay-samples" / "ray-job.sample.yaml"  # KubeRay's, unchanged
 #: What the sample job prints (its counter actor, five increments).
 EXPECTED_OUTPUT = [f"test_counter got {i}" for i in range(1, 6)]
-ALLOWED_ENV = "KUBERAY_DASHBOARD_ALLOWED_NETWORKS"
 
 
-def _record(name: str, seconds: float) -> float:
-    TIMINGS.setdefault(name, []).append(seconds)
-    return seconds
+@pytest.fixture(scope="module")
+async def rayjob_operator(
+    real_cluster: RealCluster, real_identity: RealIdentity
+) -> AsyncIterator[OperatorProcess]:
+    """kuberay-operator on the host, allowed to dial the real node's pod network."""
+    async with host_operator("rayjob-real-operator", real_cluster, real_identity) as op:
+        yield op
 
 
 # --------------------------------------------------------------------------- the sample
@@ -99,49 +109,12 @@ def test_sample_runtime_env_and_pod_cidr_as_this_module_assumes() -> None:
 # --------------------------------------------------------------------------- fixtures
 
 
-@pytest.fixture(scope="module")
-async def rayjob_operator(
-    real_cluster: RealCluster, real_identity: RealIdentity
-) -> AsyncIterator[OperatorProcess]:
-    """kuberay-operator on the host, allowed to dial the real node's pod network."""
-    op = OperatorProcess(
-        "rayjob-real-operator",
-        real_identity.kubeconfig,
-        real_cluster.cp.dir.parent / "operators",
-        lease_namespace=real_identity.namespace,
-        env={ALLOWED_ENV: DASHBOARD_NETWORKS},
-    ).start()
-    try:
-        await op.wait_ready(60)
-        await op.wait_leading(60)
-        yield op
-    finally:
-        op.terminate()
-
-
 # --------------------------------------------------------------------------- helpers
 
 
 async def diagnose(admin: Client, cluster: RealCluster, ns: str, name: str) -> str:
     """The RayJob's status, the namespace's Events, pods and their log tails."""
-    parts: list[str] = []
-    try:
-        job = await admin.get("ray.io/v1", "RayJob", name, ns)
-        parts.append("RayJob status: " + json.dumps(job.get("status"), indent=1))
-    except NotFound:
-        parts.append(f"RayJob {ns}/{name}: not found")
-    parts.append(
-        "Events:\n" + cluster.kubectl("-n", ns, "get", "events", "--sort-by=.lastTimestamp")
-    )
-    parts.append("Pods:\n" + cluster.kubectl("-n", ns, "get", "pods", "-o", "wide", check=False))
-    pods, _ = await admin.list_all("v1", "Pod", ns)
-    for pod in pods:
-        pod_name = pod["metadata"]["name"]
-        logs = cluster.kubectl(
-            "-n", ns, "logs", pod_name, "--all-containers", "--tail=30", check=False
-        )
-        parts.append(f"--- logs of {pod_name}:\n{logs}")
-    return "\n".join(parts)
+    return await diagnose_namespace(admin, cluster, ns, "RayJob", name)
 
 
 async def wait_rayjob(
@@ -167,23 +140,6 @@ async def wait_rayjob(
         if time.monotonic() > deadline:
             detail = await diagnose(admin, cluster, ns, name)
             raise AssertionError(f"RayJob {ns}/{name}: {what} not within {timeout:.0f}s\n{detail}")
-        await asyncio.sleep(1)
-
-
-async def wait_for(
-    what: str,
-    check: Callable[[], Awaitable[Any]],
-    timeout: float,
-    explain: Callable[[], Awaitable[str]],
-) -> Any:
-    """Poll ``check`` until truthy; on timeout fail with ``explain()``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = await check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f}s\n{await explain()}")
         await asyncio.sleep(1)
 
 
@@ -256,7 +212,7 @@ async def test_sample_succeeds_in_k8sjob_http_and_sidecar_modes(
         job = await wait_rayjob(
             real_admin, real_cluster, rns, name, _terminal, "Complete", timeout=300, seen=remember
         )
-        _record(f"real RayJob {name}: created -> {_state(job)}", time.monotonic() - began)
+        record_timing(f"real RayJob {name}: created -> {_state(job)}", time.monotonic() - began)
         return job
 
     # every mode's outcome is reported, not only the first to fail
@@ -368,7 +324,9 @@ async def test_failing_entrypoint_retries_once_on_a_new_cluster_then_fails(
         timeout=480,
         seen=remember,
     )
-    _record("real RayJob failing (backoffLimit 1): created -> Failed", time.monotonic() - began)
+    record_timing(
+        "real RayJob failing (backoffLimit 1): created -> Failed", time.monotonic() - began
+    )
     status = done["status"]
     explain = (
         f"{json.dumps(status, indent=1)}\n{await diagnose(real_admin, real_cluster, rns, name)}"

@@ -32,7 +32,7 @@ import json
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,12 +41,17 @@ import pytest
 import yaml
 
 from kuberay.kube import Client, NotFound
-from tests.e2e.harness import TIMINGS, OperatorProcess
-from tests.e2e.realcluster import DASHBOARD_NETWORKS, RealCluster, RealIdentity
+from tests.e2e.harness import TIMINGS, OperatorProcess, record_timing
+from tests.e2e.realcluster import (
+    RealCluster,
+    RealIdentity,
+    diagnose_namespace,
+    host_operator,
+    wait_for,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "tests" / "kuberay-samples" / "ray-service.sample.yaml"  # KubeRay's, unchanged
-ALLOWED_ENV = "KUBERAY_DASHBOARD_ALLOWED_NETWORKS"
 OLD_IMAGE = "rayproject/ray:2.52.0"
 NEW_VERSION = "2.60.0"  # hack/images.RAY_NEW_VERSION (checked below)
 APPS_DIR = "/home/ray/serve_apps"
@@ -142,9 +147,17 @@ serve_dag = Router.bind(Adder.bind(), Multiplier.bind())
 '''
 
 
-def _record(name: str, seconds: float) -> float:
-    TIMINGS.setdefault(name, []).append(seconds)
-    return seconds
+@pytest.fixture(scope="module")
+async def rayservice_operator(
+    real_cluster: RealCluster, real_identity: RealIdentity
+) -> AsyncIterator[OperatorProcess]:
+    """kuberay-operator on the host, allowed to dial the real node's pod network. Leader
+    election off: with two Ray clusters starting on 2 shared cores, a lease renewal can miss
+    its 10 s deadline and the operator would exit mid-upgrade (seen here: load 12)."""
+    async with host_operator(
+        "rayservice-real-operator", real_cluster, real_identity, leader_election=False
+    ) as op:
+        yield op
 
 
 # --------------------------------------------------------------------------- the sample
@@ -227,74 +240,12 @@ def test_sample_changes_are_the_ones_described() -> None:
 # --------------------------------------------------------------------------- fixtures
 
 
-@pytest.fixture(scope="module")
-async def rayservice_operator(
-    real_cluster: RealCluster, real_identity: RealIdentity
-) -> AsyncIterator[OperatorProcess]:
-    """kuberay-operator on the host, allowed to dial the real node's pod network. Leader
-    election off: with two Ray clusters starting on 2 shared cores, a lease renewal can miss
-    its 10 s deadline and the operator would exit mid-upgrade (seen here: load 12)."""
-    op = OperatorProcess(
-        "rayservice-real-operator",
-        real_identity.kubeconfig,
-        real_cluster.cp.dir.parent / "operators",
-        lease_namespace=real_identity.namespace,
-        leader_election=False,
-        env={ALLOWED_ENV: DASHBOARD_NETWORKS},
-    ).start()
-    try:
-        await op.wait_ready(60)
-        yield op
-    finally:
-        op.terminate()
-
-
 # --------------------------------------------------------------------------- helpers
 
 
 async def diagnose(admin: Client, cluster: RealCluster, ns: str, name: str) -> str:
-    """The RayService's status, the namespace's Events, pods and their log tails."""
-    parts: list[str] = []
-    try:
-        rs = await admin.get("ray.io/v1", "RayService", name, ns)
-        parts.append("RayService status: " + json.dumps(rs.get("status"), indent=1))
-    except NotFound:
-        parts.append(f"RayService {ns}/{name}: not found")
-    parts.append(
-        "Events:\n" + cluster.kubectl("-n", ns, "get", "events", "--sort-by=.lastTimestamp")
-    )
-    parts.append(
-        "Pods:\n"
-        + cluster.kubectl("-n", ns, "get", "pods", "-o", "wide", "--show-labels", check=False)
-    )
-    parts.append(
-        "EndpointSlices:\n" + cluster.kubectl("-n", ns, "get", "endpointslices", check=False)
-    )
-    pods, _ = await admin.list_all("v1", "Pod", ns)
-    for pod in pods:
-        pod_name = pod["metadata"]["name"]
-        logs = cluster.kubectl(
-            "-n", ns, "logs", pod_name, "--all-containers", "--tail=30", check=False
-        )
-        parts.append(f"--- logs of {pod_name}:\n{logs}")
-    return "\n".join(parts)
-
-
-async def wait_for(
-    what: str,
-    check: Callable[[], Awaitable[Any]],
-    timeout: float,
-    explain: Callable[[], Awaitable[str]],
-) -> Any:
-    """Poll ``check`` until truthy; on timeout fail with ``explain()``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = await check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f}s\n{await explain()}")
-        await asyncio.sleep(1)
+    """The RayService's status, the namespace's Events, pods, EndpointSlices, log tails."""
+    return await diagnose_namespace(admin, cluster, ns, "RayService", name, endpoint_slices=True)
 
 
 def _ready(rs: dict[str, Any]) -> bool:
@@ -426,7 +377,7 @@ async def test_sample_serves_then_upgrades_image_without_failed_requests(
         return current if _ready(current) else None
 
     first = await wait_for("RayService Ready", ready, 300, explain)
-    _record("real RayService: created -> Ready", time.monotonic() - began)
+    record_timing("real RayService: created -> Ready", time.monotonic() - began)
     old_cluster = _cluster(first, "activeServiceStatus")
     assert old_cluster, first["status"]
 
@@ -466,7 +417,9 @@ async def test_sample_serves_then_upgrades_image_without_failed_requests(
             return current if ok else None
 
         after = await wait_for("the new cluster promoted", promoted, 360, explain)
-        _record("real RayService: image changed -> promoted", time.monotonic() - upgrade_began)
+        record_timing(
+            "real RayService: image changed -> promoted", time.monotonic() - upgrade_began
+        )
 
         async def old_gone() -> bool:
             try:
@@ -476,7 +429,7 @@ async def test_sample_serves_then_upgrades_image_without_failed_requests(
             return False
 
         await wait_for("the old RayCluster deleted", old_gone, 90, explain)
-        _record(
+        record_timing(
             "real RayService: image changed -> old cluster deleted",
             time.monotonic() - upgrade_began,
         )
