@@ -62,6 +62,7 @@ from kuberay.controllers.rayservice.upgrade import (
 )
 from kuberay.kube import ApiError, NotFound
 from kuberay.reconcile import NORMAL, WARNING, Request, RequeueError, Result
+from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.rayservice")
 
@@ -77,7 +78,7 @@ class RayServiceReconciler:
         self.ctx = ctx
         self.children = ChildReconciler(ctx)
         self.serve = ServeReconciler(ctx)
-        self._written: dict[ObjectKey, tuple[str, Obj]] = {}
+        self._written = WrittenObjects()
 
     # ----- entry point --------------------------------------------------------------------
     async def reconcile(self, request: Request) -> Result:
@@ -90,7 +91,7 @@ class RayServiceReconciler:
         if managed_by and managed_by != MANAGED_BY_KUBERAY:
             log.debug("skipping RayService managed by another controller", managed_by=managed_by)
             return Result()
-        rs = copy.deepcopy(self._freshest(key, cached))
+        rs = copy.deepcopy(self._written.freshest(cached))
         if not isinstance(rs.get("status"), dict):
             rs["status"] = {}
         original = copy.deepcopy(rs["status"])
@@ -538,7 +539,6 @@ class RayServiceReconciler:
         return True
 
     async def _update_status(self, rs: Obj) -> None:
-        key = (rs["metadata"]["namespace"], rs["metadata"]["name"])
         old_rv = rs["metadata"].get("resourceVersion", "")
         try:
             written = await self.ctx.client.update_status(rs)
@@ -546,7 +546,7 @@ class RayServiceReconciler:
             if exc.status == 409:
                 raise RequeueError("the RayService changed while its status was written") from None
             raise
-        self._written[key] = (old_rv, written)
+        self._written.remember(old_rv, written)
         if self.ctx.metrics is not None:
             self.ctx.metrics.observe(written)
 
@@ -572,20 +572,8 @@ class RayServiceReconciler:
                 ) from None
             raise
 
-    def _freshest(self, key: ObjectKey, cached: Obj) -> Obj:
-        """The object our last status write returned while the cache still shows the version
-        it replaced (a pass right after a write would otherwise redo it and fail with 409)."""
-        written = self._written.get(key)
-        if written is None:
-            return cached
-        old_rv, obj = written
-        if cached["metadata"].get("resourceVersion") == old_rv:
-            return obj
-        self._written.pop(key, None)
-        return cached
-
     def _forget(self, key: ObjectKey) -> None:
-        self._written.pop(key, None)
+        self._written.forget(*key)
         self.ctx.dashboard.forget(owner_key(*key))
         self.serve.forget(owner_key(*key))
         self.ctx.serve_configs.forget(f"{key[0]}/{key[1]}")
