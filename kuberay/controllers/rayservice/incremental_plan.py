@@ -4,8 +4,8 @@ only does I/O. Composes the stepping rules of ``incremental``:
 1. Rollback state (KubeRay ``reconcileRollbackState``): the goal hash equal to the active
    cluster's → rolling back; equal to the pending cluster's → not (a rollback is cancelled);
    neither (a third spec mid-upgrade) → rolling back first, a fresh upgrade comes after.
-2. Weights (``next_weights``); a changed weight stamps ``lastTrafficMigratedTime`` on the
-   cluster gaining traffic.
+2. Weights (``next_weights``); each cluster whose weight differs from its status value
+   (unset included) gets ``lastTrafficMigratedTime`` = now (KubeRay ``calculateStatus``).
 3. Only when the Gateway and HTTPRoute are ready: the ``target_capacity`` each cluster is to be
    sent (``next_target_capacity``; unset capacities start at active 100 / pending 0).
 4. Completion: promotion (``upgrade_complete``, not during a rollback) or the end of a
@@ -76,20 +76,15 @@ def plan_incremental_step(world: IncrementalWorld) -> IncrementalPlan:
         pending_ready=world.pending_ready,
         now=world.now,
     )
-    before = (
-        100 if active.traffic is None else active.traffic,
-        0 if pending.traffic is None else pending.traffic,
-    )
-    moved = (a, p) != before
     active = replace(
         active,
         traffic=a,
-        last_migrated=world.now if moved and world.rollback else active.last_migrated,
+        last_migrated=world.now if active.traffic != a else active.last_migrated,
     )
     pending = replace(
         pending,
         traffic=p,
-        last_migrated=world.now if moved and not world.rollback else pending.last_migrated,
+        last_migrated=world.now if pending.traffic != p else pending.last_migrated,
     )
     send_active = send_pending = None
     if world.routing_ready:
