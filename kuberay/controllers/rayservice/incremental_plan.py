@@ -93,6 +93,9 @@ def plan_incremental_step(world: IncrementalWorld) -> IncrementalPlan:
         opts, rb = world.options, world.rollback
         send_active = next_target_capacity("active", active, pending, opts, rollback=rb)
         send_pending = next_target_capacity("pending", active, pending, opts, rollback=rb)
+        # a value the cluster already has is not sent again (KubeRay's completion checks)
+        send_active = None if send_active == active.capacity else send_active
+        send_pending = None if send_pending == pending.capacity else send_pending
     promote = not world.rollback and upgrade_complete(active, pending)
     done = world.rollback and rollback_complete(active, pending, pending_ready=world.pending_ready)
     return IncrementalPlan((a, p), active, pending, send_active, send_pending, promote, done)
