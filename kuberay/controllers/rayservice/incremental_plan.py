@@ -7,7 +7,8 @@ only does I/O. Composes the stepping rules of ``incremental``:
 2. Weights (``next_weights``); each cluster whose weight differs from its status value
    (unset included) gets ``lastTrafficMigratedTime`` = now (KubeRay ``calculateStatus``).
 3. Only when the Gateway and HTTPRoute are ready: the ``target_capacity`` each cluster is to be
-   sent (``next_target_capacity``; unset capacities start at active 100 / pending 0).
+   sent (``next_target_capacity``; unset capacities start at active 100 / pending 0; a value
+   the cluster already has is not sent).
 4. Completion: promotion (``upgrade_complete``, not during a rollback) or the end of a
    rollback (``rollback_complete``).
 """

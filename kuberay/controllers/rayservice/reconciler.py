@@ -157,8 +157,17 @@ class RayServiceReconciler:
         await update_head_pod_serve_label(self.ctx, self.serve, rs, active, active_pod)
         await update_head_pod_serve_label(self.ctx, self.serve, rs, pending, pending_pod)
 
-        active_serve, pending_serve = self._reconcile_serve(
-            rs, active, pending, active_pod, pending_pod, incremental=incremental
+        active_serve, pending_serve = self.serve.reconcile_clusters(
+            rs,
+            active,
+            pending,
+            active_pod,
+            pending_pod,
+            incremental=incremental,
+            active_wanted=active is not None
+            and pending is None
+            and not self._should_prepare(rs, active, None, pending_serving=False),
+            held=self._serve_held(rs),
         )
         pending_ready = pending_serve.ready and self._proxies_ready(
             rs, pending, pending_pod, upgrade=active is not None
@@ -400,7 +409,8 @@ class RayServiceReconciler:
         if status["numServeEndpoints"] == 0 and not S.is_true(rs, S.READY):
             spent = S.initializing_timed_out(rs, now_dt)
             if spent is not None:
-                self._mark_initializing_timeout(rs, spent, now)
+                event = S.mark_initializing_timeout(rs, spent, now)
+                self.ctx.event(rs, WARNING, "RayServiceInitializingTimeout", event, "Reconcile")
         extra = routing.problem if routing is not None else None
         if cur_pending is not None:
             explain_upgrade(rs, self._problem(cur_pending, pending_serve, pending_pod), extra, now)
@@ -411,51 +421,6 @@ class RayServiceReconciler:
             status.pop("serviceStatus", None)
 
     # ----- helpers ------------------------------------------------------------------------
-    def _reconcile_serve(
-        self,
-        rs: Obj,
-        active: Obj | None,
-        pending: Obj | None,
-        active_pod: Obj | None,
-        pending_pod: Obj | None,
-        *,
-        incremental: bool,
-    ) -> tuple[ServeResult, ServeResult]:
-        """KubeRay's choice of clusters whose Serve applications are reconciled: the pending
-        one; the active one when no upgrade is wanted, or also during an incremental upgrade
-        (its config held back unless rolling back; the pending one's held during a rollback).
-        With the incremental strategy a config carries the cluster's ``targetCapacity``."""
-        status = rs["status"]
-        rolling = incremental and S.is_true(rs, S.ROLLBACK_IN_PROGRESS)
-        upgrading = incremental and S.is_true(rs, S.UPGRADE_IN_PROGRESS)
-
-        def capacity(which: str) -> int | None:
-            value = as_map(status.get(which)).get("targetCapacity") if incremental else None
-            return value if isinstance(value, int) else None
-
-        active_serve = ServeResult()
-        pending_serve = ServeResult()
-        if pending is not None:
-            pending_serve = self.serve.reconcile_serve(
-                rs,
-                pending,
-                pending_pod,
-                skip_config_update=rolling,
-                target_capacity=capacity("pendingServiceStatus"),
-            )
-        if active is not None and (
-            (pending is None and not self._should_prepare(rs, active, None, pending_serving=False))
-            or (pending is not None and incremental)
-        ):
-            active_serve = self.serve.reconcile_serve(
-                rs,
-                active,
-                active_pod,
-                skip_config_update=self._serve_held(rs) or (upgrading and not rolling),
-                target_capacity=capacity("activeServiceStatus"),
-            )
-        return active_serve, pending_serve
-
     def _head_ready(self, cluster: Obj | None, pod: Obj | None) -> bool:
         if cluster is None:
             return False
@@ -524,38 +489,6 @@ class RayServiceReconciler:
         custom = as_map((rs.get("spec") or {}).get("serveService"))
         name = as_str(as_map(custom.get("metadata")).get("name"))
         return name or f"{rs['metadata']['name']}-serve-svc"
-
-    def _mark_initializing_timeout(self, rs: Obj, spent: float, now: str) -> None:
-        timeout = S.parse_timeout(
-            as_str(
-                as_map(rs["metadata"].get("annotations")).get(
-                    C.RAY_SERVICE_INITIALIZING_TIMEOUT_ANNOTATION
-                )
-            )
-        )
-        configured = S.go_duration(timeout or 0)
-        status = rs["status"]
-        for which in ("activeServiceStatus", "pendingServiceStatus"):
-            block = dict(as_map(status.get(which)))
-            block.pop("rayClusterName", None)
-            status[which] = block
-        S.set_cond(
-            rs,
-            S.READY,
-            False,
-            S.INITIALIZING_TIMEOUT,
-            f"RayService failed to become ready within the configured timeout of {configured}. "
-            f"Time spent initializing: {S.go_duration(spent)}",
-            now,
-        )
-        self.ctx.event(
-            rs,
-            WARNING,
-            "RayServiceInitializingTimeout",
-            f"RayService initializing timeout exceeded after {S.go_duration(spent)} "
-            f"(configured timeout: {configured})",
-            "Reconcile",
-        )
 
     def _problem(self, cluster: Obj | None, serve: ServeResult, pod: Obj | None) -> str | None:
         if cluster is None:
