@@ -5,10 +5,13 @@ Order per pass (§5.1): skip another controller's object (``managedBy``);
 ``rayClusterDeletionDelaySeconds``); the finalizer (removed once no cluster remains of a
 deleted RayService; added first, alone); ``validate`` (Ready=False/ValidationFailed and a
 Warning Event naming the field); ``handle_suspend``; the terminal initializing timeout;
-``reconcile_ray_cluster``; ``update_head_pod_serve_label`` (active, pending);
-``reconcile_serve`` (pending; active when no upgrade is wanted); ``reconcile_services`` (to
-the pending cluster once ready, else the active one); ``calculate_status`` and one status
-write when it changed. Every pass requeues after 2 s, as KubeRay.
+``reconcile_ray_cluster``; with the incremental strategy the rollback state;
+``update_head_pod_serve_label`` (active, pending); ``reconcile_serve`` (pending; active when no
+upgrade is wanted, or during an incremental upgrade); with the incremental strategy the
+per-cluster serve Services, Gateway, HTTPRoute and ``target_capacity`` (``traffic``);
+``reconcile_services`` (to the pending cluster once ready, else the active one; always the
+active one during an incremental upgrade); ``calculate_status`` and one status write when it
+changed. Every pass requeues after 2 s, as KubeRay.
 
 Dashboard calls go through the poller; a RayService whose dashboard hangs only waits itself.
 Differences from KubeRay (all beyond it, documented in docs/rayservice.md): a pending cluster
