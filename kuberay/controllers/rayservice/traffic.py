@@ -188,7 +188,7 @@ class TrafficReconciler:
         if pending is None or options is None:
             routing.weights = (100, 0)
         else:
-            routing.ready = is_gateway_ready(gateway) and is_http_route_ready(live_route)
+            routing.ready = is_gateway_ready(gateway) and is_http_route_ready(live_route, gateway)
             routing.plan = plan_incremental_step(
                 IncrementalWorld(
                     active=active_share,
@@ -209,7 +209,7 @@ class TrafficReconciler:
                 # Beyond KubeRay: an abandoned upgrade left the active cluster scaled down.
                 self._send(rs, active, 100, "active", routing, serve_read)
             return routing
-        routing.ready = is_gateway_ready(gateway) and is_http_route_ready(live)
+        routing.ready = is_gateway_ready(gateway) and is_http_route_ready(live, gateway)
         if not routing.ready:
             routing.problem = routing_problem(
                 gateway, live, gateway_name(rs["metadata"]["name"]), route["metadata"]["name"]
