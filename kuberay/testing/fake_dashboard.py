@@ -132,6 +132,8 @@ class FakeDashboard:
         self.applications: dict[str, dict[str, Any]] = {}
         #: The last body ``PUT /api/serve/applications/`` accepted (None before any).
         self.serve_config: dict[str, Any] | None = None
+        #: Every body ``PUT /api/serve/applications/`` accepted, in order.
+        self.serve_config_history: list[dict[str, Any]] = []
         self.hang = False
         self.fail_with: int | None = None
         self.require_token: str | None = None
@@ -479,6 +481,7 @@ class FakeDashboard:
             }
         self.applications = new
         self.serve_config = body
+        self.serve_config_history.append(body)
         return web.Response(status=200)
 
     async def _proxy_healthz(self, request: web.Request) -> web.Response:

@@ -9,8 +9,8 @@
   Service (weight ``active_weight``) and, when there is one, the pending cluster's
   (``pending_weight``); each backend's port is the head container's ``serve`` port or 8000.
 * :func:`serve_port`: KubeRay ``GetServePort``.
-* :func:`is_gateway_ready` (Accepted and Programmed) / :func:`is_http_route_ready` (some parent
-  Accepted and ResolvedRefs).
+* :func:`is_gateway_ready` (Accepted and Programmed) / :func:`is_http_route_ready` (some parent,
+  optionally the given Gateway, Accepted and ResolvedRefs).
 * :func:`gateway_needs_update` / :func:`http_route_needs_update`: whether the live object's
   spec differs from the desired one in what KubeRay compares (class and listeners; parentRefs
   and rules), so an unchanged world gives no write.
@@ -149,14 +149,27 @@ def is_gateway_ready(gateway: Mapping[str, Any] | None) -> bool:
     return _true(conditions, "Accepted") and _true(conditions, "Programmed")
 
 
-def is_http_route_ready(route: Mapping[str, Any] | None) -> bool:
-    """Some parent of the HTTPRoute's status has Accepted and ResolvedRefs True."""
+def is_http_route_ready(
+    route: Mapping[str, Any] | None, gateway: Mapping[str, Any] | None = None
+) -> bool:
+    """Some parent of the HTTPRoute's status has Accepted and ResolvedRefs True; with
+    ``gateway``, only a parent entry naming that Gateway (and, when given, its namespace)
+    counts (KubeRay ``IsHTTPRouteReady``)."""
     parents = as_list(as_map(as_map(route or {}).get("status")).get("parents"))
-    return any(
-        _true(as_map(p).get("conditions"), "Accepted")
-        and _true(as_map(p).get("conditions"), "ResolvedRefs")
-        for p in parents
-    )
+    gw_meta = metadata(gateway) if gateway is not None else {}
+    for parent in parents:
+        ref = as_map(as_map(parent).get("parentRef"))
+        if gateway is not None:
+            if ref.get("name") != gw_meta.get("name"):
+                continue
+            if ref.get("namespace") is not None and ref.get("namespace") != gw_meta.get(
+                "namespace"
+            ):
+                continue
+        conds = as_map(parent).get("conditions")
+        if _true(conds, "Accepted") and _true(conds, "ResolvedRefs"):
+            return True
+    return False
 
 
 def _listener_key(listener: Any) -> tuple[str, str, int]:

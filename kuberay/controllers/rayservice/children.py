@@ -243,7 +243,7 @@ class ChildReconciler:
             except NotFound:
                 old = None
         if old is not None:
-            if not _owned_by(old, rs):
+            if not _owned_by(old, rs) and not self._owned_by_cluster(old, rs):
                 message = (
                     f"Service {ns}/{name} already exists and is not owned by RayService "
                     f"{rs['metadata']['name']}; refusing to point it at this RayService's "
@@ -298,6 +298,17 @@ class ChildReconciler:
             raise
         self.ctx.event(rs, NORMAL, "CreatedService", f"Created the service {ns}/{name}", "Create")
         return created
+
+    def _owned_by_cluster(self, svc: Obj, rs: Obj) -> bool:
+        """``svc`` is controlled by one of ``rs``'s RayClusters (the per-cluster serve
+        Service of an incremental upgrade, which KubeRay also uses as the serve Service)."""
+        mine = {c["metadata"].get("uid") for c in self.clusters_of(rs)}
+        return any(
+            as_map(r).get("controller") is True
+            and as_map(r).get("kind") == C.RAY_CLUSTER_KIND
+            and as_map(r).get("uid") in mine
+            for r in as_list(as_map(svc.get("metadata")).get("ownerReferences"))
+        )
 
     # ----- suspend ------------------------------------------------------------------------
     async def delete_owned(self, rs: Obj) -> bool:

@@ -5,8 +5,7 @@ compares, else nothing (an unchanged world gives zero writes).
 The desired objects come from the pure builders in ``kuberay.controllers.common.gateway``;
 the caller passes the live object (from its cache, or None) and emits KubeRay's Events
 (``CreatedGateway`` / ``UpdatedGateway`` / ``CreatedHTTPRoute`` / ``UpdatedHTTPRoute``) from
-the returned action. Not yet called by the RayService reconciler (the incremental strategy is
-still refused there; see docs/rayservice.md).
+the returned action (see ``traffic.TrafficReconciler``).
 """
 
 from __future__ import annotations

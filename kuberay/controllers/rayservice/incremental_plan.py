@@ -4,10 +4,11 @@ only does I/O. Composes the stepping rules of ``incremental``:
 1. Rollback state (KubeRay ``reconcileRollbackState``): the goal hash equal to the active
    cluster's → rolling back; equal to the pending cluster's → not (a rollback is cancelled);
    neither (a third spec mid-upgrade) → rolling back first, a fresh upgrade comes after.
-2. Weights (``next_weights``); a changed weight stamps ``lastTrafficMigratedTime`` on the
-   cluster gaining traffic.
+2. Weights (``next_weights``); each cluster whose weight differs from its status value
+   (unset included) gets ``lastTrafficMigratedTime`` = now (KubeRay ``calculateStatus``).
 3. Only when the Gateway and HTTPRoute are ready: the ``target_capacity`` each cluster is to be
-   sent (``next_target_capacity``; unset capacities start at active 100 / pending 0).
+   sent (``next_target_capacity``; unset capacities start at active 100 / pending 0; a value
+   the cluster already has is not sent).
 4. Completion: promotion (``upgrade_complete``, not during a rollback) or the end of a
    rollback (``rollback_complete``).
 """
@@ -76,20 +77,15 @@ def plan_incremental_step(world: IncrementalWorld) -> IncrementalPlan:
         pending_ready=world.pending_ready,
         now=world.now,
     )
-    before = (
-        100 if active.traffic is None else active.traffic,
-        0 if pending.traffic is None else pending.traffic,
-    )
-    moved = (a, p) != before
     active = replace(
         active,
         traffic=a,
-        last_migrated=world.now if moved and world.rollback else active.last_migrated,
+        last_migrated=world.now if active.traffic != a else active.last_migrated,
     )
     pending = replace(
         pending,
         traffic=p,
-        last_migrated=world.now if moved and not world.rollback else pending.last_migrated,
+        last_migrated=world.now if pending.traffic != p else pending.last_migrated,
     )
     send_active = send_pending = None
     if world.routing_ready:
@@ -98,6 +94,9 @@ def plan_incremental_step(world: IncrementalWorld) -> IncrementalPlan:
         opts, rb = world.options, world.rollback
         send_active = next_target_capacity("active", active, pending, opts, rollback=rb)
         send_pending = next_target_capacity("pending", active, pending, opts, rollback=rb)
+        # a value the cluster already has is not sent again (KubeRay's completion checks)
+        send_active = None if send_active == active.capacity else send_active
+        send_pending = None if send_pending == pending.capacity else send_pending
     promote = not world.rollback and upgrade_complete(active, pending)
     done = world.rollback and rollback_complete(active, pending, pending_ready=world.pending_ready)
     return IncrementalPlan((a, p), active, pending, send_active, send_pending, promote, done)

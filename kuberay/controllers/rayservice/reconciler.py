@@ -5,17 +5,22 @@ Order per pass (§5.1): skip another controller's object (``managedBy``);
 ``rayClusterDeletionDelaySeconds``); the finalizer (removed once no cluster remains of a
 deleted RayService; added first, alone); ``validate`` (Ready=False/ValidationFailed and a
 Warning Event naming the field); ``handle_suspend``; the terminal initializing timeout;
-``reconcile_ray_cluster``; ``update_head_pod_serve_label`` (active, pending);
-``reconcile_serve`` (pending; active when no upgrade is wanted); ``reconcile_services`` (to
-the pending cluster once ready, else the active one); ``calculate_status`` and one status
-write when it changed. Every pass requeues after 2 s, as KubeRay.
+``reconcile_ray_cluster``; with the incremental strategy the rollback state;
+``update_head_pod_serve_label`` (active, pending); ``reconcile_serve`` (pending; active when no
+upgrade is wanted, or during an incremental upgrade); with the incremental strategy the
+per-cluster serve Services, Gateway, HTTPRoute and ``target_capacity`` (``traffic``);
+``reconcile_services`` (to the pending cluster once ready, else the active one; always the
+active one during an incremental upgrade); ``calculate_status`` and one status write when it
+changed. Every pass requeues after 2 s, as KubeRay.
 
 Dashboard calls go through the poller; a RayService whose dashboard hangs only waits itself.
 Differences from KubeRay (all beyond it, documented in docs/rayservice.md): a pending cluster
 becomes serving only when its head's Serve proxy (or, with ``excludeHeadPodFromServeSvc``, a
 worker) is ready too; why a cluster is not ready is written into the condition messages; the
 ``ray.io/upgrade-timeout`` deadline; a Service owned by someone else is never taken over;
-``NewClusterWithIncrementalUpgrade`` is refused with a condition (not implemented here).
+with ``NewClusterWithIncrementalUpgrade`` (see ``traffic``), a Gateway or HTTPRoute that is not
+ready is named in the ``UpgradeInProgress`` message and missing Gateway API CRDs fail
+validation with a condition and Event.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import structlog
 
 from kuberay.api.v1.validation import validate_rayservice
 from kuberay.controllers.common import constants as C
+from kuberay.controllers.common.names import serve_service_name
 from kuberay.controllers.common.objects import as_map, as_str
 from kuberay.controllers.common.pod_health import is_running_and_ready
 from kuberay.controllers.common.rayservice import (
@@ -47,6 +53,13 @@ from kuberay.controllers.rayservice.context import (
     owner_key,
     rfc3339,
 )
+from kuberay.controllers.rayservice.head_label import update_head_pod_serve_label
+from kuberay.controllers.rayservice.incremental import rollback_complete, upgrade_complete
+from kuberay.controllers.rayservice.incremental_status import (
+    initial_pending_capacity,
+    record_routing,
+    share_of,
+)
 from kuberay.controllers.rayservice.serve import (
     ServeReconciler,
     ServeResult,
@@ -54,19 +67,23 @@ from kuberay.controllers.rayservice.serve import (
     head_pod_ready,
 )
 from kuberay.controllers.rayservice.suspend import handle_suspend, suspend_operative
+from kuberay.controllers.rayservice.traffic import Routing, TrafficReconciler, gateway_api_missing
 from kuberay.controllers.rayservice.upgrade import (
     UPGRADE_TIMEOUT_REASON,
     abandon_message,
     abandoned_hash,
+    explain_upgrade,
     upgrade_overdue,
 )
-from kuberay.kube import ApiError, NotFound
-from kuberay.reconcile import NORMAL, WARNING, Request, RequeueError, Result
+from kuberay.kube import ApiError
+from kuberay.reconcile import WARNING, Request, RequeueError, Result
+from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.rayservice")
 
 MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
-UNSUPPORTED_STRATEGY = "UnsupportedUpgradeStrategy"
+#: Seconds between checks for the Gateway API CRDs while they are missing.
+GATEWAY_API_RECHECK_SECONDS = 30.0
 _HEAD_SVC_NAME_PATH = "spec.rayClusterConfig.headGroupSpec.headService.metadata.name"
 
 
@@ -77,7 +94,9 @@ class RayServiceReconciler:
         self.ctx = ctx
         self.children = ChildReconciler(ctx)
         self.serve = ServeReconciler(ctx)
-        self._written: dict[ObjectKey, tuple[str, Obj]] = {}
+        self.traffic = TrafficReconciler(ctx)
+        self._gateway_api_missing = False
+        self._written = WrittenObjects()
 
     # ----- entry point --------------------------------------------------------------------
     async def reconcile(self, request: Request) -> Result:
@@ -90,7 +109,7 @@ class RayServiceReconciler:
         if managed_by and managed_by != MANAGED_BY_KUBERAY:
             log.debug("skipping RayService managed by another controller", managed_by=managed_by)
             return Result()
-        rs = copy.deepcopy(self._freshest(key, cached))
+        rs = copy.deepcopy(self._written.freshest(cached))
         if not isinstance(rs.get("status"), dict):
             rs["status"] = {}
         original = copy.deepcopy(rs["status"])
@@ -112,10 +131,15 @@ class RayServiceReconciler:
             await self._patch_finalizers(rs, [*finalizers, C.RAY_SERVICE_FINALIZER])
             return requeue
 
+        incremental = is_incremental_upgrade(rs, self.ctx.settings.features)
         if await self.validate(rs):
+            if self._gateway_api_missing:
+                return Result(requeue_after=GATEWAY_API_RECHECK_SECONDS)
             return Result()
 
-        suspend_result = await handle_suspend(self.ctx, self.children, rs)
+        suspend_result = await handle_suspend(
+            self.ctx, self.children, rs, self.traffic.delete_routing if incremental else None
+        )
         if suspend_operative(rs):
             await self.write_status(rs, original)
             return suspend_result
@@ -129,21 +153,25 @@ class RayServiceReconciler:
             return requeue if has_clusters else Result()
 
         active, pending = await self.children.reconcile_ray_cluster(rs)
+        if incremental:
+            self.traffic.rollback_state(rs, active, pending, rfc3339(self.ctx.now()))
         active_pod = self._head_pod(active)
         pending_pod = self._head_pod(pending)
-        await self.update_head_pod_serve_label(rs, active, active_pod)
-        await self.update_head_pod_serve_label(rs, pending, pending_pod)
+        await update_head_pod_serve_label(self.ctx, self.serve, rs, active, active_pod)
+        await update_head_pod_serve_label(self.ctx, self.serve, rs, pending, pending_pod)
 
-        active_serve = ServeResult()
-        pending_serve = ServeResult()
-        if pending is not None:
-            pending_serve = self.serve.reconcile_serve(rs, pending, pending_pod)
-        if active is not None and pending is None:
-            prepare = self._should_prepare(rs, active, None, pending_serving=False)
-            if not prepare:
-                active_serve = self.serve.reconcile_serve(
-                    rs, active, active_pod, skip_config_update=self._serve_held(rs)
-                )
+        active_serve, pending_serve = self.serve.reconcile_clusters(
+            rs,
+            active,
+            pending,
+            active_pod,
+            pending_pod,
+            incremental=incremental,
+            active_wanted=active is not None
+            and pending is None
+            and not self._should_prepare(rs, active, None, pending_serving=False),
+            held=self._serve_held(rs),
+        )
         pending_ready = pending_serve.ready and self._proxies_ready(
             rs, pending, pending_pod, upgrade=active is not None
         )
@@ -153,9 +181,27 @@ class RayServiceReconciler:
                 f"the Serve proxy of RayCluster {pending['metadata']['name']} is not ready"
             )
 
+        routing: Routing | None = None
+        if incremental:
+            routing = await self.traffic.reconcile(
+                rs,
+                active,
+                pending,
+                pending_ready=pending_ready,
+                pending_head_ready=self._head_ready(pending, pending_pod),
+                serve_read={
+                    c["metadata"]["name"]: r.applications is not None
+                    for c, r in ((active, active_serve), (pending, pending_serve))
+                    if c is not None
+                },
+            )
+
         head_svc: Obj | None = None
         serve_svc: Obj | None = None
         target = pending if pending_ready else (active if active_serve.ready else None)
+        if incremental and S.is_true(rs, S.UPGRADE_IN_PROGRESS):
+            # the pending cluster gets traffic through the HTTPRoute, not these Services
+            target = active if (pending_ready or active_serve.ready) else None
         if target is not None:
             try:
                 head_svc, serve_svc = await self.children.reconcile_services(rs, target)
@@ -163,7 +209,15 @@ class RayServiceReconciler:
                 raise RequeueError(str(exc)) from None
 
         self.calculate_status(
-            rs, active, pending, active_serve, pending_serve, head_svc, serve_svc, pending_pod
+            rs,
+            active,
+            pending,
+            active_serve,
+            pending_serve,
+            head_svc,
+            serve_svc,
+            pending_pod,
+            routing,
         )
         await self.write_status(rs, original)
         wait = self.children.next_deletion_in(rs)
@@ -182,10 +236,13 @@ class RayServiceReconciler:
         meta = rs["metadata"]
         self.ctx.serve_configs.keep_only(f"{meta['namespace']}/{meta['name']}", keep)
         self.serve.forget(owner_key(meta["namespace"], meta["name"]), keep)
+        self.traffic.forget(owner_key(meta["namespace"], meta["name"]), keep)
 
     async def validate(self, rs: Obj) -> bool:
-        """KubeRay ``validateRayService`` (+ this build's refusal of incremental upgrades);
-        True when the RayService is invalid (status and Event written)."""
+        """KubeRay ``validateRayService``, plus (beyond KubeRay) the Gateway API CRDs an
+        incremental upgrade needs; True when the RayService is invalid (status and Event
+        written once per message)."""
+        self._gateway_api_missing = False
         errors = validate_rayservice(rs, gates=dict(self.ctx.settings.features))
         fatal = [e for e in errors if e.source in ("metadata", "spec")] or [
             e for e in errors if e.source not in ("webhook",)
@@ -207,11 +264,11 @@ class RayServiceReconciler:
                     "pending RayCluster during an upgrade; the operator names it per cluster)"
                 )
         elif is_incremental_upgrade(rs, self.ctx.settings.features):
-            reason = UNSUPPORTED_STRATEGY
-            message = (
-                "spec.upgradeStrategy.type NewClusterWithIncrementalUpgrade is not supported by "
-                "this build of the operator; use NewCluster or None"
-            )
+            missing = await gateway_api_missing(self.ctx)
+            if missing is not None:
+                self._gateway_api_missing = True
+                reason = "InvalidRayServiceSpec"
+                message = missing
         if not reason:
             return False
         previous = S.find(rs, S.READY)
@@ -229,60 +286,6 @@ class RayServiceReconciler:
         await self._update_status(rs)
         return True
 
-    async def update_head_pod_serve_label(
-        self, rs: Obj, cluster: Obj | None, pod: Obj | None
-    ) -> None:
-        """``ray.io/serve`` on the head pod: ``false`` with ``excludeHeadPodFromServeSvc``, else
-        whether its Serve proxy answers ``/-/healthz`` (unchanged until the first answer)."""
-        if cluster is None or pod is None:
-            return
-        if (rs.get("spec") or {}).get("excludeHeadPodFromServeSvc"):
-            wanted = "false"
-        else:
-            healthy = self.serve.proxy_healthy(rs, cluster, pod)
-            if healthy is None:
-                return
-            wanted = "true" if healthy else "false"
-        labels = as_map(pod["metadata"].get("labels"))
-        if labels.get(C.RAY_CLUSTER_SERVING_SERVICE_LABEL_KEY) == wanted:
-            return
-        meta = pod["metadata"]
-        try:
-            await self.ctx.client.patch(
-                "v1",
-                "Pod",
-                meta["name"],
-                {
-                    "metadata": {
-                        "labels": {C.RAY_CLUSTER_SERVING_SERVICE_LABEL_KEY: wanted},
-                        "resourceVersion": meta.get("resourceVersion"),
-                    }
-                },
-                meta["namespace"],
-            )
-        except NotFound:
-            return
-        except ApiError as exc:
-            if exc.status == 409:
-                raise RequeueError("head pod changed while its serve label was written") from None
-            self.ctx.event(
-                rs,
-                WARNING,
-                "FailedToUpdateHeadPodServeLabel",
-                f'Failed to update the serve label to "{wanted}" for the Head Pod '
-                f"{meta['namespace']}/{meta['name']}: {exc}",
-                "Update",
-            )
-            raise
-        self.ctx.event(
-            rs,
-            NORMAL,
-            "UpdatedHeadPodServeLabel",
-            f'Updated the serve label to "{wanted}" for the Head Pod '
-            f"{meta['namespace']}/{meta['name']}",
-            "Update",
-        )
-
     def calculate_status(
         self,
         rs: Obj,
@@ -293,9 +296,11 @@ class RayServiceReconciler:
         head_svc: Obj | None,
         serve_svc: Obj | None,
         pending_pod: Obj | None,
+        routing: Routing | None = None,
     ) -> None:
-        """KubeRay ``calculateStatus``: mirror cluster statuses and app statuses, promote,
-        name a new pending cluster when one is wanted, count serve endpoints, conditions."""
+        """KubeRay ``calculateStatus``: mirror cluster statuses and app statuses, record the
+        incremental upgrade's traffic and capacities, promote, end a finished rollback, name
+        a new pending cluster when one is wanted, count serve endpoints, conditions."""
         status = rs["status"]
         now_dt = self.ctx.now()
         now = rfc3339(now_dt)
@@ -314,25 +319,70 @@ class RayServiceReconciler:
                 block["applicationStatuses"] = serve.applications
             elif cluster is None:
                 block.pop("applicationStatuses", None)
+        if routing is not None:
+            record_routing(
+                active_status,
+                pending_status if pending is not None else None,
+                routing.weights,
+                routing.plan,
+                routing.confirmed,
+                now_dt,
+            )
         pending_serving = False
+        promoted = False
         if head_svc is not None and serve_svc is not None:
             points_to = as_map(as_map(serve_svc.get("spec")).get("selector")).get(
                 C.RAY_CLUSTER_LABEL_KEY
             )
             pending_name = as_str(pending_status.get("rayClusterName"))
             pending_serving = bool(pending_name) and points_to == pending_name
-            if points_to != as_str(active_status.get("rayClusterName")) and pending_serving:
+            promote = points_to != as_str(active_status.get("rayClusterName")) and pending_serving
+            if (
+                routing is not None
+                and pending is not None
+                and S.is_true(rs, S.UPGRADE_IN_PROGRESS)
+                and not S.is_true(rs, S.ROLLBACK_IN_PROGRESS)
+                and upgrade_complete(share_of(active_status), share_of(pending_status))
+            ):
+                promote = True  # KubeRay: traffic all moved and the old capacity at 0
+            if promote:
                 log.info(
                     "promoting the pending cluster",
                     old=active_status.get("rayClusterName"),
                     new=pending_name,
                 )
                 active_status, pending_status = pending_status, {}
+                promoted = active is not None and pending is not None
+        rolled_back = (
+            routing is not None
+            and S.is_true(rs, S.ROLLBACK_IN_PROGRESS)
+            and rollback_complete(
+                share_of(active_status),
+                share_of(pending_status),
+                pending_ready=self._head_ready(pending, pending_pod),
+            )
+        )
+        if rolled_back:
+            log.info(
+                "rollback complete; dropping the pending cluster",
+                cluster=S.cluster_name(rs, "pendingServiceStatus"),
+            )
+            pending_status = {}
+            S.conditions_of(rs)[:] = [
+                c for c in S.conditions_of(rs) if c.get("type") != S.ROLLBACK_IN_PROGRESS
+            ]
+            S.set_cond(
+                rs,
+                S.UPGRADE_IN_PROGRESS,
+                False,
+                S.NO_PENDING_CLUSTER,
+                "Rollback complete, active Ray cluster exists and no pending Ray cluster",
+                now,
+            )
         status["activeServiceStatus"] = _prune(active_status)
         status["pendingServiceStatus"] = _prune(pending_status)
-        promoted = active is not None and pending is not None and not status["pendingServiceStatus"]
         cur_active = active if not promoted else pending
-        cur_pending = None if promoted else pending
+        cur_pending = None if promoted or rolled_back else pending
         abandoned = abandoned_hash(rs)
         if abandoned is not None and abandoned != goal_cluster_hash(rs):
             S.conditions_of(rs)[:] = [
@@ -341,26 +391,46 @@ class RayServiceReconciler:
         if self._should_prepare(rs, cur_active, cur_pending, pending_serving=pending_serving):
             name = new_cluster_name(rs["metadata"]["name"])
             status["pendingServiceStatus"] = {"rayClusterName": name}
+            if routing is not None:
+                status["pendingServiceStatus"]["targetCapacity"] = initial_pending_capacity(
+                    status["activeServiceStatus"]
+                )
             log.info("preparing a new pending RayCluster", cluster=name)
         service_name = as_str(as_map(serve_svc.get("metadata")).get("name")) if serve_svc else ""
         if not service_name:
             service_name = self._serve_service_name(rs)
-        status["numServeEndpoints"] = S.count_serve_endpoints(
-            self.children.serve_endpoint_slices(rs, service_name)
+        names = [service_name]
+        if routing is not None:
+            # KubeRay: the per-cluster Services of the active and the pending cluster
+            names = [serve_service_name(active["metadata"]["name"]) if active else service_name]
+            if pending is not None and not rolled_back:
+                names.append(serve_service_name(pending["metadata"]["name"]))
+        status["numServeEndpoints"] = sum(
+            S.count_serve_endpoints(self.children.serve_endpoint_slices(rs, n)) for n in names
         )
         S.calculate_conditions(rs, now)
         if status["numServeEndpoints"] == 0 and not S.is_true(rs, S.READY):
             spent = S.initializing_timed_out(rs, now_dt)
             if spent is not None:
-                self._mark_initializing_timeout(rs, spent, now)
-        self._explain(rs, cur_active, cur_pending, active_serve, pending_serve, pending_pod, now)
-        self._check_upgrade_deadline(rs, cur_pending, pending_serve, pending_pod, now_dt)
+                event = S.mark_initializing_timeout(rs, spent, now)
+                self.ctx.event(rs, WARNING, "RayServiceInitializingTimeout", event, "Reconcile")
+        extra = routing.problem if routing is not None else None
+        if cur_pending is not None:
+            explain_upgrade(rs, self._problem(cur_pending, pending_serve, pending_pod), extra, now)
+        self._check_upgrade_deadline(rs, cur_pending, pending_serve, pending_pod, now_dt, extra)
         if S.is_true(rs, S.READY):
             status["serviceStatus"] = S.RUNNING
         else:
             status.pop("serviceStatus", None)
 
     # ----- helpers ------------------------------------------------------------------------
+    def _head_ready(self, cluster: Obj | None, pod: Obj | None) -> bool:
+        if cluster is None:
+            return False
+        return head_pod_ready(
+            cluster, pod, self.ctx.settings.gate(RAY_CLUSTER_STATUS_CONDITIONS, True)
+        )
+
     def _should_prepare(
         self, rs: Obj, active: Obj | None, pending: Obj | None, *, pending_serving: bool
     ) -> bool:
@@ -423,38 +493,6 @@ class RayServiceReconciler:
         name = as_str(as_map(custom.get("metadata")).get("name"))
         return name or f"{rs['metadata']['name']}-serve-svc"
 
-    def _mark_initializing_timeout(self, rs: Obj, spent: float, now: str) -> None:
-        timeout = S.parse_timeout(
-            as_str(
-                as_map(rs["metadata"].get("annotations")).get(
-                    C.RAY_SERVICE_INITIALIZING_TIMEOUT_ANNOTATION
-                )
-            )
-        )
-        configured = S.go_duration(timeout or 0)
-        status = rs["status"]
-        for which in ("activeServiceStatus", "pendingServiceStatus"):
-            block = dict(as_map(status.get(which)))
-            block.pop("rayClusterName", None)
-            status[which] = block
-        S.set_cond(
-            rs,
-            S.READY,
-            False,
-            S.INITIALIZING_TIMEOUT,
-            f"RayService failed to become ready within the configured timeout of {configured}. "
-            f"Time spent initializing: {S.go_duration(spent)}",
-            now,
-        )
-        self.ctx.event(
-            rs,
-            WARNING,
-            "RayServiceInitializingTimeout",
-            f"RayService initializing timeout exceeded after {S.go_duration(spent)} "
-            f"(configured timeout: {configured})",
-            "Reconcile",
-        )
-
     def _problem(self, cluster: Obj | None, serve: ServeResult, pod: Obj | None) -> str | None:
         if cluster is None:
             return None
@@ -467,35 +505,6 @@ class RayServiceReconciler:
             return None
         return serve.problem
 
-    def _explain(
-        self,
-        rs: Obj,
-        active: Obj | None,
-        pending: Obj | None,
-        active_serve: ServeResult,
-        pending_serve: ServeResult,
-        pending_pod: Obj | None,
-        now: str,
-    ) -> None:
-        """Beyond KubeRay (#5088): during an upgrade, say in the ``UpgradeInProgress`` message
-        why the pending cluster is not ready (KubeRay's reasons and Ready messages kept)."""
-        if pending is None:
-            return
-        problem = self._problem(pending, pending_serve, pending_pod)
-        if not problem:
-            return
-        upgrading = S.find(rs, S.UPGRADE_IN_PROGRESS)
-        if upgrading is not None and upgrading.get("reason") == S.BOTH_CLUSTERS:
-            S.set_cond(
-                rs,
-                S.UPGRADE_IN_PROGRESS,
-                True,
-                S.BOTH_CLUSTERS,
-                "Both active and pending Ray clusters exist; waiting for the pending cluster: "
-                + problem,
-                now,
-            )
-
     def _check_upgrade_deadline(
         self,
         rs: Obj,
@@ -503,6 +512,7 @@ class RayServiceReconciler:
         pending_serve: ServeResult,
         pending_pod: Obj | None,
         now_dt: Any,
+        routing_problem: str | None,
     ) -> None:
         spent = upgrade_overdue(rs, now_dt)
         pending_name = S.cluster_name(rs, "pendingServiceStatus")
@@ -510,7 +520,7 @@ class RayServiceReconciler:
             return
         now = rfc3339(now_dt)
         problem = (
-            self._problem(pending, pending_serve, pending_pod)
+            (self._problem(pending, pending_serve, pending_pod) or routing_problem)
             if pending is not None
             else "it was never created"
         )
@@ -538,7 +548,6 @@ class RayServiceReconciler:
         return True
 
     async def _update_status(self, rs: Obj) -> None:
-        key = (rs["metadata"]["namespace"], rs["metadata"]["name"])
         old_rv = rs["metadata"].get("resourceVersion", "")
         try:
             written = await self.ctx.client.update_status(rs)
@@ -546,7 +555,7 @@ class RayServiceReconciler:
             if exc.status == 409:
                 raise RequeueError("the RayService changed while its status was written") from None
             raise
-        self._written[key] = (old_rv, written)
+        self._written.remember(old_rv, written)
         if self.ctx.metrics is not None:
             self.ctx.metrics.observe(written)
 
@@ -572,22 +581,11 @@ class RayServiceReconciler:
                 ) from None
             raise
 
-    def _freshest(self, key: ObjectKey, cached: Obj) -> Obj:
-        """The object our last status write returned while the cache still shows the version
-        it replaced (a pass right after a write would otherwise redo it and fail with 409)."""
-        written = self._written.get(key)
-        if written is None:
-            return cached
-        old_rv, obj = written
-        if cached["metadata"].get("resourceVersion") == old_rv:
-            return obj
-        self._written.pop(key, None)
-        return cached
-
     def _forget(self, key: ObjectKey) -> None:
-        self._written.pop(key, None)
+        self._written.forget(*key)
         self.ctx.dashboard.forget(owner_key(*key))
         self.serve.forget(owner_key(*key))
+        self.traffic.forget(owner_key(*key))
         self.ctx.serve_configs.forget(f"{key[0]}/{key[1]}")
         if self.ctx.metrics is not None:
             self.ctx.metrics.forget(*key)

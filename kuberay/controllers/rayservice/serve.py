@@ -104,6 +104,52 @@ class ServeReconciler:
             if keep is None or key[1] not in keep:
                 del self._submissions[key]
 
+    def reconcile_clusters(
+        self,
+        rs: Obj,
+        active: Obj | None,
+        pending: Obj | None,
+        active_pod: Obj | None,
+        pending_pod: Obj | None,
+        *,
+        incremental: bool,
+        active_wanted: bool,
+        held: bool,
+    ) -> tuple[ServeResult, ServeResult]:
+        """KubeRay's choice of clusters whose Serve applications are reconciled: the pending
+        one; the active one when there is no pending one and ``active_wanted`` (no new
+        cluster about to be named), or also during an incremental upgrade (its config held
+        back unless rolling back; the pending one's held during a rollback). ``held``: the
+        active cluster's config is held back (an abandoned upgrade's). With the incremental
+        strategy a config carries the cluster's status ``targetCapacity``."""
+        status = rs["status"]
+        rolling = incremental and _true(rs, "RollbackInProgress")
+        upgrading = incremental and _true(rs, "UpgradeInProgress")
+
+        def capacity(which: str) -> int | None:
+            value = as_map(status.get(which)).get("targetCapacity") if incremental else None
+            return value if isinstance(value, int) else None
+
+        active_serve = ServeResult()
+        pending_serve = ServeResult()
+        if pending is not None:
+            pending_serve = self.reconcile_serve(
+                rs,
+                pending,
+                pending_pod,
+                skip_config_update=rolling,
+                target_capacity=capacity("pendingServiceStatus"),
+            )
+        if active is not None and (active_wanted or (pending is not None and incremental)):
+            active_serve = self.reconcile_serve(
+                rs,
+                active,
+                active_pod,
+                skip_config_update=held or (upgrading and not rolling),
+                target_capacity=capacity("activeServiceStatus"),
+            )
+        return active_serve, pending_serve
+
     def reconcile_serve(
         self,
         rs: Obj,
@@ -267,6 +313,13 @@ class ServeReconciler:
         if outcome is None:
             return None
         return outcome.ok
+
+
+def _true(rs: Mapping[str, Any], ctype: str) -> bool:
+    return any(
+        as_map(c).get("type") == ctype and as_map(c).get("status") == "True"
+        for c in as_list(as_map(rs.get("status")).get("conditions"))
+    )
 
 
 def _apps_problem(cluster: str, apps: Mapping[str, Any]) -> str:

@@ -79,7 +79,10 @@ def endpoint_slice_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
         except LookupError:
             return []
         owner = _controller_owner(svc or {}, RAY_SERVICE_KIND)
-        return [Request(str(meta.get("namespace")), owner)] if owner else []
+        if owner:
+            return [Request(str(meta.get("namespace")), owner)]
+        cluster = _controller_owner(svc or {}, RAY_CLUSTER_KIND)  # per-cluster serve Service
+        return _cluster_owner(mgr, str(meta.get("namespace")), cluster) if cluster else []
 
     return map_slice
 

@@ -40,6 +40,7 @@ SUSPEND_COMPLETE: Final = "SuspendComplete"
 RESUMED: Final = "RayServiceResumed"
 
 INITIALIZING_MESSAGE: Final = "RayService is initializing"
+INITIALIZING_TIMEOUT_ANNOTATION: Final = "ray.io/initializing-timeout"
 RUNNING: Final = "Running"
 
 
@@ -194,7 +195,7 @@ def initializing_timed_out(rs: Mapping[str, Any], now: dt.datetime) -> float | N
     """Seconds spent initializing when ``ray.io/initializing-timeout`` is set and exceeded
     while ``Ready`` is False/Initializing; None otherwise."""
     annotations = as_map(as_map(rs.get("metadata")).get("annotations"))
-    timeout = parse_timeout(as_str(annotations.get("ray.io/initializing-timeout")))
+    timeout = parse_timeout(as_str(annotations.get(INITIALIZING_TIMEOUT_ANNOTATION)))
     if timeout is None:
         return None
     ready = find(rs, READY)
@@ -205,6 +206,33 @@ def initializing_timed_out(rs: Mapping[str, Any], now: dt.datetime) -> float | N
         return None
     spent = (now - since).total_seconds()
     return spent if spent >= timeout else None
+
+
+def mark_initializing_timeout(rs: Obj, spent: float, now: str) -> str:
+    """KubeRay ``markFailedOnInitializingTimeout``: cluster names cleared from both service
+    statuses, ``Ready=False/InitializingTimeout``; returns the Warning Event's message."""
+    annotations = as_map(as_map(rs.get("metadata")).get("annotations"))
+    configured = go_duration(
+        parse_timeout(as_str(annotations.get(INITIALIZING_TIMEOUT_ANNOTATION))) or 0
+    )
+    status = rs["status"]
+    for which in ("activeServiceStatus", "pendingServiceStatus"):
+        block = dict(as_map(status.get(which)))
+        block.pop("rayClusterName", None)
+        status[which] = block
+    set_cond(
+        rs,
+        READY,
+        False,
+        INITIALIZING_TIMEOUT,
+        f"RayService failed to become ready within the configured timeout of {configured}. "
+        f"Time spent initializing: {go_duration(spent)}",
+        now,
+    )
+    return (
+        f"RayService initializing timeout exceeded after {go_duration(spent)} "
+        f"(configured timeout: {configured})"
+    )
 
 
 def parse_time(raw: Any) -> dt.datetime | None:

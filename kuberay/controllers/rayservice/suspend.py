@@ -5,6 +5,8 @@ back to Initializing, with a fresh transition time for the initializing timeout)
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from kuberay.controllers.rayservice import status as S
 from kuberay.controllers.rayservice.children import ChildReconciler
 from kuberay.controllers.rayservice.context import Ctx, Obj, rfc3339
@@ -13,9 +15,16 @@ from kuberay.reconcile import Result
 __all__ = ["handle_suspend", "suspend_operative"]
 
 
-async def handle_suspend(ctx: Ctx, children: ChildReconciler, rs: Obj) -> Result:
-    """KubeRay ``handleSuspend``: Suspending (status reset) -> delete children -> Suspended;
-    Suspended and ``suspend: false`` -> resumed (Ready/UpgradeInProgress Initializing)."""
+async def handle_suspend(
+    ctx: Ctx,
+    children: ChildReconciler,
+    rs: Obj,
+    also_delete: Callable[[Obj], Awaitable[bool]] | None = None,
+) -> Result:
+    """KubeRay ``handleSuspend``: Suspending (status reset) -> delete children (and what
+    ``also_delete`` deletes, e.g. the Gateway and HTTPRoute; it returns True when nothing
+    remained) -> Suspended; Suspended and ``suspend: false`` -> resumed
+    (Ready/UpgradeInProgress Initializing)."""
     now = rfc3339(ctx.now())
     status = rs["status"]
     suspend = bool((rs.get("spec") or {}).get("suspend"))
@@ -70,7 +79,10 @@ async def handle_suspend(ctx: Ctx, children: ChildReconciler, rs: Obj) -> Result
         status["numServeEndpoints"] = 0
         status.pop("serviceStatus", None)
         return Result(requeue_after=ctx.settings.requeue_seconds)
-    if not await children.delete_owned(rs):
+    deleted = await children.delete_owned(rs)
+    if also_delete is not None:
+        deleted = await also_delete(rs) and deleted
+    if not deleted:
         S.set_cond(
             rs,
             S.SUSPENDING,

@@ -66,3 +66,27 @@ def abandon_message(pending: str, spent: float, goal_hash: str, problem: str | N
         f"The active RayCluster keeps serving; rayClusterConfig hash {goal_hash} is not tried "
         "again until spec.rayClusterConfig changes."
     )
+
+
+def explain_upgrade(
+    rs: Obj, cluster_problem: str | None, routing_problem: str | None, now: str
+) -> None:
+    """Beyond KubeRay (#5088): while ``UpgradeInProgress`` is True with
+    ``BothActivePendingClustersExist``, its message says why the pending cluster is not ready
+    or (incremental upgrade) why traffic cannot move; KubeRay's reason is kept."""
+    if cluster_problem:
+        text = "waiting for the pending cluster: " + cluster_problem
+    elif routing_problem:
+        text = "traffic cannot move: " + routing_problem
+    else:
+        return
+    upgrading = S.find(rs, S.UPGRADE_IN_PROGRESS)
+    if upgrading is not None and upgrading.get("reason") == S.BOTH_CLUSTERS:
+        S.set_cond(
+            rs,
+            S.UPGRADE_IN_PROGRESS,
+            True,
+            S.BOTH_CLUSTERS,
+            "Both active and pending Ray clusters exist; " + text,
+            now,
+        )

@@ -38,8 +38,8 @@ def _gateway_api_crd_dir() -> Path:
 async def crds_installed(kubeconfig_path: Any) -> None:
     client = await Client.from_kubeconfig(kubeconfig_path, qps=0)
     try:
-        await install_crds(client)
-        await install_crds(client, directory=_gateway_api_crd_dir())
+        await install_crds(client, timeout=240)
+        await install_crds(client, timeout=240, directory=_gateway_api_crd_dir())
     finally:
         await client.close()
 

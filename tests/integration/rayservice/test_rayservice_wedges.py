@@ -7,7 +7,7 @@ from typing import Any
 
 from kuberay.kube import Client
 from tests.helpers import eventually
-from tests.integration.raycluster.helpers import events_for, wait_event_reasons
+from tests.integration.raycluster.helpers import wait_event_reasons
 from tests.integration.rayservice.conftest import ServiceOperator
 from tests.integration.rayservice.helpers import (
     active_name,
@@ -193,42 +193,6 @@ async def test_serve_service_owned_by_another_rayservice_is_not_taken_over(
         svc = await kclient.get("v1", "Service", "shared-serve", namespace)
         assert svc["spec"]["selector"]["ray.io/cluster"] == active_name(rs_a)
         assert active_name(await get_rs(kclient, namespace, "b")) == ""
-
-
-async def test_incremental_upgrade_is_refused_with_a_condition_and_event(
-    service_operator: ServiceOperator, kclient: Client, namespace: str
-) -> None:
-    body = rayservice(
-        "svc",
-        namespace,
-        upgradeStrategy={
-            "type": "NewClusterWithIncrementalUpgrade",
-            "clusterUpgradeOptions": {
-                "gatewayClassName": "istio",
-                "stepSizePercent": 10,
-                "intervalSeconds": 5,
-            },
-        },
-    )
-    body["spec"]["rayClusterConfig"]["enableInTreeAutoscaling"] = True
-    await kclient.create(body)
-    rs = await wait_rs(
-        kclient,
-        namespace,
-        "svc",
-        lambda r: (cond(r, "Ready") or {}).get("reason") == "ValidationFailed",
-    )
-    assert "NewClusterWithIncrementalUpgrade is not supported" in cond(rs, "Ready")["message"]  # type: ignore[index]
-    await wait_event_reasons(kclient, namespace, "svc", {"UnsupportedUpgradeStrategy"})
-    # No requeue after a validation failure (as KubeRay): nothing was or will be created.
-    clusters, _ = await kclient.list_all("ray.io/v1", "RayCluster", namespace)
-    assert clusters == []
-    # The Gateway API is served (its CRDs are installed), yet no Gateway/HTTPRoute is half-made.
-    for kind in ("Gateway", "HTTPRoute"):
-        objs, _ = await kclient.list_all("gateway.networking.k8s.io/v1", kind, namespace)
-        assert objs == []
-    events = await events_for(kclient, namespace, "svc")
-    assert len([e for e in events if e["reason"] == "UnsupportedUpgradeStrategy"]) == 1
 
 
 async def test_unschedulable_pending_head_is_named_in_the_upgrade_condition(

@@ -99,6 +99,15 @@ def test_readiness_follows_the_gateway_controller_conditions() -> None:
     assert is_http_route_ready({"status": {"parents": [ok_parent]}})
     assert not is_http_route_ready({"status": {"parents": [bad_parent]}})
     assert not is_http_route_ready({})
+    # only the parent entry of the given Gateway counts (KubeRay IsHTTPRouteReady)
+    gw = {"metadata": {"name": "svc-gateway", "namespace": "ns"}}
+    mine = {**ok_parent, "parentRef": {"name": "svc-gateway", "namespace": "ns"}}
+    other = {**ok_parent, "parentRef": {"name": "other-gateway", "namespace": "ns"}}
+    elsewhere = {**ok_parent, "parentRef": {"name": "svc-gateway", "namespace": "other"}}
+    unset_ns = {**ok_parent, "parentRef": {"name": "svc-gateway"}}
+    assert is_http_route_ready({"status": {"parents": [other, mine]}}, gw)
+    assert not is_http_route_ready({"status": {"parents": [other, elsewhere]}}, gw)
+    assert is_http_route_ready({"status": {"parents": [unset_ns]}}, gw)
 
 
 def test_server_defaults_are_not_a_difference_but_weights_and_class_are() -> None:

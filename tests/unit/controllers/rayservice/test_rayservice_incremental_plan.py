@@ -53,18 +53,33 @@ def test_no_capacity_moves_before_the_gateway_api_objects_are_ready() -> None:
     assert (ready.active.capacity, ready.pending.capacity) == (100, 0)
 
 
-def test_a_weight_step_stamps_the_gaining_cluster() -> None:
-    world = _world(active=ClusterShare(100, 100), pending=ClusterShare(0, 50))
+def test_a_weight_step_stamps_every_cluster_whose_weight_changed() -> None:
+    earlier = T0 - timedelta(seconds=5)
+    world = _world(active=ClusterShare(100, 100, earlier), pending=ClusterShare(0, 50, earlier))
     plan = plan_incremental_step(world)
     assert plan.weights == (80, 20)
-    assert plan.pending.last_migrated == T0
-    assert plan.active.last_migrated is None
+    assert (plan.active.last_migrated, plan.pending.last_migrated) == (T0, T0)
     back = plan_incremental_step(
-        _world(active=ClusterShare(60, 100), pending=ClusterShare(40, 40, T0), rollback=True)
+        _world(
+            active=ClusterShare(60, 100, earlier),
+            pending=ClusterShare(40, 40, earlier),
+            rollback=True,
+        )
     )
     assert back.weights == (80, 20)
-    assert back.active.last_migrated == T0
-    assert back.pending.last_migrated == T0
+    assert (back.active.last_migrated, back.pending.last_migrated) == (T0, T0)
+
+
+def test_a_first_weight_is_stamped_and_an_unchanged_one_is_not() -> None:
+    # The HTTPRoute gains the pending backend at weight 0: KubeRay stamps it (unset -> 0),
+    # so the first step waits intervalSeconds.
+    earlier = T0 - timedelta(seconds=5)
+    plan = plan_incremental_step(
+        _world(active=ClusterShare(100, 100, earlier), pending=ClusterShare(None, 0))
+    )
+    assert plan.weights == (100, 0)
+    assert plan.pending.last_migrated == T0
+    assert plan.active.last_migrated == earlier
 
 
 def _apply(plan: IncrementalPlan) -> tuple[ClusterShare, ClusterShare]:

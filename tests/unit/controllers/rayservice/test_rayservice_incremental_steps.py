@@ -68,6 +68,14 @@ OPTS = StepOptions(step_size=10, interval_seconds=30, max_surge=20)
         ),
         # rollback stops once the active cluster's traffic equals its capacity
         (ClusterShare(60, 60), ClusterShare(40, 40), True, True, T0, (60, 40)),
+        # a first migration (no time recorded) steps at once; weights always sum to 100
+        (ClusterShare(100, 100), ClusterShare(0, 100), False, True, T0, (90, 10)),
+        # the last step is clamped to 100 %
+        (ClusterShare(5, 0), ClusterShare(95, 100), False, True, T0, (0, 100)),
+        # the pending cluster at 100 % with its full capacity: nothing left to move
+        (ClusterShare(0, 0), ClusterShare(100, 100), False, True, T0, (0, 100)),
+        # a rollback with the active cluster's capacity lowered moves only up to it
+        (ClusterShare(0, 20), ClusterShare(100, 100), True, False, T0, (10, 90)),
     ],
 )
 def test_traffic_weights(
@@ -105,6 +113,12 @@ def test_traffic_weights(
         ("active", ClusterShare(60, 60), ClusterShare(40, 40), 20, True, 80),
         # rollback waits for traffic to reach the active capacity
         ("active", ClusterShare(50, 60), ClusterShare(50, 40), 20, True, None),
+        # maxSurgePercent 100 (the default): one capacity step each way
+        ("pending", ClusterShare(100, 100), ClusterShare(0, 0), 100, False, 100),
+        ("active", ClusterShare(0, 100), ClusterShare(100, 100), 100, False, 0),
+        # rollback: the active cluster rises only once the pending one is drained to <= 100
+        ("active", ClusterShare(100, 100), ClusterShare(0, 20), 20, True, None),
+        ("pending", ClusterShare(100, 100), ClusterShare(0, 20), 20, True, 0),
     ],
 )
 def test_target_capacity(

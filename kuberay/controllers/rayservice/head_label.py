@@ -1,0 +1,68 @@
+"""The head pod's ``ray.io/serve`` label (KubeRay ``updateHeadPodServeLabel``): it decides
+whether the head is behind the serve Service."""
+
+from __future__ import annotations
+
+from kuberay.controllers.common import constants as C
+from kuberay.controllers.common.objects import as_map
+from kuberay.controllers.rayservice.context import Ctx, Obj
+from kuberay.controllers.rayservice.serve import ServeReconciler
+from kuberay.kube import ApiError, NotFound
+from kuberay.reconcile import NORMAL, WARNING, RequeueError
+
+__all__ = ["update_head_pod_serve_label"]
+
+
+async def update_head_pod_serve_label(
+    ctx: Ctx, serve: ServeReconciler, rs: Obj, cluster: Obj | None, pod: Obj | None
+) -> None:
+    """``ray.io/serve`` on the head pod: ``false`` with ``excludeHeadPodFromServeSvc``, else
+    whether its Serve proxy answers ``/-/healthz`` (unchanged until the first answer)."""
+    if cluster is None or pod is None:
+        return
+    if (rs.get("spec") or {}).get("excludeHeadPodFromServeSvc"):
+        wanted = "false"
+    else:
+        healthy = serve.proxy_healthy(rs, cluster, pod)
+        if healthy is None:
+            return
+        wanted = "true" if healthy else "false"
+    labels = as_map(pod["metadata"].get("labels"))
+    if labels.get(C.RAY_CLUSTER_SERVING_SERVICE_LABEL_KEY) == wanted:
+        return
+    meta = pod["metadata"]
+    try:
+        await ctx.client.patch(
+            "v1",
+            "Pod",
+            meta["name"],
+            {
+                "metadata": {
+                    "labels": {C.RAY_CLUSTER_SERVING_SERVICE_LABEL_KEY: wanted},
+                    "resourceVersion": meta.get("resourceVersion"),
+                }
+            },
+            meta["namespace"],
+        )
+    except NotFound:
+        return
+    except ApiError as exc:
+        if exc.status == 409:
+            raise RequeueError("head pod changed while its serve label was written") from None
+        ctx.event(
+            rs,
+            WARNING,
+            "FailedToUpdateHeadPodServeLabel",
+            f'Failed to update the serve label to "{wanted}" for the Head Pod '
+            f"{meta['namespace']}/{meta['name']}: {exc}",
+            "Update",
+        )
+        raise
+    ctx.event(
+        rs,
+        NORMAL,
+        "UpdatedHeadPodServeLabel",
+        f'Updated the serve label to "{wanted}" for the Head Pod '
+        f"{meta['namespace']}/{meta['name']}",
+        "Update",
+    )

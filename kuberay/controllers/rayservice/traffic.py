@@ -1,0 +1,363 @@
+"""The incremental upgrade's I/O for one pass (KubeRay ``reconcileRollbackState``,
+``reconcilePerClusterServeService``, ``reconcileGateway``, ``reconcileHTTPRoute`` and
+``reconcileServeTargetCapacity``); the decisions are ``incremental_plan``'s.
+
+* Rollback state: while ``UpgradeInProgress`` is True, ``RollbackInProgress`` follows the
+  goal hash (``rollback_wanted``) with KubeRay's reason and messages.
+* ``<cluster>-serve-svc`` for the active and pending clusters: created when missing, owned by
+  the RayCluster (garbage-collected with it), never updated.
+* Gateway ``<rs>-gateway`` and HTTPRoute ``<rs>-httproute``: created, or their spec replaced
+  when it differs (``gateway.apply_*``); read directly from the apiserver (the operator does
+  not watch Gateway API kinds, so it also runs where they are not installed). No HTTPRoute
+  without an active cluster.
+* ``target_capacity``: sent through the dashboard poller (never awaited here) with the Serve
+  config last applied to that cluster; a value counts in the status only once Serve accepted
+  it (:attr:`Routing.confirmed`). A value is sent once per change of the wanted value.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import attrs
+import structlog
+
+from kuberay.controllers.common import constants as C
+from kuberay.controllers.common.gateway import (
+    GATEWAY_API_VERSION,
+    build_gateway,
+    build_http_route,
+    gateway_name,
+    http_route_name,
+    is_gateway_ready,
+    is_http_route_ready,
+)
+from kuberay.controllers.common.objects import as_map, as_str
+from kuberay.controllers.common.owner import set_controller_reference
+from kuberay.controllers.common.rayservice import goal_cluster_hash, serve_config_payload
+from kuberay.controllers.common.service import build_serve_service_for_ray_service
+from kuberay.controllers.dashboard import DashboardClient
+from kuberay.controllers.dashboard.target import DashboardTarget
+from kuberay.controllers.rayservice import status as S
+from kuberay.controllers.rayservice.context import FIELD_MANAGER, Ctx, Obj, ObjectKey, owner_key
+from kuberay.controllers.rayservice.gateway import Action, apply_gateway, apply_http_route
+from kuberay.controllers.rayservice.incremental import step_options
+from kuberay.controllers.rayservice.incremental_plan import (
+    IncrementalPlan,
+    IncrementalWorld,
+    plan_incremental_step,
+    rollback_wanted,
+)
+from kuberay.controllers.rayservice.incremental_status import routing_problem, share_of
+from kuberay.kube import AlreadyExists, ApiError, NotFound
+from kuberay.reconcile import NORMAL, WARNING, RequeueError
+
+log = structlog.get_logger("kuberay.rayservice")
+
+__all__ = ["Routing", "TrafficReconciler", "gateway_api_missing"]
+
+DESIRED_SPEC_CHANGED = "DesiredClusterSpecChanged"
+
+
+async def gateway_api_missing(ctx: Ctx) -> str | None:
+    """The Gateway API kinds this build needs that the apiserver does not serve, in words
+    (None: both Gateway and HTTPRoute are served)."""
+    missing = []
+    for kind in ("Gateway", "HTTPRoute"):
+        try:
+            await ctx.client.resource(GATEWAY_API_VERSION, kind)
+        except NotFound:
+            missing.append(kind)
+    if not missing:
+        return None
+    return (
+        "spec.upgradeStrategy.type NewClusterWithIncrementalUpgrade needs the Gateway API: "
+        f"the apiserver does not serve {' and '.join(missing)} of {GATEWAY_API_VERSION} "
+        "(install the Gateway API CRDs, or use upgradeStrategy.type NewCluster)"
+    )
+
+
+@attrs.define
+class Routing:
+    """What the pass did with traffic: the HTTPRoute weights written (None: no route), the
+    plan (None without both clusters), whether Gateway and HTTPRoute are ready and if not
+    why, and the capacities Serve accepted this pass by role."""
+
+    weights: tuple[int, int] | None = None
+    plan: IncrementalPlan | None = None
+    ready: bool = False
+    problem: str | None = None
+    confirmed: dict[str, int] = attrs.field(factory=dict)
+
+
+@attrs.define
+class _Capacity:
+    value: int
+    seq: int
+
+
+class TrafficReconciler:
+    """Per-controller state of the incremental upgrade: the ``target_capacity`` being sent
+    per (RayService, cluster)."""
+
+    def __init__(self, ctx: Ctx) -> None:
+        self.ctx = ctx
+        self._sending: dict[tuple[ObjectKey, str], _Capacity] = {}
+        self._seq = 0
+
+    def forget(self, owner: ObjectKey, keep: set[str] | None = None) -> None:
+        """Drop what is being sent to ``owner``'s clusters not in ``keep`` (all if None)."""
+        for key in [k for k in self._sending if k[0] == owner]:
+            if keep is None or key[1] not in keep:
+                del self._sending[key]
+
+    # ----- rollback -----------------------------------------------------------------------
+    def rollback_state(self, rs: Obj, active: Obj | None, pending: Obj | None, now: str) -> None:
+        """KubeRay ``reconcileRollbackState`` (only while ``UpgradeInProgress`` is True)."""
+        if not S.is_true(rs, S.UPGRADE_IN_PROGRESS):
+            return
+        if active is None:
+            self.ctx.event(
+                rs,
+                WARNING,
+                "RollbackImpossible",
+                "Active cluster not found, rollback cannot be initiated",
+                "Reconcile",
+            )
+            return
+        if pending is None:
+            return
+        goal = goal_cluster_hash(rs)
+        key = C.HASH_WITHOUT_REPLICAS_AND_WORKERS_TO_DELETE_KEY
+        active_hash = as_str(as_map(active["metadata"].get("annotations")).get(key))
+        pending_hash = as_str(as_map(pending["metadata"].get("annotations")).get(key))
+        rolling = S.is_true(rs, S.ROLLBACK_IN_PROGRESS)
+        if not rollback_wanted(goal, active_hash, pending_hash):
+            if rolling:
+                log.info("goal matches the pending cluster again: rollback cancelled")
+                S.conditions_of(rs)[:] = [
+                    c for c in S.conditions_of(rs) if c.get("type") != S.ROLLBACK_IN_PROGRESS
+                ]
+            return
+        if rolling:
+            return
+        message = (
+            "Goal state reverted to original cluster, rolling back."
+            if goal == active_hash
+            else "Goal state changed mid-upgrade, rolling back to original cluster."
+        )
+        log.info("rolling back the incremental upgrade", goal=goal)
+        S.set_cond(rs, S.ROLLBACK_IN_PROGRESS, True, DESIRED_SPEC_CHANGED, message, now)
+
+    # ----- one pass -----------------------------------------------------------------------
+    async def reconcile(
+        self,
+        rs: Obj,
+        active: Obj | None,
+        pending: Obj | None,
+        *,
+        pending_ready: bool,
+        pending_head_ready: bool,
+        serve_read: dict[str, bool],
+    ) -> Routing:
+        """Per-cluster serve Services, Gateway, HTTPRoute and ``target_capacity`` for this
+        pass. ``serve_read``: per cluster name, whether its Serve status was read this pass
+        (its head is ready and its dashboard answers), which a capacity change needs."""
+        for cluster in (active, pending):
+            if cluster is not None:
+                await self._per_cluster_serve_service(rs, cluster)
+        desired_gateway = build_gateway(rs)
+        gateway = await self._apply(
+            rs,
+            desired_gateway,
+            apply_gateway,
+            "Gateway",
+            await self._read("Gateway", desired_gateway["metadata"]["name"], rs),
+        )
+        routing = Routing()
+        if active is None:
+            return routing
+        status = rs["status"]
+        active_share = share_of(as_map(status.get("activeServiceStatus")))
+        pending_share = share_of(as_map(status.get("pendingServiceStatus")))
+        rollback = S.is_true(rs, S.ROLLBACK_IN_PROGRESS)
+        options = step_options(rs)
+        live_route = await self._read("HTTPRoute", http_route_name(rs["metadata"]["name"]), rs)
+        if pending is None or options is None:
+            routing.weights = (100, 0)
+        else:
+            routing.ready = is_gateway_ready(gateway) and is_http_route_ready(live_route, gateway)
+            routing.plan = plan_incremental_step(
+                IncrementalWorld(
+                    active=active_share,
+                    pending=pending_share,
+                    options=options,
+                    rollback=rollback,
+                    # a rollback ends early when the pending head is not ready (KubeRay)
+                    pending_ready=pending_head_ready if rollback else pending_ready,
+                    routing_ready=routing.ready,
+                    now=self.ctx.now(),
+                )
+            )
+            routing.weights = routing.plan.weights
+        route = build_http_route(rs, gateway, active, pending, *routing.weights)
+        live = await self._apply(rs, route, apply_http_route, "HTTPRoute", live_route)
+        if pending is None or routing.plan is None:
+            if active_share.capacity not in (None, 100) and is_gateway_ready(gateway):
+                # Beyond KubeRay: an abandoned upgrade left the active cluster scaled down.
+                self._send(rs, active, 100, "active", routing, serve_read)
+            return routing
+        routing.ready = is_gateway_ready(gateway) and is_http_route_ready(live, gateway)
+        if not routing.ready:
+            routing.problem = routing_problem(
+                gateway, live, gateway_name(rs["metadata"]["name"]), route["metadata"]["name"]
+            )
+            return routing
+        if routing.plan.send_active is not None:
+            self._send(rs, active, routing.plan.send_active, "active", routing, serve_read)
+        if routing.plan.send_pending is not None:
+            self._send(rs, pending, routing.plan.send_pending, "pending", routing, serve_read)
+        return routing
+
+    # ----- target_capacity ----------------------------------------------------------------
+    def _send(
+        self,
+        rs: Obj,
+        cluster: Obj,
+        value: int,
+        role: str,
+        routing: Routing,
+        serve_read: dict[str, bool],
+    ) -> None:
+        name = cluster["metadata"]["name"]
+        meta = rs["metadata"]
+        config = self.ctx.serve_configs.get(f"{meta['namespace']}/{meta['name']}", name)
+        if config is None or not serve_read.get(name):
+            return  # Serve has no config of ours yet (or cannot be reached): wait
+        owner = owner_key(meta["namespace"], meta["name"])
+        key = (owner, name)
+        sending = self._sending.get(key)
+        if sending is None or sending.value != value:
+            self._seq += 1
+            sending = _Capacity(value, self._seq)
+            self._sending[key] = sending
+            log.info("setting the Serve target_capacity", cluster=name, target_capacity=value)
+        payload = serve_config_payload(config, value)
+
+        async def put(client: DashboardClient) -> None:
+            await client.update_serve_applications(payload)
+
+        outcome = self.ctx.dashboard.call(
+            owner,
+            f"target-capacity/{name}/{sending.seq}",
+            DashboardTarget.from_cluster(cluster),
+            put,
+            max_age=math.inf,
+            retry_failures=True,
+            invalidates=f"serve-details/{name}",
+        )
+        ns = cluster["metadata"]["namespace"]
+        if outcome is None:
+            return
+        if outcome.error is not None:
+            routing.problem = (
+                f"failed to update target_capacity of serve applications to the RayCluster "
+                f"{ns}/{name}: {outcome.error}"
+            )
+            return
+        routing.confirmed[role] = value
+
+    # ----- objects ------------------------------------------------------------------------
+    async def _read(self, kind: str, name: str, rs: Obj) -> Obj | None:
+        try:
+            found: Obj = await self.ctx.client.get(
+                GATEWAY_API_VERSION, kind, name, rs["metadata"]["namespace"]
+            )
+        except NotFound:
+            return None
+        return found
+
+    async def _apply(self, rs: Obj, desired: Obj, apply: Any, kind: str, live: Obj | None) -> Obj:
+        ns = rs["metadata"]["namespace"]
+        name = desired["metadata"]["name"]
+        action: Action
+        try:
+            written, action = await apply(self.ctx.client, live, desired)
+        except RequeueError:
+            raise
+        except ApiError as exc:
+            verb = "create" if live is None else "update"
+            reason = f"FailedTo{verb.capitalize()}{kind}"
+            what = f"{kind} for RayService" if live is None else f"the {kind}"
+            self.ctx.event(
+                rs, WARNING, reason, f"Failed to {verb} {what} {ns}/{name}: {exc}", verb.title()
+            )
+            raise
+        if action == "created":
+            self.ctx.event(
+                rs, NORMAL, f"Created{kind}", f"Created {kind} for RayService {ns}/{name}", "Create"
+            )
+        elif action == "updated":
+            self.ctx.event(
+                rs, NORMAL, f"Updated{kind}", f"Updated the {kind} {ns}/{name}", "Update"
+            )
+        result: Obj = written
+        return result
+
+    async def _per_cluster_serve_service(self, rs: Obj, cluster: Obj) -> None:
+        svc = build_serve_service_for_ray_service(rs, cluster, self.ctx.settings.features)
+        ns = rs["metadata"]["namespace"]
+        svc["metadata"]["namespace"] = ns
+        name = svc["metadata"]["name"]
+        if self.ctx.cached("v1", "Service", ns, name) is not None:
+            return
+        set_controller_reference(svc, cluster, C.RAY_CLUSTER_KIND)
+        try:
+            await self.ctx.client.create(copy.deepcopy(svc), field_manager=FIELD_MANAGER)
+        except AlreadyExists:
+            return  # the cache had not seen it yet
+        log.info("created the per-cluster serve Service", service=name)
+
+    # ----- suspend ------------------------------------------------------------------------
+    async def delete_routing(self, rs: Obj) -> bool:
+        """Delete the Gateway and HTTPRoute (suspend); True when neither remained."""
+        all_deleted = True
+        ns = rs["metadata"]["namespace"]
+        for kind, name in (
+            ("Gateway", gateway_name(rs["metadata"]["name"])),
+            ("HTTPRoute", http_route_name(rs["metadata"]["name"])),
+        ):
+            try:
+                live = await self._read(kind, name, rs)
+            except NotFound:
+                continue
+            if live is None:
+                continue
+            all_deleted = False
+            if live["metadata"].get("deletionTimestamp"):
+                continue
+            try:
+                await self.ctx.client.delete(
+                    GATEWAY_API_VERSION, kind, name, ns, propagation_policy="Background"
+                )
+            except NotFound:
+                continue
+            except ApiError as exc:
+                self.ctx.event(
+                    rs,
+                    WARNING,
+                    f"FailedToDelete{kind}",
+                    f"Failed to delete the {kind} {ns}/{name} during suspend: {exc}",
+                    "Delete",
+                )
+                raise
+            self.ctx.event(
+                rs,
+                NORMAL,
+                f"Deleted{kind}",
+                f"Deleted the {kind} {ns}/{name} during suspend",
+                "Delete",
+            )
+        return all_deleted

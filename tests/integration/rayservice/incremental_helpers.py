@@ -1,0 +1,171 @@
+"""Helpers of the incremental-upgrade tests: the manifest, the gateway controller's part
+(Gateway and HTTPRoute statuses), and a record of the HTTPRoute weights the operator wrote."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kuberay.kube import Client, NotFound
+from kuberay.testing import FakeDashboard
+from tests.helpers import eventually
+from tests.integration.rayservice.conftest import ServiceOperator
+from tests.integration.rayservice.helpers import (
+    active_name,
+    pending_name,
+    rayservice,
+    run_apps,
+    serve_head,
+    wait_put,
+    wait_rs,
+)
+
+GW = "gateway.networking.k8s.io/v1"
+T = "2026-01-01T00:00:00Z"
+
+
+def incremental_rayservice(
+    name: str, namespace: str, *, step: int = 50, interval: int = 1, surge: int = 50, **spec: Any
+) -> dict[str, Any]:
+    """A RayService with ``NewClusterWithIncrementalUpgrade`` (autoscaling on, as required)."""
+    body = rayservice(
+        name,
+        namespace,
+        upgradeStrategy={
+            "type": "NewClusterWithIncrementalUpgrade",
+            "clusterUpgradeOptions": {
+                "gatewayClassName": "test-class",
+                "stepSizePercent": step,
+                "intervalSeconds": interval,
+                "maxSurgePercent": surge,
+            },
+        },
+        **spec,
+    )
+    body["spec"]["rayClusterConfig"]["enableInTreeAutoscaling"] = True
+    return body
+
+
+def _cond(ctype: str, ok: bool, reason: str, message: str = "") -> dict[str, Any]:
+    return {
+        "type": ctype,
+        "status": "True" if ok else "False",
+        "reason": reason,
+        "message": message or reason,
+        "lastTransitionTime": T,
+        "observedGeneration": 1,
+    }
+
+
+async def _get(client: Client, kind: str, name: str, namespace: str) -> dict[str, Any]:
+    async def find() -> dict[str, Any] | None:
+        try:
+            found: dict[str, Any] = await client.get(GW, kind, name, namespace)
+        except NotFound:
+            return None
+        return found
+
+    obj: dict[str, Any] = await eventually(find, timeout=60, message=f"{kind} {name}")
+    return obj
+
+
+async def set_gateway(
+    client: Client, namespace: str, name: str, *, programmed: bool = True, why: str = ""
+) -> None:
+    """What a gateway controller writes: Accepted, and Programmed (or not, with ``why``)."""
+    gw = await _get(client, "Gateway", name, namespace)
+    gw["status"] = {
+        "conditions": [
+            _cond("Accepted", True, "Accepted"),
+            _cond(
+                "Programmed",
+                programmed,
+                "Programmed" if programmed else "AddressNotAssigned",
+                why,
+            ),
+        ]
+    }
+    await client.update_status(gw)
+
+
+async def accept_route(client: Client, namespace: str, name: str, gateway: str) -> None:
+    """What a gateway controller writes for an attached HTTPRoute: Accepted + ResolvedRefs."""
+    route = await _get(client, "HTTPRoute", name, namespace)
+    route["status"] = {
+        "parents": [
+            {
+                "parentRef": {
+                    "group": "gateway.networking.k8s.io",
+                    "kind": "Gateway",
+                    "name": gateway,
+                    "namespace": namespace,
+                },
+                "controllerName": "example.com/test-gateway-controller",
+                "conditions": [
+                    _cond("Accepted", True, "Accepted"),
+                    _cond("ResolvedRefs", True, "ResolvedRefs"),
+                ],
+            }
+        ]
+    }
+    await client.update_status(route)
+
+
+def weights_of(route: dict[str, Any]) -> tuple[int, ...]:
+    """The backend weights of the route's (only) rule, in order."""
+    backends = route["spec"]["rules"][0]["backendRefs"]
+    return tuple(int(b.get("weight", 1)) for b in backends)
+
+
+def record_route_writes(op: ServiceOperator) -> list[tuple[int, ...]]:
+    """Every HTTPRoute spec the operator writes (create or update), as its weights."""
+    seen: list[tuple[int, ...]] = []
+    client: Any = op.client
+
+    def wrap(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def recording(obj: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+            result = await method(obj, *args, **kwargs)
+            if obj.get("kind") == "HTTPRoute":
+                seen.append(weights_of(obj))
+            return result
+
+        return recording
+
+    client.create = wrap(client.create)
+    client.update = wrap(client.update)
+    return seen
+
+
+def capacities(fake: FakeDashboard) -> list[Any]:
+    """The ``target_capacity`` of every Serve config the fake accepted, consecutive repeats
+    collapsed (a config re-sent with the same capacity is not a step)."""
+    out: list[Any] = []
+    for body in fake.serve_config_history:
+        value = body.get("target_capacity")
+        if not out or out[-1] != value:
+            out.append(value)
+    return out
+
+
+async def deploy_incremental(
+    client: Client, namespace: str, name: str, fake: FakeDashboard, **spec: Any
+) -> dict[str, Any]:
+    """Create an incremental RayService, serve it from ``fake``, program its Gateway and
+    accept its HTTPRoute; returns the RayService once the route gives the active cluster
+    all traffic."""
+    await client.create(incremental_rayservice(name, namespace, **spec))
+    rs = await wait_rs(client, namespace, name, pending_name, message="pending cluster named")
+    cluster = pending_name(rs)
+    await serve_head(client, namespace, cluster, fake)
+    await wait_put(fake)
+    run_apps(fake)
+    await wait_rs(client, namespace, name, lambda r: active_name(r) == cluster, message="promoted")
+    await set_gateway(client, namespace, f"{name}-gateway")
+    await accept_route(client, namespace, f"{name}-httproute", f"{name}-gateway")
+    return await wait_rs(
+        client,
+        namespace,
+        name,
+        lambda r: r["status"]["activeServiceStatus"].get("trafficRoutedPercent") == 100,
+        message="active traffic 100",
+    )

@@ -1,0 +1,248 @@
+"""``NewClusterWithIncrementalUpgrade`` end to end on the real apiserver (RS-24 and the
+incremental part of issue 11): the test plays the gateway controller (Gateway ``Programmed``,
+HTTPRoute ``Accepted``) and the fake dashboards play Serve. Covered: a full upgrade to
+promotion with the HTTPRoute weights and the ``target_capacity`` sequence observed, then no
+writes on quiet passes; a rollback half-way; a Gateway that is never Programmed (named in the
+condition, no promotion, abandoned at ``ray.io/upgrade-timeout``); missing Gateway API CRDs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kuberay.controllers.common.gateway import GATEWAY_API_VERSION
+from kuberay.kube import Client, NotFound
+from tests.helpers import eventually, wait_quiet
+from tests.integration.raycluster.helpers import events_for, wait_event_reasons
+from tests.integration.rayservice.conftest import ServiceOperator
+from tests.integration.rayservice.helpers import (
+    active_name,
+    add_ready_endpoint,
+    cluster_exists,
+    cond,
+    fake_dashboard,
+    get_rs,
+    pending_name,
+    run_apps,
+    serve_head,
+    wait_put,
+    wait_rs,
+)
+from tests.integration.rayservice.incremental_helpers import (
+    GW,
+    capacities,
+    deploy_incremental,
+    incremental_rayservice,
+    record_route_writes,
+    set_gateway,
+    weights_of,
+)
+from tests.integration.rayservice.test_rayservice_upgrade import count_passes, with_image
+
+
+async def _start_upgrade(kclient: Client, namespace: str, rs: dict[str, Any]) -> str:
+    await kclient.patch(
+        "ray.io/v1",
+        "RayService",
+        "svc",
+        {"spec": {"rayClusterConfig": with_image(rs, "rayproject/ray:2.47.0")}},
+        namespace,
+    )
+    upgrading = await wait_rs(kclient, namespace, "svc", pending_name, message="new pending")
+    assert upgrading["status"]["pendingServiceStatus"]["targetCapacity"] == 0
+    return pending_name(upgrading)
+
+
+async def test_incremental_upgrade_steps_traffic_and_capacity_to_promotion(
+    service_operator: ServiceOperator, kclient: Client, namespace: str
+) -> None:
+    routes = record_route_writes(service_operator)
+    async with fake_dashboard() as old_fake, fake_dashboard() as new_fake:
+        rs = await deploy_incremental(
+            kclient, namespace, "svc", old_fake, rayClusterDeletionDelaySeconds=1
+        )
+        old = active_name(rs)
+        gw = await kclient.get(GW, "Gateway", "svc-gateway", namespace)
+        assert gw["spec"]["gatewayClassName"] == "test-class"
+        await wait_event_reasons(kclient, namespace, "svc", {"CreatedGateway", "CreatedHTTPRoute"})
+        assert rs["status"]["activeServiceStatus"]["targetCapacity"] == 100
+        assert rs["status"]["activeServiceStatus"]["lastTrafficMigratedTime"]
+        # The first cluster got its config with target_capacity 100.
+        assert capacities(old_fake) == [100]
+
+        new = await _start_upgrade(kclient, namespace, rs)
+        await serve_head(kclient, namespace, new, new_fake)
+        await wait_put(new_fake)
+        route = await kclient.get(GW, "HTTPRoute", "svc-httproute", namespace)
+        assert [b["name"] for b in route["spec"]["rules"][0]["backendRefs"]] == [
+            f"{old}-serve-svc",
+            f"{new}-serve-svc",
+        ]
+        run_apps(new_fake)
+
+        done = await wait_rs(kclient, namespace, "svc", lambda r: active_name(r) == new, timeout=90)
+        assert pending_name(done) == ""
+        active = done["status"]["activeServiceStatus"]
+        assert (active["trafficRoutedPercent"], active["targetCapacity"]) == (100, 100)
+        # Capacity first, then traffic, maxSurgePercent / stepSizePercent (50) at a time.
+        assert capacities(new_fake) == [0, 50, 100]
+        assert capacities(old_fake) == [100, 50, 0]
+        await eventually(
+            lambda: routes[-1] == (100,), timeout=30, message="route back to one backend"
+        )
+        assert routes == [(100,), (100, 0), (50, 50), (0, 100), (100,)]
+        await wait_event_reasons(kclient, namespace, "svc", {"DeletedRayCluster"})
+        assert not await cluster_exists(kclient, namespace, old)
+
+        # A quiet world: the next passes write nothing (Gateway, HTTPRoute, status included).
+        await add_ready_endpoint(kclient, namespace, f"{new}-serve-svc", "uid-1", "10.0.0.1")
+        await wait_rs(
+            kclient,
+            namespace,
+            "svc",
+            lambda r: r["status"].get("serviceStatus") == "Running",
+            message="Running",
+        )
+        stats = service_operator.client.stats
+        settled = await wait_quiet(lambda: stats.writes, quiet=5.0, timeout=90)
+        new_puts = len(new_fake.serve_config_history)
+        await count_passes(service_operator, 3)
+        assert stats.writes == settled
+        assert len(new_fake.serve_config_history) == new_puts
+
+
+async def test_reverting_the_spec_half_way_rolls_traffic_back(
+    service_operator: ServiceOperator, kclient: Client, namespace: str
+) -> None:
+    async with fake_dashboard() as old_fake, fake_dashboard() as new_fake:
+        rs = await deploy_incremental(
+            kclient, namespace, "svc", old_fake, interval=3, rayClusterDeletionDelaySeconds=1
+        )
+        old = active_name(rs)
+        new = await _start_upgrade(kclient, namespace, rs)
+        await serve_head(kclient, namespace, new, new_fake)
+        await wait_put(new_fake)
+        run_apps(new_fake)
+        half = await wait_rs(
+            kclient,
+            namespace,
+            "svc",
+            lambda r: r["status"]["pendingServiceStatus"].get("trafficRoutedPercent") == 50,
+            timeout=60,
+            message="half the traffic on the new cluster",
+        )
+        assert half["status"]["activeServiceStatus"]["trafficRoutedPercent"] == 50
+
+        await kclient.patch(
+            "ray.io/v1",
+            "RayService",
+            "svc",
+            {"spec": {"rayClusterConfig": rs["spec"]["rayClusterConfig"]}},
+            namespace,
+        )
+        rolling = await wait_rs(
+            kclient,
+            namespace,
+            "svc",
+            lambda r: (cond(r, "RollbackInProgress") or {}).get("status") == "True",
+            message="rollback started",
+        )
+        assert cond(rolling, "RollbackInProgress")["reason"] == "DesiredClusterSpecChanged"  # type: ignore[index]
+        back = await wait_rs(kclient, namespace, "svc", lambda r: pending_name(r) == "", timeout=60)
+        assert active_name(back) == old
+        assert cond(back, "RollbackInProgress") is None
+        assert cond(back, "UpgradeInProgress")["status"] == "False"  # type: ignore[index]
+        active = back["status"]["activeServiceStatus"]
+        assert (active["trafficRoutedPercent"], active["targetCapacity"]) == (100, 100)
+        assert capacities(new_fake)[-1] == 0  # the new cluster drained before it was dropped
+        route = await kclient.get(GW, "HTTPRoute", "svc-httproute", namespace)
+        assert weights_of(route)[0] == 100
+        await wait_event_reasons(kclient, namespace, "svc", {"DeletedRayCluster"})
+        assert not await cluster_exists(kclient, namespace, new)
+
+
+async def test_a_gateway_never_programmed_is_named_and_the_upgrade_abandoned(
+    service_operator: ServiceOperator, kclient: Client, namespace: str
+) -> None:
+    async with fake_dashboard() as old_fake, fake_dashboard() as new_fake:
+        rs = await deploy_incremental(kclient, namespace, "svc", old_fake)
+        old = active_name(rs)
+        await set_gateway(
+            kclient, namespace, "svc-gateway", programmed=False, why="no address for the LB"
+        )
+        new = await _start_upgrade(kclient, namespace, rs)
+        await serve_head(kclient, namespace, new, new_fake)
+        await wait_put(new_fake)
+        run_apps(new_fake)
+        stuck = await wait_rs(
+            kclient,
+            namespace,
+            "svc",
+            lambda r: (
+                "Gateway svc-gateway is not Programmed"
+                in (cond(r, "UpgradeInProgress") or {}).get("message", "")
+            ),
+            message="the Gateway named in UpgradeInProgress",
+        )
+        message = cond(stuck, "UpgradeInProgress")["message"]  # type: ignore[index]
+        assert "AddressNotAssigned: no address for the LB" in message
+        await count_passes(service_operator, 3)
+        still = await get_rs(kclient, namespace, "svc")
+        assert (active_name(still), pending_name(still)) == (old, new)
+        assert still["status"]["pendingServiceStatus"].get("trafficRoutedPercent", 0) == 0
+        assert capacities(new_fake) == [0]  # no capacity step without a ready Gateway
+
+        # The upgrade deadline (beyond KubeRay) applies: the pending cluster is given up.
+        await kclient.patch(
+            "ray.io/v1",
+            "RayService",
+            "svc",
+            {"metadata": {"annotations": {"ray.io/upgrade-timeout": "1"}}},
+            namespace,
+        )
+        gave_up = await wait_rs(
+            kclient,
+            namespace,
+            "svc",
+            lambda r: (cond(r, "UpgradeAbandoned") or {}).get("status") == "True",
+            message="abandoned",
+        )
+        assert (
+            "Gateway svc-gateway is not Programmed" in cond(gave_up, "UpgradeAbandoned")["message"]
+        )  # type: ignore[index]
+        assert (active_name(gave_up), pending_name(gave_up)) == (old, "")
+
+        async def one_backend() -> bool:
+            found = await kclient.get(GW, "HTTPRoute", "svc-httproute", namespace)
+            return weights_of(found) == (100,)
+
+        # The next pass routes everything to the active cluster again.
+        await eventually(one_backend, timeout=30, message="route back to the active cluster")
+
+
+async def test_missing_gateway_api_crds_fail_validation_naming_the_field(
+    service_operator: ServiceOperator, kclient: Client, namespace: str
+) -> None:
+    client: Any = service_operator.client
+    original = client.resource
+
+    async def without_gateway_api(api_version: str, kind: str) -> Any:
+        if api_version == GATEWAY_API_VERSION:
+            raise NotFound(404, "NotFound", f"the server has no resource for kind {kind}")
+        return await original(api_version, kind)
+
+    client.resource = without_gateway_api
+    await kclient.create(incremental_rayservice("svc", namespace))
+    rs = await wait_rs(
+        kclient,
+        namespace,
+        "svc",
+        lambda r: (cond(r, "Ready") or {}).get("reason") == "ValidationFailed",
+    )
+    message = cond(rs, "Ready")["message"]  # type: ignore[index]
+    assert message.startswith("spec.upgradeStrategy.type NewClusterWithIncrementalUpgrade")
+    assert "Gateway and HTTPRoute" in message
+    await wait_event_reasons(kclient, namespace, "svc", {"InvalidRayServiceSpec"})
+    clusters, _ = await kclient.list_all("ray.io/v1", "RayCluster", namespace)
+    assert clusters == []
+    events = await events_for(kclient, namespace, "svc")
+    assert len([e for e in events if e["reason"] == "InvalidRayServiceSpec"]) == 1
