@@ -48,7 +48,7 @@ import random
 import socket
 import uuid
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, cast
 
 import structlog
 
@@ -203,8 +203,11 @@ class LeaderElector:
         stopped = asyncio.Event()  # bound to the thread's loop on first wait
         client = self.client.detached()
 
+        async def wait_stopped() -> None:
+            await stopped.wait()
+
         async def renew() -> bool:
-            stop = asyncio.get_running_loop().create_task(stopped.wait())
+            stop = asyncio.get_running_loop().create_task(wait_stopped())
             try:
                 return await self._renew_until_lost(stop, client)
             finally:
@@ -216,7 +219,10 @@ class LeaderElector:
         try:
             renewal = asyncio.wrap_future(thread.submit(renew()))
             try:
-                await asyncio.wait({renewal, leading}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    [renewal, cast("asyncio.Future[Any]", leading)],
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
             finally:
                 thread.call(stopped.set)
                 # The round ends as soon as it sees `stopped`: wait for it even if
