@@ -1,0 +1,112 @@
+"""Every Event our controllers emit with a fixed reason says what KubeRay's says: the
+same type and the same message format as one of KubeRay's ``Recorder.Eventf`` calls
+for that reason (catalogue in kuberay_events.py, taken from KubeRay's Go source).
+
+Our side is read from the source (every ``.event(obj, TYPE, "Reason", message, ...)``
+call under kuberay/controllers), so a new Event or a reworded one is checked without a
+scenario for it. Formats are compared after normalising verbs: Go's ``%s %v %d %.1f``
+and our ``{expr}`` are each one placeholder; Go's ``%q`` is a double-quoted one; and a
+``%s/%s`` pair is the same placeholder as one ``{namespace/name}`` value. A placeholder
+may stand for plain text of the other side (see :func:`same_text`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from kuberay_events import KUBERAY_EVENTS
+
+ROOT = Path(__file__).resolve().parents[4] / "kuberay" / "controllers"
+HOLE = "\x00"
+TYPES = {"NORMAL": "Normal", "WARNING": "Warning"}
+
+
+def go_template(fmt: str) -> str:
+    """A Go format with each verb as one placeholder (``%q`` quoted) and ``%%`` as ``%``."""
+    fmt = fmt.replace("%%", "\x01").replace("%q", f'"{HOLE}"')
+    fmt = re.sub(r"%[-+# 0-9.]*[svdfgtTx]", HOLE, fmt)
+    return fmt.replace("\x01", "%").replace(f"{HOLE}/{HOLE}", HOLE)
+
+
+def _template(node: ast.expr) -> str | None:
+    """The message of an f-string / literal / concatenation as a template; None when it
+    is not written out at the call (a variable, a call)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif isinstance(value, ast.FormattedValue) and value.conversion == ord("r"):
+                parts.append(f"'{HOLE}'")  # Python's repr quotes, not Go's %q
+            elif isinstance(value, ast.FormattedValue) and "json.dumps(" in ast.unparse(value):
+                parts.append(f'"{HOLE}"')  # a JSON string: Go's %q for plain text
+            else:
+                parts.append(HOLE)
+        return "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _template(node.left), _template(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def our_events() -> list[tuple[str, str, str, str]]:
+    """(where, reason, type, template) of every event call with a literal reason."""
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "event"
+                and len(node.args) >= 4
+            ):
+                continue
+            _, etype, reason, message = node.args[:4]
+            if not (isinstance(reason, ast.Constant) and isinstance(reason.value, str)):
+                continue
+            assert isinstance(etype, ast.Name) and etype.id in TYPES, ast.unparse(node)
+            template = _template(message)
+            if template is None or not re.search(r"[A-Za-z]", template.replace(HOLE, "")):
+                continue  # built elsewhere (passed in): not checkable here
+            where = f"{path.relative_to(ROOT)}:{node.lineno}"
+            found.append(
+                (where, reason.value, TYPES[etype.id], template.replace(f"{HOLE}/{HOLE}", HOLE))
+            )
+    return found
+
+
+OURS = our_events()
+
+
+def test_the_catalogue_and_our_source_are_read() -> None:
+    assert len(KUBERAY_EVENTS) > 100
+    assert len(OURS) > 40
+
+
+@pytest.mark.parametrize(("where", "reason", "etype", "template"), OURS, ids=[o[0] for o in OURS])
+def test_event_text_is_kuberays(where: str, reason: str, etype: str, template: str) -> None:
+    theirs = {(t, go_template(fmt)) for _, r, t, fmt in KUBERAY_EVENTS if r == reason}
+    assert theirs, f"{where}: KubeRay emits no {reason!r} Event"
+    show = template.replace(HOLE, "%v")
+    expected = sorted(f"{t}: {tmpl.replace(HOLE, '%v')}" for t, tmpl in theirs)
+    assert any(t == etype and same_text(template, tmpl) for t, tmpl in theirs), (
+        f"{where}: {etype}: {show!r} not in {expected}"
+    )
+
+
+def _fills(pattern: str, text: str) -> bool:
+    """Whether ``text`` is ``pattern`` with each placeholder filled by literal text."""
+    parts = [re.escape(p) for p in pattern.split(HOLE)]
+    return re.fullmatch(f"(?:{HOLE}|[^{HOLE}]+)".join(parts), text) is not None
+
+
+def same_text(ours: str, theirs: str) -> bool:
+    """Equal, or one side's placeholder is a fixed text on the other: KubeRay writes a
+    literal where we pass it in ("head"/"worker", a fixed error) or the reverse. A
+    placeholder never stands for text holding placeholders of the other side."""
+    return ours == theirs or _fills(ours, theirs) or _fills(theirs, ours)
