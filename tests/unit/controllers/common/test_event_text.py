@@ -17,18 +17,11 @@ import re
 from pathlib import Path
 
 import pytest
-from kuberay_events import KUBERAY_EVENTS
+
+from tests.kuberay_events import HOLE, KUBERAY_EVENTS, fills, kuberay_formats
 
 ROOT = Path(__file__).resolve().parents[4] / "kuberay" / "controllers"
-HOLE = "\x00"
 TYPES = {"NORMAL": "Normal", "WARNING": "Warning"}
-
-
-def go_template(fmt: str) -> str:
-    """A Go format with each verb as one placeholder (``%q`` quoted) and ``%%`` as ``%``."""
-    fmt = fmt.replace("%%", "\x01").replace("%q", f'"{HOLE}"')
-    fmt = re.sub(r"%[-+# 0-9.]*[svdfgtTx]", HOLE, fmt)
-    return fmt.replace("\x01", "%").replace(f"{HOLE}/{HOLE}", HOLE)
 
 
 def _template(node: ast.expr) -> str | None:
@@ -90,7 +83,7 @@ def test_the_catalogue_and_our_source_are_read() -> None:
 
 @pytest.mark.parametrize(("where", "reason", "etype", "template"), OURS, ids=[o[0] for o in OURS])
 def test_event_text_is_kuberays(where: str, reason: str, etype: str, template: str) -> None:
-    theirs = {(t, go_template(fmt)) for _, r, t, fmt in KUBERAY_EVENTS if r == reason}
+    theirs = kuberay_formats(reason)
     assert theirs, f"{where}: KubeRay emits no {reason!r} Event"
     show = template.replace(HOLE, "%v")
     expected = sorted(f"{t}: {tmpl.replace(HOLE, '%v')}" for t, tmpl in theirs)
@@ -99,14 +92,44 @@ def test_event_text_is_kuberays(where: str, reason: str, etype: str, template: s
     )
 
 
-def _fills(pattern: str, text: str) -> bool:
-    """Whether ``text`` is ``pattern`` with each placeholder filled by literal text."""
-    parts = [re.escape(p) for p in pattern.split(HOLE)]
-    return re.fullmatch(f"(?:{HOLE}|[^{HOLE}]+)".join(parts), text) is not None
-
-
 def same_text(ours: str, theirs: str) -> bool:
     """Equal, or one side's placeholder is a fixed text on the other: KubeRay writes a
     literal where we pass it in ("head"/"worker", a fixed error) or the reverse. A
     placeholder never stands for text holding placeholders of the other side."""
-    return ours == theirs or _fills(ours, theirs) or _fills(theirs, ours)
+    return ours == theirs or fills(ours, theirs) or fills(theirs, ours)
+
+
+def test_deleted_pod_details_read_like_kuberays() -> None:
+    """The Ray container's terminated state prints as Go's %v of the pointer does."""
+    from kuberay.controllers.common.pod_health import pod_state
+
+    pod = {
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "ray-head"}]},
+        "status": {
+            "phase": "Running",
+            "containerStatuses": [
+                {"name": "sidecar", "state": {"running": {}}},
+                {
+                    "name": "ray-head",
+                    "state": {
+                        "terminated": {
+                            "exitCode": 137,
+                            "reason": "OOMKilled",
+                            "startedAt": "2026-01-02T03:04:05Z",
+                            "finishedAt": "2026-01-02T04:05:06Z",
+                            "containerID": "containerd://abc",
+                        }
+                    },
+                },
+            ],
+        },
+    }
+    assert pod_state(pod) == (
+        "Running",
+        "Never",
+        "&ContainerStateTerminated{ExitCode:137,Signal:0,Reason:OOMKilled,Message:,"
+        "StartedAt:2026-01-02 03:04:05 +0000 UTC,FinishedAt:2026-01-02 04:05:06 +0000 UTC,"
+        "ContainerID:containerd://abc,}",
+    )
+    pod["status"] = {"phase": "Failed"}
+    assert pod_state(pod) == ("Failed", "Never", "nil")

@@ -5,6 +5,31 @@ Go format). ``*`` as reason: the validation error type (InvalidRayJobSpec, ...).
 
 from __future__ import annotations
 
+import re
+
+HOLE = "\x00"
+
+
+def go_template(fmt: str) -> str:
+    """A Go format with each verb as one placeholder (``%q`` quoted), ``%%`` as ``%``, and
+    ``%s/%s`` (namespace/name) as one placeholder."""
+    fmt = fmt.replace("%%", "\x01").replace("%q", f'"{HOLE}"')
+    fmt = re.sub(r"%[-+# 0-9.]*[svdfgtTx]", HOLE, fmt)
+    return fmt.replace("\x01", "%").replace(f"{HOLE}/{HOLE}", HOLE)
+
+
+def fills(pattern: str, text: str) -> bool:
+    """Whether ``text`` is ``pattern`` with each placeholder filled by literal text (or by
+    a placeholder of ``text``)."""
+    parts = [re.escape(p) for p in pattern.split(HOLE)]
+    return re.fullmatch(f"(?:{HOLE}|[^{HOLE}]+)".join(parts), text, re.S) is not None
+
+
+def kuberay_formats(reason: str) -> set[tuple[str, str]]:
+    """(type, template) of every KubeRay Event with ``reason``."""
+    return {(t, go_template(fmt)) for _, r, t, fmt in KUBERAY_EVENTS if r == reason}
+
+
 KUBERAY_EVENTS: list[tuple[str, str, str, str]] = [
     (
         "networkpolicy_controller",
