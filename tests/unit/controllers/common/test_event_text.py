@@ -77,6 +77,43 @@ def our_events() -> list[tuple[str, str, str, str]]:
 
 OURS = our_events()
 
+#: Reasons KubeRay has no Event for: behaviour we add on purpose (see their modules).
+OUR_OWN_REASONS = {
+    # rayservice/reconciler.py: a pending cluster that never became ready is abandoned
+    # after the upgrade timeout; KubeRay keeps waiting and says nothing.
+    "RayServiceUpgradeTimeout",
+    # rayservice/children.py: a serve Service of that name owned by someone else is not
+    # taken over; KubeRay overwrites it silently.
+    "ServiceNameConflict",
+}
+
+
+def literal_reasons() -> list[tuple[str, str]]:
+    """(where, reason) of every event call whose reason is a literal, whatever the
+    message (also ``_report``/``_announce``, which pass theirs through)."""
+    found = []
+    positions = {"event": 2, "_event": 1, "_report": 4, "_announce": 2}
+    for path in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            at = positions.get(node.func.attr)
+            if at is None or len(node.args) <= at:
+                continue
+            reason = node.args[at]
+            if isinstance(reason, ast.Constant) and isinstance(reason.value, str):
+                found.append((f"{path.relative_to(ROOT)}:{node.lineno}", reason.value))
+    return found
+
+
+def test_every_reason_is_one_kuberay_uses() -> None:
+    known = {r for _, r, _, _ in KUBERAY_EVENTS}
+    reasons = literal_reasons()
+    assert len(reasons) >= len(OURS)
+    strange = [(w, r) for w, r in reasons if r not in known and r not in OUR_OWN_REASONS]
+    assert not strange, f"Event reasons KubeRay never uses: {strange}"
+    assert {r for _, r in reasons} >= OUR_OWN_REASONS, "an extension is gone: drop it here"
+
 
 def test_the_catalogue_and_our_source_are_read() -> None:
     assert len(KUBERAY_EVENTS) > 100
