@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from kuberay.kube import Client
-from tests.integration.raycluster.conftest import start_operator
-from tests.integration.raycluster.helpers import wait_event_reasons
+from tests.helpers import eventually
+from tests.integration.raycluster.conftest import Operator, start_operator
+from tests.integration.raycluster.helpers import pods_of, raycluster, wait_event_reasons
 from tests.kuberay_events import fills, kuberay_formats
 
 SAMPLES = Path(__file__).resolve().parents[2] / "kuberay-samples"
@@ -57,3 +58,32 @@ async def test_sample_events_have_kuberays_text(
             f"{etype} {reason}: {message!r} fits none of KubeRay's formats {sorted(theirs)}"
         )
         assert namespace in message  # KubeRay names the object as namespace/name
+
+
+async def test_pod_deletion_events_read_exactly_like_kuberays(
+    operator: Operator, kclient: Client, namespace: str
+) -> None:
+    """A failed head pod is deleted with KubeRay's details (phase, restart policy, Go's
+    %v of the Ray container's terminated state: nil here); suspending deletes the pods
+    with KubeRay's sentence."""
+    await kclient.create(raycluster("texts", namespace, replicas=1))
+
+    async def head() -> dict[str, Any]:
+        heads = await pods_of(kclient, namespace, "texts", **{"ray.io/node-type": "head"})
+        assert heads
+        return heads[0]
+
+    pod = await eventually(head, timeout=60, message="a head pod")
+    name = pod["metadata"]["name"]
+    await kclient.patch_status("v1", "Pod", name, {"status": {"phase": "Failed"}}, namespace)
+    events = await wait_event_reasons(kclient, namespace, "texts", {"DeletedHeadPod"})
+    policy = pod["spec"].get("restartPolicy", "")
+    assert [e["message"] for e in events if e["reason"] == "DeletedHeadPod"] == [
+        f"Deleted head Pod {namespace}/{name}; Pod status: Failed; Pod restart policy: "
+        f"{policy}; Ray container terminated status: nil"
+    ]
+    await kclient.patch("ray.io/v1", "RayCluster", "texts", {"spec": {"suspend": True}}, namespace)
+    events = await wait_event_reasons(kclient, namespace, "texts", {"DeletedPod"})
+    assert [e["message"] for e in events if e["reason"] == "DeletedPod"] == [
+        f"Deleted Pods for RayCluster {namespace}/texts due to suspension"
+    ]
