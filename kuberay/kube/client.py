@@ -209,6 +209,28 @@ class Client:
         clone._write_guard = None
         return clone
 
+    def detached(self, *, qps: float = 0.0, burst: int = 1) -> Client:
+        """A client for the same apiserver with its *own* HTTP session (opened lazily
+        in whichever event loop first uses it) and its own token bucket; request
+        stats and discovery are shared.
+
+        For work that runs on another thread's event loop, such as lease renewal
+        off the main loop. Close it (with :meth:`close`) on that loop.
+        """
+        clone = type(self)(
+            self.configuration,
+            qps=qps,
+            burst=burst,
+            request_timeout=self.request_timeout,
+            user_agent=self.user_agent,
+            max_retries=self.max_retries,
+            max_retry_wait=self.max_retry_wait,
+        )
+        clone.stats = self.stats
+        clone._resources = self._resources
+        clone._ssl_server_name = self._ssl_server_name
+        return clone
+
     # ----- construction -------------------------------------------------
     @classmethod
     async def from_kubeconfig(

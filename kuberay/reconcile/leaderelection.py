@@ -27,6 +27,16 @@ Time (expiry, retry sleeps, the deadline) is read from an injected
 Give the elector a client with its own rate limiter (see
 :meth:`kuberay.kube.Client.view`): renewals must not queue behind reconcilers'
 requests in a shared token bucket.
+
+Renewal runs off the main event loop by default (``renew_in_thread``): on a
+:class:`~kuberay.reconcile.loopthread.LoopThread` with its own HTTP session
+(:meth:`kuberay.kube.Client.detached`), so a starved or blocked main loop -- a
+loaded node, a burst of reconciles, a long synchronous step -- delays
+reconciles but not renewals, and the leader keeps its lease while it is alive.
+Only a process that truly stops (frozen, partitioned, apiserver down) misses the
+deadline. Acquiring, releasing and the leader's work stay on the main loop.
+With an injected clock (tests), renewal stays on the caller's loop unless
+``renew_in_thread=True`` is passed.
 """
 
 from __future__ import annotations
@@ -38,12 +48,13 @@ import random
 import socket
 import uuid
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, cast
 
 import structlog
 
 from kuberay.kube import ApiError, Client, Conflict, KubeError, NotFound
 from kuberay.reconcile import metrics
+from kuberay.reconcile.loopthread import LoopThread
 from kuberay.workqueue import Clock, RealClock
 
 log = structlog.get_logger("kuberay.leaderelection")
@@ -77,6 +88,7 @@ class LeaderElector:
         retry_period: float = 2.0,
         release_on_cancel: bool = True,
         clock: Clock | None = None,
+        renew_in_thread: bool | None = None,
     ) -> None:
         if not lease_duration > renew_deadline > 1.2 * retry_period:
             raise ValueError("need lease_duration > renew_deadline > 1.2 * retry_period")
@@ -89,6 +101,8 @@ class LeaderElector:
         self.retry_period = retry_period
         self.release_on_cancel = release_on_cancel
         self.clock: Clock = clock or RealClock()
+        # Default: off the main loop with the real clock; on it with a fake one.
+        self.renew_in_thread = clock is None if renew_in_thread is None else renew_in_thread
         self._observed: dict[str, Any] | None = None
         self._observed_at = 0.0
         self.is_leader = False
@@ -122,7 +136,10 @@ class LeaderElector:
         )
         lost = False
         try:
-            lost = not await self._renew_until_lost(leading)
+            if self.renew_in_thread:
+                lost = not await self._renew_off_loop(leading)
+            else:
+                lost = not await self._renew_until_lost(leading, self.client)
             # Before is_leader drops: lease_expired() must never flicker to False.
             self._lost = lost
         finally:
@@ -160,7 +177,7 @@ class LeaderElector:
     async def release(self) -> None:
         """Give the lease up now (holder cleared) if we hold it."""
         try:
-            lease = await self._get()
+            lease = await self._get(self.client)
         except KubeError:
             return
         if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
@@ -176,11 +193,46 @@ class LeaderElector:
 
     async def _acquire(self) -> None:
         while True:
-            if await self._try_acquire_or_renew():
+            if await self._try_acquire_or_renew(self.client):
                 return
             await self.clock.sleep(self.retry_period * (1 + 0.2 * random.random()))
 
-    async def _renew_until_lost(self, leading: asyncio.Task[None]) -> bool:
+    async def _renew_off_loop(self, leading: asyncio.Task[None]) -> bool:
+        """:meth:`_renew_until_lost` on a LoopThread with a detached client, until
+        ``leading`` (on this loop) finishes (True) or the lease is lost (False)."""
+        stopped = asyncio.Event()  # bound to the thread's loop on first wait
+        client = self.client.detached()
+
+        async def wait_stopped() -> None:
+            await stopped.wait()
+
+        async def renew() -> bool:
+            stop = asyncio.get_running_loop().create_task(wait_stopped())
+            try:
+                return await self._renew_until_lost(stop, client)
+            finally:
+                stop.cancel()
+                await client.close()
+
+        thread = LoopThread(f"lease-renewal {self.lease_ref}")
+        thread.start()
+        try:
+            renewal = asyncio.wrap_future(thread.submit(renew()))
+            try:
+                await asyncio.wait(
+                    [renewal, cast("asyncio.Future[Any]", leading)],
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+            finally:
+                thread.call(stopped.set)
+                # The round ends as soon as it sees `stopped`: wait for it even if
+                # we are being cancelled, so the lease is never renewed after we return.
+                await asyncio.wait({renewal})
+            return renewal.result()
+        finally:
+            thread.stop()
+
+    async def _renew_until_lost(self, leading: asyncio.Task[None], client: Client) -> bool:
         """Renew until ``leading`` finishes (True) or a renew deadline passes (False).
 
         Every retry period a renew round starts; it retries every retry period and
@@ -193,7 +245,7 @@ class LeaderElector:
             if await self._wait_or_done(self.retry_period, leading):
                 return True
             remaining = self._renewed_at + self.renew_deadline - self.clock.now()
-            round_ = loop.create_task(self._renew_round())
+            round_ = loop.create_task(self._renew_round(client))
             if remaining <= 0:
                 round_.cancel()
             deadline = loop.create_task(self.clock.sleep(remaining))
@@ -216,9 +268,9 @@ class LeaderElector:
             )
             return False
 
-    async def _renew_round(self) -> None:
+    async def _renew_round(self, client: Client) -> None:
         """Try to renew now and then every retry period until it works."""
-        while not await self._try_acquire_or_renew():
+        while not await self._try_acquire_or_renew(client):
             await self.clock.sleep(self.retry_period)
 
     async def _wait_or_done(self, seconds: float, task: asyncio.Task[None]) -> bool:
@@ -231,26 +283,26 @@ class LeaderElector:
             await asyncio.wait({sleeper})
         return task.done()
 
-    async def _get(self) -> dict[str, Any] | None:
+    async def _get(self, client: Client) -> dict[str, Any] | None:
         try:
             async with asyncio.timeout(self.request_timeout):
-                return await self.client.get(
+                return await client.get(
                     "coordination.k8s.io/v1", "Lease", self.name, self.namespace
                 )
         except NotFound:
             return None
 
-    async def _try_acquire_or_renew(self) -> bool:
+    async def _try_acquire_or_renew(self, client: Client) -> bool:
         started = self.clock.now()
-        if await self._attempt():
+        if await self._attempt(client):
             self._renewed_at = started
             return True
         return False
 
-    async def _attempt(self) -> bool:
+    async def _attempt(self, client: Client) -> bool:
         now_s = _micro_now()
         try:
-            lease = await self._get()
+            lease = await self._get(client)
             if lease is None:
                 body = {
                     "apiVersion": "coordination.k8s.io/v1",
@@ -265,7 +317,7 @@ class LeaderElector:
                     },
                 }
                 async with asyncio.timeout(self.request_timeout):
-                    created = await self.client.create(body)
+                    created = await client.create(body)
                 self._see(created)
                 return True
             spec = lease.get("spec") or {}
@@ -284,7 +336,7 @@ class LeaderElector:
                 new_spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
             lease = {**lease, "spec": new_spec}
             async with asyncio.timeout(self.request_timeout):
-                updated = await self.client.update(lease)
+                updated = await client.update(lease)
             self._see(updated)
             return True
         except Conflict as exc:

@@ -117,3 +117,16 @@ def init_controller_metrics(controller: str, workers: int) -> None:
     RECONCILE_TIMEOUTS.labels(controller=controller)
     MAX_CONCURRENT_RECONCILES.labels(controller=controller).set(workers)
     ACTIVE_WORKERS.labels(controller=controller).set(0)
+
+
+# controller-runtime's certificate watcher (``pkg/certwatcher/metrics``): plain
+# counters, registered whenever the manager package is linked in, so KubeRay's
+# /metrics carries them (at 0) even with webhooks off.
+CERT_READS = Counter(
+    "certwatcher_read_certificate",
+    "Total number of certificate reads",
+)
+CERT_READ_ERRORS = Counter(
+    "certwatcher_read_certificate_errors",
+    "Total number of certificate read errors",
+)

@@ -8,6 +8,10 @@ this module keeps those defaults (:func:`webhooks_enabled`, :func:`maybe_start_w
 Like controller-runtime's certificate watcher, the server re-reads the certificate and key
 when the files change (a renewed Secret is swapped into the mounted volume), so rotation needs
 no restart: new TLS handshakes use the new pair, established connections keep theirs.
+Every load and every poll of the files counts as a certificate read
+(``certwatcher_read_certificate_total``, ``..._errors_total`` when the files are missing
+or do not load), as controller-runtime's watcher reads them on start and every 10 s.
+Requests are counted, timed and gauged per path (:mod:`kuberay.webhooks.metrics`).
 
 Answers: a request that is not a decodable AdmissionReview (wrong content type, bad JSON,
 missing request/uid/object, kind not served at that path) gets HTTP 400 with an
@@ -29,6 +33,7 @@ import structlog
 from aiohttp import web
 
 from kuberay.api.v1.gates import FeatureGates
+from kuberay.reconcile.metrics import CERT_READ_ERRORS, CERT_READS
 from kuberay.webhooks.admission import (
     WEBHOOKS,
     BadRequest,
@@ -37,6 +42,7 @@ from kuberay.webhooks.admission import (
     bad_request_review,
     review,
 )
+from kuberay.webhooks.metrics import instrument
 
 __all__ = [
     "DEFAULT_CERT_DIR",
@@ -117,17 +123,23 @@ def webhook_app(gates: FeatureGates = None, *, rules: RuleSet = "all") -> web.Ap
     site's business)."""
     app = web.Application(client_max_size=MAX_REQUEST_BYTES)
     for webhook in WEBHOOKS:
-        app.router.add_post(webhook.path, _handler(webhook, gates, rules))
+        app.router.add_post(webhook.path, instrument(webhook.path, _handler(webhook, gates, rules)))
     return app
 
 
 def server_ssl_context(
     cert_file: str | os.PathLike[str], key_file: str | os.PathLike[str]
 ) -> ssl.SSLContext:
-    """A TLS >= 1.2 server context holding the PEM certificate chain and key."""
+    """A TLS >= 1.2 server context holding the PEM certificate chain and key (one
+    certificate read; a read error when they do not load, which is raised)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-    ctx.load_cert_chain(os.fspath(cert_file), os.fspath(key_file))
+    CERT_READS.inc()
+    try:
+        ctx.load_cert_chain(os.fspath(cert_file), os.fspath(key_file))
+    except (OSError, ssl.SSLError):
+        CERT_READ_ERRORS.inc()
+        raise
     return ctx
 
 
@@ -172,16 +184,20 @@ class WebhookServer:
     def reload_certificate(self) -> bool:
         """Load the certificate and key again if either file changed; whether it did.
 
-        A pair that does not load (caught half-written) is kept for the next try."""
+        A pair that does not load (caught half-written) is kept for the next try. Each
+        call is a certificate read; missing or unloadable files are a read error."""
+        CERT_READS.inc()
         try:
             stamp = _stamp(self.cert_file, self.key_file)
         except OSError:
+            CERT_READ_ERRORS.inc()
             return False
         if stamp == self._stamp:
             return False
         try:
             self.ssl_context.load_cert_chain(self.cert_file, self.key_file)
         except (OSError, ssl.SSLError) as exc:
+            CERT_READ_ERRORS.inc()
             log.warning("cannot reload webhook serving certificate", error=str(exc))
             return False
         self._stamp = stamp

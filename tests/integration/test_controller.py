@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -419,23 +420,31 @@ async def test_leader_whose_renewals_stall_stops_writing_at_once_and_run_fails(
 
     mgr.controller("stall").for_("v1", "ConfigMap").complete(Writer())
     # Make the elector's own requests hang on demand; record its last good renewal.
+    # Renewals run on their own thread with a detached client: patch that one too.
     lease_client = elector.client
-    stalled = asyncio.Event()
+    stalled = threading.Event()
     renewed_at: list[float] = []
-    real_get, real_update = lease_client.get, lease_client.update
 
-    async def get(*args: Any, **kw: Any) -> Any:
-        if stalled.is_set():
-            await asyncio.Event().wait()
-        return await real_get(*args, **kw)
+    def patched(c: Client) -> Client:
+        real_get, real_update = c.get, c.update
 
-    async def update(*args: Any, **kw: Any) -> Any:
-        result = await real_update(*args, **kw)
-        renewed_at.append(time.monotonic())
-        return result
+        async def get(*args: Any, **kw: Any) -> Any:
+            if stalled.is_set():
+                await asyncio.Event().wait()
+            return await real_get(*args, **kw)
 
-    lease_client.get = get  # type: ignore[method-assign]
-    lease_client.update = update  # type: ignore[method-assign]
+        async def update(*args: Any, **kw: Any) -> Any:
+            result = await real_update(*args, **kw)
+            renewed_at.append(time.monotonic())
+            return result
+
+        c.get = get  # type: ignore[method-assign]
+        c.update = update  # type: ignore[method-assign]
+        return c
+
+    real_detached = lease_client.detached
+    patched(lease_client)
+    lease_client.detached = lambda **kw: patched(real_detached(**kw))  # type: ignore[method-assign]
     expired_at: list[float] = []
 
     async def watch_expiry() -> None:

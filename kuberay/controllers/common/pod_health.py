@@ -17,7 +17,9 @@ from .objects import as_list, as_map, as_str, metadata, spec
 
 __all__ = [
     "all_pods_running",
+    "go_terminated_text",
     "is_running_and_ready",
+    "pod_state",
     "ray_container_terminated_state",
     "should_delete_pod",
 ]
@@ -35,6 +37,44 @@ def ray_container_terminated_state(pod: Mapping[str, Any]) -> Mapping[str, Any] 
             terminated = as_map(status_map.get("state")).get("terminated")
             return terminated if isinstance(terminated, Mapping) else None
     return None
+
+
+def _go_time(value: object) -> str:
+    """A metav1.Time as Go's ``time.Time.String`` writes it (UTC; zero when unset)."""
+    import datetime as dt
+
+    if not isinstance(value, str) or not value:
+        return "0001-01-01 00:00:00 +0000 UTC"
+    try:
+        when = dt.datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(dt.UTC)
+    except ValueError:
+        return value
+    text = when.strftime("%Y-%m-%d %H:%M:%S")
+    if when.microsecond:
+        text += f".{when.microsecond:06d}".rstrip("0")
+    return f"{text} +0000 UTC"
+
+
+def go_terminated_text(terminated: Mapping[str, Any] | None) -> str:
+    """``%v`` of a ``*corev1.ContainerStateTerminated`` in Go (its generated String()):
+    ``nil`` or ``&ContainerStateTerminated{ExitCode:1,Signal:0,Reason:Error,...,}``."""
+    if terminated is None:
+        return "nil"
+    t = terminated
+    return (
+        f"&ContainerStateTerminated{{ExitCode:{int(t.get('exitCode') or 0)},"
+        f"Signal:{int(t.get('signal') or 0)},Reason:{as_str(t.get('reason'))},"
+        f"Message:{as_str(t.get('message'))},StartedAt:{_go_time(t.get('startedAt'))},"
+        f"FinishedAt:{_go_time(t.get('finishedAt'))},ContainerID:{as_str(t.get('containerID'))},}}"
+    )
+
+
+def pod_state(pod: Mapping[str, Any]) -> tuple[str, str, str]:
+    """What KubeRay's pod-deletion Events print: (phase, restart policy, Go ``%v`` of the
+    Ray container's terminated state)."""
+    phase = as_str(as_map(pod.get("status")).get("phase"))
+    policy = as_str(spec(pod).get("restartPolicy"))
+    return phase, policy, go_terminated_text(ray_container_terminated_state(pod))
 
 
 def should_delete_pod(pod: Mapping[str, Any], node_type: str) -> tuple[bool, str]:

@@ -14,6 +14,8 @@ unowned ``<cluster>-gcs-pvc`` is adopted (the documented recovery path of
 
 from __future__ import annotations
 
+import json
+
 import attrs
 import structlog
 
@@ -394,9 +396,9 @@ class ChildReconciler:
                     cluster,
                     WARNING,
                     "FailedToCreatePVC",
-                    f"PersistentVolumeClaim {ns}/{claim} named by "
-                    "gcsFaultToleranceOptions.storage.claimName does not exist",
-                    "Create",
+                    f"GcsFaultToleranceOptions.Storage.ClaimName {json.dumps(claim)} not found in "
+                    f"namespace {ns}; the head Pod will not start until it exists",
+                    "Validate",
                 )
             return
         desired = build_gcs_storage_pvc(cluster)

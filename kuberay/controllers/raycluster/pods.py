@@ -44,6 +44,7 @@ from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
 from kuberay.controllers.common.names import generate_ray_worker_replica_group_name
 from kuberay.controllers.common.pod import build_head_pod, build_worker_pod
+from kuberay.controllers.common.pod_health import pod_state
 from kuberay.controllers.common.pod_health import should_delete_pod as _should_delete_pod
 from kuberay.controllers.common.predicates import is_tls_enabled
 from kuberay.controllers.common.replicas import (
@@ -211,13 +212,15 @@ class PodReconciler:
         if suspending or (not gate_on and self.spec.get("suspend")):
             await self._delete_all(
                 f"Deleted Pods for RayCluster {self.ns}/{self.name} due to suspension",
+                f"Failed deleting Pods due to suspension for RayCluster {self.ns}/{self.name}",
                 "FailedDeleteAllPods",
             )
             return True
         suspended = cond.is_true(conditions, cond.RAY_CLUSTER_SUSPENDED)
         return gate_on and (suspended or bool(self.spec.get("suspend")))
 
-    async def _delete_all(self, message: str, reason: str) -> None:
+    async def _delete_all(self, message: str, failure: str, reason: str) -> None:
+        """Delete every live pod: Event ``message``, or ``failure, <error>`` on an error."""
         pods = [p for p in self._pods() if not _terminating(p)]
         if not pods:
             return
@@ -227,7 +230,9 @@ class PodReconciler:
                 if await self.ctx.delete_pod(pod):
                     deleted.append(pod["metadata"]["name"])
         except ApiError as exc:
-            self.ctx.event(self.cluster, WARNING, "FailedToDeletePodCollection", str(exc), "Delete")
+            self.ctx.event(
+                self.cluster, WARNING, "FailedToDeletePodCollection", f"{failure}, {exc}", "Delete"
+            )
             raise ReconcileError(str(exc), reason) from exc
         self.ctx.event(self.cluster, NORMAL, "DeletedPod", message, "Delete")
 
@@ -271,8 +276,10 @@ class PodReconciler:
         stamped = annotations.get(C.UPGRADE_STRATEGY_RECREATE_HASH_KEY, "")
         if stamped and stamped != cluster_hash:
             await self._delete_all(
-                f"Deleted all pods for RayCluster {self.ns}/{self.name} due to spec change "
+                f"Deleted all Pods for RayCluster {self.ns}/{self.name} due to spec change "
                 "with Recreate upgradeStrategy",
+                "Failed deleting Pods due to spec change with Recreate upgradeStrategy for "
+                f"RayCluster {self.ns}/{self.name}",
                 "FailedDeleteAllPods",
             )
             for group in [HEAD_GROUP] + [
@@ -298,6 +305,7 @@ class PodReconciler:
             delete, why = should_delete_pod(head, C.HEAD_NODE)
             if delete:
                 name = head["metadata"]["name"]
+                phase, policy, terminated = pod_state(head)
                 try:
                     if await self.ctx.delete_pod(head):
                         self.ctx.expectations.expect_deletions(
@@ -308,7 +316,9 @@ class PodReconciler:
                         self.cluster,
                         WARNING,
                         "FailedToDeleteHeadPod",
-                        f"Failed deleting head Pod {self.ns}/{name}; {exc}",
+                        f"Failed deleting head Pod {self.ns}/{name}; Pod status: {phase}; "
+                        f"Pod restart policy: {policy}; Ray container terminated status: "
+                        f"{terminated}, {exc}",
                         "Delete",
                     )
                     raise ReconcileError(str(exc), "FailedDeleteHeadPod") from exc
@@ -316,7 +326,8 @@ class PodReconciler:
                     self.cluster,
                     NORMAL,
                     "DeletedHeadPod",
-                    f"Deleted head Pod {self.ns}/{name}; {why}",
+                    f"Deleted head Pod {self.ns}/{name}; Pod status: {phase}; Pod restart "
+                    f"policy: {policy}; Ray container terminated status: {terminated}",
                     "Delete",
                 )
                 raise ReconcileError(why)
@@ -372,9 +383,16 @@ class PodReconciler:
             if delete:
                 unhealthy.append((pod, why))
         if unhealthy:
-            for pod, why in unhealthy:
+            for pod, _ in unhealthy:
+                ref = f"{self.ns}/{pod['metadata']['name']}"
+                phase, policy, terminated = pod_state(pod)
                 await self._delete_worker(
-                    key, pod, f"Deleted worker Pod {self.ns}/{pod['metadata']['name']}; {why}"
+                    key,
+                    pod,
+                    f"Deleted worker Pod {ref}; Pod status: {phase}; Pod restart policy: "
+                    f"{policy}; Ray container terminated status: {terminated}",
+                    f"Failed deleting worker Pod {ref}; Pod status: {phase}; Pod restart policy: "
+                    f"{policy}; Ray container terminated status: {terminated}",
                 )
             raise ReconcileError(f"delete {len(unhealthy)} unhealthy worker Pods")
 
@@ -384,8 +402,9 @@ class PodReconciler:
         running: list[Obj] = []
         for pod in pods:
             if pod["metadata"]["name"] in named:
+                ref = f"{self.ns}/{pod['metadata']['name']}"
                 await self._delete_worker(
-                    key, pod, f"Deleted worker Pod {self.ns}/{pod['metadata']['name']}"
+                    key, pod, f"Deleted pod {ref}", f"Failed deleting pod {ref}"
                 )
             else:
                 running.append(pod)
@@ -401,8 +420,9 @@ class PodReconciler:
             # going anyway), then pods not running yet, then the cache's order.
             running.sort(key=_victim_rank)
             for pod in running[:-diff]:
+                ref = f"{self.ns}/{pod['metadata']['name']}"
                 await self._delete_worker(
-                    key, pod, f"Deleted worker Pod {self.ns}/{pod['metadata']['name']}"
+                    key, pod, f"Deleted Pod {ref}", f"Failed deleting Pod {ref}"
                 )
 
     async def _suspend_group(self, key: str, group_name: str, pods: list[Obj]) -> None:
@@ -489,9 +509,9 @@ class PodReconciler:
             return True
         return False
 
-    async def _delete_worker(self, key: str, pod: Obj, message: str) -> None:
-        """``_remove`` one worker with its Events (``message`` on success)."""
-        name = pod["metadata"]["name"]
+    async def _delete_worker(self, key: str, pod: Obj, message: str, failure: str) -> None:
+        """``_remove`` one worker with its Events: ``message`` on success, ``failure``
+        followed by ``, <error>`` when the delete fails (KubeRay's texts differ by path)."""
         try:
             removed = await self._remove(key, pod)
         except ApiError as exc:
@@ -499,7 +519,7 @@ class PodReconciler:
                 self.cluster,
                 WARNING,
                 "FailedToDeleteWorkerPod",
-                f"Failed deleting worker Pod {self.ns}/{name}; {exc}",
+                f"{failure}, {exc}",
                 "Delete",
             )
             raise ReconcileError(str(exc), "FailedDeleteWorkerPod") from exc
@@ -509,11 +529,14 @@ class PodReconciler:
     # ----- multi-host -----------------------------------------------------------------------
     async def _delete_replica(self, key: str, group_name: str, pods: list[Obj], why: str) -> None:
         for pod in pods:
+            ref = f"{self.ns}/{pod['metadata']['name']}"
+            phase, policy, terminated = pod_state(pod)
             await self._delete_worker(
                 key,
                 pod,
-                f"Deleted worker Pod {self.ns}/{pod['metadata']['name']} for group "
-                f"{group_name}: {why}",
+                f"Deleted worker Pod {ref} for group {group_name}: {why}",
+                f"Failed deleting worker Pod {ref} for group {group_name}; Pod status: {phase}; "
+                f"Pod restart policy: {policy}; Ray container terminated status: {terminated}",
             )
 
     async def _reconcile_multi_host(self, group: Obj, pods: list[Obj], desired_pods: int) -> None:

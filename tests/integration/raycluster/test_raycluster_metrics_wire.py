@@ -43,8 +43,12 @@ KUBERAY_SERIES: dict[str, frozenset[str]] = {
     "rest_client_request_retries": frozenset({"code", "verb", "host"}),
     "rest_client_dns_resolution_duration_seconds": frozenset({"host"}),
     "leader_election_master_status": frozenset({"name"}),
+    # controller-runtime's certificate watcher: unlabelled, exported (at 0) even with
+    # webhooks off; the webhook families only exist once webhooks are served.
+    "certwatcher_read_certificate": frozenset(),
+    "certwatcher_read_certificate_errors": frozenset(),
 }
-PREFIXES = ("controller_runtime_", "workqueue_", "rest_client_", "leader_election_")
+PREFIXES = ("controller_runtime_", "workqueue_", "rest_client_", "leader_election_", "certwatcher_")
 
 LATENCY = [0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0]
 SIZES: list[float] = [64, 256, 512, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216]
