@@ -194,20 +194,26 @@ class Client:
         (not of its views); False refuses the write with WriteRefused. None: no guard."""
         self._write_guard = guard
 
-    def view(self, *, qps: float = 0.0, burst: int = 1) -> Client:
+    def view(self, *, qps: float = 0.0, burst: int = 1, guarded: bool = False) -> Client:
         """A client on the same connection pool, discovery cache and request stats,
         with its *own* token bucket (``qps <= 0``: unthrottled).
 
         For traffic that must not queue behind the main client's rate limit, such
-        as leader-election renewals. Closing a view closes nothing; close the
-        original client.
+        as leader-election renewals or Events. With ``guarded`` the view asks this
+        client's write guard (as it is when the view writes) before every write;
+        otherwise it has none. Closing a view closes nothing; close the original
+        client.
         """
         clone = copy.copy(self)
         clone.throttle = TokenBucket(qps, burst)
         clone._session = None
         clone._parent = self._parent or self
-        clone._write_guard = None
+        clone._write_guard = self._guard_of_parent if guarded else None
         return clone
+
+    def _guard_of_parent(self) -> bool:
+        guard = self._write_guard
+        return guard is None or guard()
 
     # ----- construction -------------------------------------------------
     @classmethod

@@ -145,6 +145,12 @@ class Manager:
             client.set_write_guard(lambda: not elector.lease_expired())
         self.leading = asyncio.Event()
         self._leader_tasks: list[asyncio.Task[None]] = []
+        # Events have a client (token bucket) of their own, as client-go's broadcaster
+        # has its own clientset: they never wait behind, or delay, reconcile writes.
+        # Same qps/burst and the same write guard as the main client.
+        self.event_client = client.view(
+            qps=client.throttle.qps, burst=client.throttle.burst, guarded=True
+        )
 
     @classmethod
     async def from_kubeconfig(
@@ -187,8 +193,9 @@ class Manager:
 
     def event_recorder(self, component: str, *, api: str = EVENTS_V1) -> EventRecorder:
         """An EventRecorder flushed when the manager stops (``api``: see
-        :class:`EventRecorder`; events.k8s.io/v1 by default)."""
-        recorder = EventRecorder(self.client, component, api=api)
+        :class:`EventRecorder`; events.k8s.io/v1 by default). It writes through
+        :attr:`event_client`, whose rate limit is apart from the reconcilers'."""
+        recorder = EventRecorder(self.event_client, component, api=api)
         self._recorders.append(recorder)
         return recorder
 
