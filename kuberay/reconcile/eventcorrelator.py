@@ -17,6 +17,9 @@ asks it about every recorded event, in order, and writes what it says:
    bucket of ``spam_burst`` (25) tokens refilled at ``spam_qps`` (one per 5 minutes);
    an event that finds it empty is dropped (``Correlation.skip``).
 
+``spam_filter=False`` / ``aggregate=False`` turn steps 3 / 1 off (client-go's
+``events.k8s.io`` broadcaster, ``tools/events``, only dedupes, into event series).
+
 Each of the three maps is an LRU of at most ``max_keys`` (4096, client-go's
 ``maxLruCacheEntries``) keys, so memory is constant however many objects or messages
 an operator reports; an evicted dedupe key makes its next occurrence a new Event.
@@ -134,6 +137,8 @@ class EventCorrelator:
         spam_qps: float = DEFAULT_SPAM_QPS,
         max_similar: int = DEFAULT_MAX_SIMILAR,
         interval: float = DEFAULT_INTERVAL,
+        spam_filter: bool = True,
+        aggregate: bool = True,
     ) -> None:
         if max_keys < 1:
             raise ValueError(f"max_keys must be >= 1, got {max_keys}")
@@ -142,6 +147,8 @@ class EventCorrelator:
         self.spam_qps = spam_qps
         self.max_similar = max_similar
         self.interval = interval
+        self.spam_filter = spam_filter
+        self.aggregate = aggregate
         self.groups: _LRU[tuple[str, ...], _Group] = _LRU(max_keys)
         self.seen: _LRU[tuple[str, ...], _Seen] = _LRU(max_keys)
         self.buckets: _LRU[SourceObject, _Bucket] = _LRU(max_keys)
@@ -153,25 +160,26 @@ class EventCorrelator:
         now = self._now()
         group_key = (*source, event_type, reason)
         key: tuple[str, ...] = (*group_key, message)
-        group = self.groups.get(group_key)
-        if group is None or now - group.last > self.interval:
-            group = _Group(now)
-        group.messages.add(message)
-        group.last = now
-        self.groups.put(group_key, group)
-        if len(group.messages) >= self.max_similar:
-            # Keep the set from growing past the threshold; every later message of
-            # the group is combined into the group's one Event.
-            group.messages.pop()
-            message = COMBINED_PREFIX + message
-            key = group_key
+        if self.aggregate:
+            group = self.groups.get(group_key)
+            if group is None or now - group.last > self.interval:
+                group = _Group(now)
+            group.messages.add(message)
+            group.last = now
+            self.groups.put(group_key, group)
+            if len(group.messages) >= self.max_similar:
+                # Keep the set from growing past the threshold; every later message
+                # of the group is combined into the group's one Event.
+                group.messages.pop()
+                message = COMBINED_PREFIX + message
+                key = group_key
         seen = self.seen.get(key)
         if seen is None:
             seen = _Seen(1, "", namespace)
         else:
             seen.count += 1
         self.seen.put(key, seen)
-        skip = not self._allow(source, now)
+        skip = self.spam_filter and not self._allow(source, now)
         return Correlation(skip, key, message, seen.count, seen.name, seen.namespace)
 
     def created(self, key: tuple[str, ...], name: str) -> None:

@@ -7,11 +7,13 @@ are dropped with a log line, as client-go's broadcaster does).
 Before it is written every event goes through an
 :class:`~kuberay.reconcile.eventcorrelator.EventCorrelator` (client-go's semantics):
 a repeat patches the count of the Event already written instead of creating
-another, more than ten different messages of one (object, type, reason) within
-ten minutes are combined into one ``"(combined from similar events): ..."``
-Event, and each object gets at most 25 events at once, then one per 5 minutes
-(the rest are dropped). Its maps are LRUs of 4096 keys, so memory stays
-constant however many objects an operator reports on.
+another. With ``api=CORE_V1`` (client-go's ``tools/record``) also: ten or more
+different messages of one (object, type, reason) within ten minutes are combined
+into one ``"(combined from similar events): ..."`` Event, and each object gets at
+most 25 events at once, then one per 5 minutes (the rest are dropped). The
+events.k8s.io recorder (``tools/events``, what KubeRay v1.7 uses) does neither,
+so every distinct Event KubeRay shows is shown. The maps are LRUs of 4096 keys,
+so memory stays constant however many objects an operator reports on.
 
 Events should be written with a client of their own (its own token bucket, as
 client-go's broadcaster has its own clientset): :class:`~kuberay.reconcile.Manager`
@@ -102,8 +104,15 @@ class EventRecorder:
         self.component = component
         self.host = host or socket.gethostname()
         self._queue: asyncio.Queue[tuple[Obj, str, str, str, str]] = asyncio.Queue(queue_size)
+        # events.k8s.io/v1 as client-go's tools/events writes it: repeats become a
+        # series, with no spam filter and no combining (``note`` is immutable there).
+        legacy = api == CORE_V1
         self.correlator = correlator or EventCorrelator(
-            now=now, max_keys=max_aggregated, interval=aggregate_window
+            now=now,
+            max_keys=max_aggregated,
+            interval=aggregate_window,
+            spam_filter=legacy,
+            aggregate=legacy,
         )
         self._task: asyncio.Task[None] | None = None
         self._aborted = False

@@ -100,3 +100,11 @@ def test_every_map_is_bounded() -> None:
     assert (len(c.seen), len(c.groups), len(c.buckets)) == (8, 8, 8)
     with pytest.raises(ValueError):
         EventCorrelator(max_keys=0)
+
+
+def test_dedupe_only_mode_neither_filters_nor_combines() -> None:
+    c = EventCorrelator(now=Clock(), spam_filter=False, aggregate=False)
+    verdicts = [c.correlate(src(), "ns", "Normal", "R", f"m{i}") for i in range(40)]
+    assert not any(v.skip for v in verdicts)
+    assert not any(v.message.startswith(COMBINED_PREFIX) for v in verdicts)
+    assert c.correlate(src(), "ns", "Normal", "R", "m3").count == 2

@@ -152,3 +152,22 @@ async def test_similar_messages_are_combined_into_one_event() -> None:
     assert client.patched[-1][1]["count"] == 5
     assert client.patched[-1][1]["message"] == "(combined from similar events): pod w-13 failed"
     await rec.close()
+
+
+async def test_events_k8s_io_neither_drops_nor_combines_distinct_events() -> None:
+    """client-go's events.k8s.io broadcaster (what KubeRay v1.7 uses) only makes
+    series of repeats: 30 workers created are 30 Events, as ``kubectl describe``
+    shows them for KubeRay."""
+    client = FakeEventsClient()
+    rec = recorder(client, api=EVENTS_V1)
+    for i in range(30):
+        rec.event(pod("rc"), NORMAL, "CreatedWorkerPod", f"Created worker Pod ns/w-{i}")
+    rec.event(pod("rc"), NORMAL, "CreatedWorkerPod", "Created worker Pod ns/w-0")
+    await rec.flush()
+    assert [b["note"] for b in client.created] == [
+        f"Created worker Pod ns/w-{i}" for i in range(30)
+    ]
+    assert client.patched == [(client.created[0]["metadata"]["name"], client.patched[0][1])]
+    assert client.patched[0][1]["series"]["count"] == 2
+    assert rec.filtered == 0
+    await rec.close()
