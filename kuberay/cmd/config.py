@@ -16,7 +16,6 @@ from typing import Any
 import attrs
 import yaml
 
-from kuberay.controllers.batchscheduler import SCHEDULERS
 from kuberay.controllers.features import UNIMPLEMENTED_GATES
 from kuberay.featuregates import FeatureGate, FeatureGateError, parse_bool
 
@@ -223,6 +222,8 @@ def refuse_unimplemented(cfg: OperatorConfig, gates: FeatureGate) -> None:
             f"--feature-gates: {', '.join(f'{n}=true' for n in on)} not supported by this "
             f"build yet ({detail}); leave the gate off"
         )
+    from kuberay.controllers.batchscheduler.registry import SCHEDULERS  # a heavy import
+
     if cfg.batch_scheduler and cfg.batch_scheduler not in SCHEDULERS:
         flag = "--enable-batch-scheduler" if cfg.enable_batch_scheduler else "--batch-scheduler"
         raise ConfigError(

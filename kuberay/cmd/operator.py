@@ -24,13 +24,10 @@ from kuberay.cmd.config import (
     refuse_unimplemented,
 )
 from kuberay.controllers.features import RAY_CLUSTER_MTLS, new_feature_gate
-from kuberay.controllers.mtls import cert_manager_available
-from kuberay.controllers.raycluster import detect_openshift_api_groups
 from kuberay.featuregates import FeatureGate
 from kuberay.kube import Client, KubeError
 from kuberay.logging import configure_logging
 from kuberay.reconcile import ByObject, LeaderElectionLost, Manager
-from kuberay.webhooks.server import maybe_start_webhook_server
 
 log = structlog.get_logger("kuberay.operator")
 
@@ -89,7 +86,16 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
     except (KubeError, OSError, Exception) as exc:  # kubeconfig parse errors are untyped
         log.error("cannot configure the Kubernetes client", error=str(exc) or repr(exc))
         return 1
+    mgr: Manager | None = None
     try:
+        mgr = build_manager(cfg, client)
+        # /metrics and the probes answer from here on (readyz fails until the caches
+        # synced), before the controllers are imported and the cluster is probed.
+        await mgr.start_servers()
+        # Imported only now, and only what the configuration uses.
+        from kuberay.controllers.raycluster.setup import detect_openshift_api_groups
+        from kuberay.webhooks.server import maybe_start_webhook_server
+
         try:
             openshift = await detect_openshift_api_groups(client)
         except (KubeError, OSError) as exc:
@@ -97,6 +103,8 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
             return 1
         cert_manager = False
         if gates.enabled(RAY_CLUSTER_MTLS):
+            from kuberay.controllers.mtls.setup import cert_manager_available
+
             try:
                 cert_manager = await cert_manager_available(client)
             except (KubeError, OSError) as exc:
@@ -107,7 +115,6 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
                     "cert-manager API not found; mTLS controller disabled (RayClusters with "
                     "tlsOptions will be refused)"
                 )
-        mgr = build_manager(cfg, client)
         names = register_controllers(mgr, cfg, gates, openshift, cert_manager)
         log.info(
             "starting operator",
@@ -139,6 +146,8 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
         log.error("invalid operator setup", error=str(exc))
         return 2
     finally:
+        if mgr is not None:
+            await mgr.stop_servers()
         await client.close()
     return 0
 

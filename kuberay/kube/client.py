@@ -2,9 +2,9 @@
 
 Why not kubernetes-asyncio's generated APIs: they build model objects for every
 response (10-20x the cost of parsing JSON) and their watch re-serialises every
-event. This client borrows only kubernetes-asyncio's *configuration* loading
-(kubeconfig, in-cluster, exec plugins, token refresh) and talks HTTP itself with
-aiohttp, decoding bodies once with orjson.
+event. This client reads its connection settings with :mod:`kuberay.kube.kubeconfig`
+(kubernetes-asyncio's loader only for exec plugins and auth-providers) and talks
+HTTP itself with aiohttp, decoding bodies once with orjson.
 
 Contracts:
 
@@ -194,19 +194,21 @@ class Client:
         (not of its views); False refuses the write with WriteRefused. None: no guard."""
         self._write_guard = guard
 
-    def view(self, *, qps: float = 0.0, burst: int = 1) -> Client:
+    def view(self, *, qps: float = 0.0, burst: int = 1, guarded: bool = False) -> Client:
         """A client on the same connection pool, discovery cache and request stats,
         with its *own* token bucket (``qps <= 0``: unthrottled).
 
         For traffic that must not queue behind the main client's rate limit, such
-        as leader-election renewals. Closing a view closes nothing; close the
-        original client.
+        as leader-election renewals or Events. With ``guarded`` the view asks this
+        client's write guard (as it is when the view writes) before every write;
+        otherwise it has none. Closing a view closes nothing; close the original
+        client.
         """
         clone = copy.copy(self)
         clone.throttle = TokenBucket(qps, burst)
         clone._session = None
         clone._parent = self._parent or self
-        clone._write_guard = None
+        clone._write_guard = self._guard_of_parent if guarded else None
         return clone
 
     def detached(self, *, qps: float = 0.0, burst: int = 1) -> Client:
@@ -231,6 +233,10 @@ class Client:
         clone._ssl_server_name = self._ssl_server_name
         return clone
 
+    def _guard_of_parent(self) -> bool:
+        guard = self._write_guard
+        return guard is None or guard()
+
     # ----- construction -------------------------------------------------
     @classmethod
     async def from_kubeconfig(
@@ -240,13 +246,24 @@ class Client:
         context: str | None = None,
         **kwargs: Any,
     ) -> Client:
-        """Client for a kubeconfig file (default: ``$KUBECONFIG`` or ``~/.kube/config``)."""
+        """Client for a kubeconfig file (default: ``$KUBECONFIG`` or ``~/.kube/config``).
+
+        Read by :mod:`kuberay.kube.kubeconfig`; users authenticated by an exec plugin
+        or auth-provider fall back to kubernetes-asyncio's loader (which costs its
+        import: tens of MiB)."""
+        from kuberay.kube import kubeconfig
+
+        paths = kubeconfig.kubeconfig_paths(path)
+        try:
+            return cls(kubeconfig.load_kubeconfig(paths, context), **kwargs)
+        except kubeconfig.Unsupported:
+            pass
         from kubernetes_asyncio import client as k8s_client
         from kubernetes_asyncio import config as k8s_config
 
         configuration = k8s_client.Configuration()
         await k8s_config.load_kube_config(
-            config_file=str(path) if path else None,
+            config_file=str(paths[0]) if path else None,
             context=context,
             client_configuration=configuration,
         )
@@ -255,12 +272,9 @@ class Client:
     @classmethod
     def from_in_cluster(cls, **kwargs: Any) -> Client:
         """Client for the pod's service account (token re-read as it rotates)."""
-        from kubernetes_asyncio import client as k8s_client
-        from kubernetes_asyncio import config as k8s_config
+        from kuberay.kube import kubeconfig
 
-        configuration = k8s_client.Configuration()
-        k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        return cls(configuration, **kwargs)
+        return cls(kubeconfig.in_cluster(), **kwargs)
 
     @classmethod
     async def from_env(
@@ -269,7 +283,7 @@ class Client:
         """Use ``kubeconfig``, else ``$KUBECONFIG``, else in-cluster, else ``~/.kube/config``."""
         path = kubeconfig or os.environ.get("KUBECONFIG")
         if path:
-            return await cls.from_kubeconfig(path, **kwargs)
+            return await cls.from_kubeconfig(kubeconfig, **kwargs)
         if os.environ.get("KUBERNETES_SERVICE_HOST"):
             return cls.from_in_cluster(**kwargs)
         default = Path.home() / ".kube" / "config"

@@ -1,28 +1,37 @@
-"""EventRecorder: Events about objects, with repeats aggregated.
+"""EventRecorder: Events about objects, correlated like client-go's recorder.
 
 ``event(obj, type, reason, message, action=...)`` never blocks and never fails the caller:
 events are written by a background task (at most ``queue_size`` waiting; more
 are dropped with a log line, as client-go's broadcaster does).
+
+Before it is written every event goes through an
+:class:`~kuberay.reconcile.eventcorrelator.EventCorrelator` (client-go's semantics):
+a repeat patches the count of the Event already written instead of creating
+another. With ``api=CORE_V1`` (client-go's ``tools/record``) also: ten or more
+different messages of one (object, type, reason) within ten minutes are combined
+into one ``"(combined from similar events): ..."`` Event, and each object gets at
+most 25 events at once, then one per 5 minutes (the rest are dropped). The
+events.k8s.io recorder (``tools/events``, what KubeRay v1.7 uses) does neither,
+so every distinct Event KubeRay shows is shown. The maps are LRUs of 4096 keys,
+so memory stays constant however many objects an operator reports on.
+
+Events should be written with a client of their own (its own token bucket, as
+client-go's broadcaster has its own clientset): :class:`~kuberay.reconcile.Manager`
+gives its recorders one, so Events never wait behind, or delay, the pod creates
+and status writes of reconciles.
 
 Two wire formats, chosen by ``api``:
 
 * ``events.k8s.io/v1`` (default; what controller-runtime's current recorder and
   KubeRay v1.7 write, so KubeRay's ClusterRole, which grants only ``events.k8s.io``
   ``create``/``patch``, is enough): ``regarding``, ``note``, ``action``,
-  ``reportingController``/``reportingInstance``, ``eventTime``. A repeat of the same
-  (object, type, reason, message) within ``aggregate_window`` seconds becomes an
-  event series: ``series.count`` and ``series.lastObservedTime`` are patched.
+  ``reportingController``/``reportingInstance``, ``eventTime``. A repeat patches
+  ``series.count`` and ``series.lastObservedTime`` (``note`` is immutable there).
 * ``v1`` (core/v1, the legacy recorder): ``involvedObject``, ``message``, ``source``;
-  a repeat bumps ``count`` and ``lastTimestamp``.
+  a repeat patches ``count``, ``lastTimestamp`` and ``message``.
 
 Both are the same objects on the server; ``kubectl get events`` and ``kubectl
 describe`` show either.
-
-Aggregation state is bounded like client-go's ``EventCorrelator``: an LRU of at
-most ``max_aggregated`` (default 4096) keys; each write marks its key most
-recently used and, when full, the least recently used key is evicted (its next
-occurrence creates a new Event instead of bumping the old one). Memory therefore
-stays constant however many distinct objects or messages an operator reports.
 """
 
 from __future__ import annotations
@@ -33,13 +42,13 @@ import contextvars
 import datetime as dt
 import socket
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import structlog
 
 from kuberay.kube import ApiError, Client, KubeError, NotFound
+from kuberay.reconcile.eventcorrelator import DEFAULT_MAX_KEYS, EventCorrelator
 
 log = structlog.get_logger("kuberay.events")
 
@@ -52,10 +61,8 @@ EVENTS_V1 = "events.k8s.io/v1"
 #: ... and the legacy core/v1 Events.
 CORE_V1 = "v1"
 
-#: client-go's ``maxLruCacheEntries``: keys of the aggregation LRU.
-DEFAULT_MAX_AGGREGATED = 4096
-
-AggregationKey = tuple[str, str, str, str]
+#: client-go's ``maxLruCacheEntries``: keys of each correlator LRU.
+DEFAULT_MAX_AGGREGATED = DEFAULT_MAX_KEYS
 
 
 def _now_rfc3339() -> str:
@@ -70,9 +77,9 @@ def _now_micro() -> str:
 class EventRecorder:
     """Writes Events for ``component`` (the ``source.component`` / reportingController).
 
-    ``max_aggregated`` (>= 1) bounds how many (object, type, reason, message) keys
-    are remembered for aggregation; ``api`` is :data:`EVENTS_V1` (default) or
-    :data:`CORE_V1`; see the module docstring.
+    ``max_aggregated`` (>= 1) bounds each correlator map; ``aggregate_window`` is the
+    correlator's aggregation interval; ``api`` is :data:`EVENTS_V1` (default) or
+    :data:`CORE_V1`; ``correlator`` replaces the default one (see the module doc).
     """
 
     def __init__(
@@ -86,6 +93,7 @@ class EventRecorder:
         now: Callable[[], float] = time.monotonic,
         max_aggregated: int = DEFAULT_MAX_AGGREGATED,
         api: str = EVENTS_V1,
+        correlator: EventCorrelator | None = None,
     ) -> None:
         if api not in (EVENTS_V1, CORE_V1):
             raise ValueError(f"api must be {EVENTS_V1!r} or {CORE_V1!r}, got {api!r}")
@@ -95,16 +103,22 @@ class EventRecorder:
         self.client = client
         self.component = component
         self.host = host or socket.gethostname()
-        self.aggregate_window = aggregate_window
-        self._now = now
         self._queue: asyncio.Queue[tuple[Obj, str, str, str, str]] = asyncio.Queue(queue_size)
-        self.max_aggregated = max_aggregated
-        # LRU, oldest first: seen[(object id, type, reason, message)] =
-        # (namespace, event name, count, last seen). Never longer than max_aggregated.
-        self._seen: OrderedDict[AggregationKey, tuple[str, str, int, float]] = OrderedDict()
+        # events.k8s.io/v1 as client-go's tools/events writes it: repeats become a
+        # series, with no spam filter and no combining (``note`` is immutable there).
+        legacy = api == CORE_V1
+        self.correlator = correlator or EventCorrelator(
+            now=now,
+            max_keys=max_aggregated,
+            interval=aggregate_window,
+            spam_filter=legacy,
+            aggregate=legacy,
+        )
         self._task: asyncio.Task[None] | None = None
         self._aborted = False
+        #: Events written (creates and patches) and dropped by the spam filter.
         self.written = 0
+        self.filtered = 0
 
     def event(self, obj: Obj, event_type: str, reason: str, message: str, action: str = "") -> None:
         """Record an Event about ``obj`` (``event_type`` is ``Normal`` or ``Warning``;
@@ -175,20 +189,21 @@ class EventRecorder:
         meta = obj.get("metadata") or {}
         namespace = meta.get("namespace") or "default"
         ident = meta.get("uid") or f"{namespace}/{obj.get('kind')}/{meta.get('name')}"
-        key = (str(ident), etype, reason, message)
-        now = self._now()
-        seen = self._seen.get(key)
-        if seen is not None:
-            self._seen.move_to_end(key)
-        if seen is not None and now - seen[3] < self.aggregate_window:
-            ns, name, count, _ = seen
+        verdict = self.correlator.correlate(
+            (self.component, self.host, str(ident)), namespace, etype, reason, message
+        )
+        if verdict.skip:
+            self.filtered += 1
+            log.debug("event dropped by the spam filter", reason=reason)
+            return
+        if verdict.count > 1 and verdict.name:
+            patch = self._repeat_patch(verdict.count, verdict.message)
             try:
-                await self.client.patch(self.api, "Event", name, self._repeat_patch(count + 1), ns)
-                self._remember(key, (ns, name, count + 1, now))
+                await self.client.patch(self.api, "Event", verdict.name, patch, verdict.namespace)
                 self.written += 1
                 return
             except NotFound:
-                pass
+                pass  # expired (Events live an hour): write a new one
         name = f"{meta.get('name')}.{time.time_ns():x}"
         reference = {
             k: v
@@ -202,14 +217,17 @@ class EventRecorder:
             }.items()
             if v
         }
-        body = self._new_event(name, namespace, reference, etype, reason, message, action)
+        body = self._new_event(
+            name, namespace, reference, etype, reason, verdict.message, action, verdict.count
+        )
         try:
             await self.client.create(body)
         except ApiError as exc:
+            self.correlator.forget(verdict.key)
             log.warning("could not create event", reason=reason, error=str(exc))
             return
         self.written += 1
-        self._remember(key, (namespace, name, 1, now))
+        self.correlator.created(verdict.key, name)
 
     def _new_event(
         self,
@@ -220,8 +238,10 @@ class EventRecorder:
         reason: str,
         message: str,
         action: str,
+        count: int = 1,
     ) -> Obj:
         if self.api == EVENTS_V1:
+            series = {"series": {"count": count, "lastObservedTime": _now_micro()}}
             return {
                 "apiVersion": EVENTS_V1,
                 "kind": "Event",
@@ -236,6 +256,7 @@ class EventRecorder:
                 "action": (action or reason)[:128],
                 "reportingController": self.component,
                 "reportingInstance": self.host[:128],
+                **(series if count > 1 else {}),
             }
         stamp = _now_rfc3339()
         return {
@@ -252,18 +273,11 @@ class EventRecorder:
             **({"action": action} if action else {}),
             "firstTimestamp": stamp,
             "lastTimestamp": stamp,
-            "count": 1,
+            "count": count,
         }
 
-    def _repeat_patch(self, count: int) -> Obj:
+    def _repeat_patch(self, count: int, message: str) -> Obj:
         if self.api == EVENTS_V1:
+            # events.k8s.io/v1 makes ``note`` immutable: a combined Event keeps its first.
             return {"series": {"count": count, "lastObservedTime": _now_micro()}}
-        return {"count": count, "lastTimestamp": _now_rfc3339()}
-
-    def _remember(self, key: AggregationKey, value: tuple[str, str, int, float]) -> None:
-        """Store ``key`` as the most recently used; evict the least recently used
-        keys beyond ``max_aggregated``."""
-        self._seen[key] = value
-        self._seen.move_to_end(key)
-        while len(self._seen) > self.max_aggregated:
-            self._seen.popitem(last=False)
+        return {"count": count, "lastTimestamp": _now_rfc3339(), "message": message[:1024]}

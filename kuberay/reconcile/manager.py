@@ -1,8 +1,9 @@
 """Manager: owns the client, the shared cache, controllers, leader election and the
 metrics/probe servers, and runs them in controller-runtime's order.
 
-Start: HTTP servers -> caches of every controller (warmed even before
-leadership, so a new leader starts with a full cache) -> leader election (if
+Start: HTTP servers (or earlier: :meth:`Manager.start_servers`) -> caches of
+every controller (warmed even before leadership, so a new leader starts with a
+full cache) -> leader election (if
 enabled) -> controller workers and leader-only runnables. Stop (SIGTERM/SIGINT
 or :meth:`stop`): in-flight reconciles finish for up to
 ``graceful_shutdown_timeout`` s (queued requests are not started) -> informers
@@ -120,6 +121,7 @@ class Manager:
         self._runnables: list[tuple[Runnable, bool]] = []
         self._recorders: list[EventRecorder] = []
         self._stop = asyncio.Event()
+        self._caches_started = False
         self.elector: LeaderElector | None = None
         if leader_election:
             if not leader_election_id:
@@ -145,6 +147,12 @@ class Manager:
             client.set_write_guard(lambda: not elector.lease_expired())
         self.leading = asyncio.Event()
         self._leader_tasks: list[asyncio.Task[None]] = []
+        # Events have a client (token bucket) of their own, as client-go's broadcaster
+        # has its own clientset: they never wait behind, or delay, reconcile writes.
+        # Same qps/burst and the same write guard as the main client.
+        self.event_client = client.view(
+            qps=client.throttle.qps, burst=client.throttle.burst, guarded=True
+        )
 
     @classmethod
     async def from_kubeconfig(
@@ -187,13 +195,14 @@ class Manager:
 
     def event_recorder(self, component: str, *, api: str = EVENTS_V1) -> EventRecorder:
         """An EventRecorder flushed when the manager stops (``api``: see
-        :class:`EventRecorder`; events.k8s.io/v1 by default)."""
-        recorder = EventRecorder(self.client, component, api=api)
+        :class:`EventRecorder`; events.k8s.io/v1 by default). It writes through
+        :attr:`event_client`, whose rate limit is apart from the reconcilers'."""
+        recorder = EventRecorder(self.event_client, component, api=api)
         self._recorders.append(recorder)
         return recorder
 
     def _check_synced(self) -> None:
-        if not self.cache.has_synced():
+        if not self._caches_started or not self.cache.has_synced():
             raise RuntimeError("informers not synced")
 
     # ----- running --------------------------------------------------------
@@ -214,9 +223,10 @@ class Manager:
         tasks: list[asyncio.Task[None]] = []
         failure: BaseException | None = None
         try:
-            await self._start_servers()
+            await self.start_servers()
             for ctrl in self.controllers:
                 await ctrl.prepare(self.cache)
+            self._caches_started = True
             for fn, needs_leader in self._runnables:
                 if not needs_leader:
                     tasks.append(self._start_runnable(fn))
@@ -237,8 +247,7 @@ class Manager:
             await self.factory.shutdown()
             for recorder in self._recorders:
                 await recorder.close(flush=not lost)
-            for server in self.servers.values():
-                await server.stop()
+            await self.stop_servers()
             for sig in installed:
                 loop.remove_signal_handler(sig)
             log.info("manager stopped")
@@ -316,15 +325,31 @@ class Manager:
                 await task
         self._leader_tasks = []
 
-    async def _start_servers(self) -> None:
+    async def start_servers(self) -> None:
+        """Serve /metrics and the probes now (before :meth:`run`, e.g. while the
+        process still sets up its controllers); :meth:`run` starts them if not yet
+        started and stops them at the end. ``/readyz`` fails until the caches synced.
+        Idempotent."""
+        if self.servers:
+            return
         metrics_addr = parse_bind_address(self._metrics_bind)
         if metrics_addr is not None:
             self.servers["metrics"] = Server(metrics_app(self.registry), *metrics_addr)
         probe_addr = parse_bind_address(self._probe_bind)
         if probe_addr is not None:
             self.servers["probes"] = Server(probes_app(self.healthz, self.readyz), *probe_addr)
+        try:
+            for server in self.servers.values():
+                await server.start()
+        except BaseException:
+            await self.stop_servers()
+            raise
+
+    async def stop_servers(self) -> None:
+        """Stop the metrics and probe servers (:meth:`run` does it when it ends)."""
         for server in self.servers.values():
-            await server.start()
+            await server.stop()
+        self.servers = {}
 
 
 def _add_check(checks: ProbeChecks, name: str, check: Check) -> None:

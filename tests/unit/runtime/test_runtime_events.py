@@ -1,4 +1,4 @@
-"""EventRecorder: aggregation of repeats, bounded like client-go's EventCorrelator."""
+"""EventRecorder: repeats patch one Event, bounded like client-go's EventCorrelator."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ async def test_aggregation_map_stays_bounded_and_recent_keys_still_aggregate() -
     await rec.flush()
     # Every Event was written once and aggregation memory stopped at the bound
     # (all within the aggregation window: age-based pruning alone keeps all 5096).
-    assert len(rec._seen) == bound
+    assert len(rec.correlator.seen) == bound
     assert len(client.created) == total
     assert len(client.patched) == 1
 
@@ -66,7 +66,7 @@ async def test_aggregation_map_stays_bounded_and_recent_keys_still_aggregate() -
     assert client.patched[-1][1]["count"] == 3
     assert client.created[-1]["involvedObject"]["name"] == "p1"
     assert len(client.created) == total + 1
-    assert len(rec._seen) == bound
+    assert len(rec.correlator.seen) == bound
     await rec.close()
 
 
@@ -79,7 +79,7 @@ async def test_a_small_bound_evicts_the_least_recently_used_key() -> None:
     # a, b created; a bumped; c created (evicts b); a bumped; b created again.
     assert [b["involvedObject"]["name"] for b in client.created] == ["a", "b", "c", "b"]
     assert [n.split(".")[0] for n, _ in client.patched] == ["a", "a"]
-    assert len(rec._seen) == 2
+    assert len(rec.correlator.seen) == 2
     await rec.close()
 
 
@@ -121,3 +121,53 @@ def test_unknown_events_api_is_refused() -> None:
 
     with pytest.raises(ValueError, match=r"events\.k8s\.io/v1"):
         EventRecorder(FakeEventsClient(), "x", api="v1beta1")  # type: ignore[arg-type]
+
+
+async def test_an_object_gets_25_events_then_the_spam_filter_drops_the_rest() -> None:
+    client = FakeEventsClient()
+    rec = recorder(client)
+    for i in range(40):
+        rec.event(pod("noisy"), WARNING, f"R{i}", f"message {i}")
+    rec.event(pod("quiet"), NORMAL, "R", "m")
+    await rec.flush()
+    noisy = [b for b in client.created if b["involvedObject"]["name"] == "noisy"]
+    assert len(noisy) == 25
+    assert [b["reason"] for b in noisy] == [f"R{i}" for i in range(25)]
+    assert rec.filtered == 15
+    assert [b["involvedObject"]["name"] for b in client.created].count("quiet") == 1
+    await rec.close()
+
+
+async def test_similar_messages_are_combined_into_one_event() -> None:
+    client = FakeEventsClient()
+    rec = recorder(client)
+    for i in range(14):
+        rec.event(pod("p"), WARNING, "FailedCreate", f"pod w-{i} failed")
+    await rec.flush()
+    messages = [b["message"] for b in client.created]
+    assert messages[:9] == [f"pod w-{i} failed" for i in range(9)]
+    assert messages[9:] == ["(combined from similar events): pod w-9 failed"]
+    combined_name = client.created[9]["metadata"]["name"]
+    assert [n for n, _ in client.patched] == [combined_name] * 4
+    assert client.patched[-1][1]["count"] == 5
+    assert client.patched[-1][1]["message"] == "(combined from similar events): pod w-13 failed"
+    await rec.close()
+
+
+async def test_events_k8s_io_neither_drops_nor_combines_distinct_events() -> None:
+    """client-go's events.k8s.io broadcaster (what KubeRay v1.7 uses) only makes
+    series of repeats: 30 workers created are 30 Events, as ``kubectl describe``
+    shows them for KubeRay."""
+    client = FakeEventsClient()
+    rec = recorder(client, api=EVENTS_V1)
+    for i in range(30):
+        rec.event(pod("rc"), NORMAL, "CreatedWorkerPod", f"Created worker Pod ns/w-{i}")
+    rec.event(pod("rc"), NORMAL, "CreatedWorkerPod", "Created worker Pod ns/w-0")
+    await rec.flush()
+    assert [b["note"] for b in client.created] == [
+        f"Created worker Pod ns/w-{i}" for i in range(30)
+    ]
+    assert client.patched == [(client.created[0]["metadata"]["name"], client.patched[0][1])]
+    assert client.patched[0][1]["series"]["count"] == 2
+    assert rec.filtered == 0
+    await rec.close()
