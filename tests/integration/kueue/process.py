@@ -177,7 +177,7 @@ class KueueProcess:
         except (urllib.error.URLError, OSError):
             return False
 
-    def start(self, timeout: float = 120.0) -> None:
+    def start(self, timeout: float = 300.0) -> None:
         """Write the certificates and the Configuration, start Kueue, wait for readiness."""
         ensure_metrics_certs()
         certs = self.workdir / "webhook-certs"
