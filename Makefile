@@ -12,7 +12,7 @@ REAL_NODES_ONLY ?= 0
 RUN_FLAGS := $(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only)
 
-.PHONY: helm third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
+.PHONY: helm kueue third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
 
 deps: $(VENV)/.installed
 
@@ -40,9 +40,14 @@ images: deps node-deps binaries-all
 helm: deps
 	$(BIN)/python hack/build_helm.py
 
-# third-party CRDs from their Go modules (cert-manager, Gateway API, volcano, scheduler-plugins), into ~/.cache/kuberay
+# third-party CRDs from their Go modules (cert-manager, Gateway API, Kueue, volcano, scheduler-plugins), into ~/.cache/kuberay
 third-party-crds: deps
 	$(BIN)/python hack/fetch_crds.py
+
+# Kueue's controller manager from the Go module proxy (once, cached in ~/.cache/kuberay/kueue-<version>),
+# for tests/integration/kueue
+kueue: deps
+	$(BIN)/python hack/build_kueue.py
 
 lint: deps
 	$(BIN)/ruff check kuberay tests hack $(wildcard examples)
@@ -51,14 +56,14 @@ lint: deps
 unit: deps
 	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)
 
-integration: binaries third-party-crds
+integration: binaries third-party-crds kueue
 	$(BIN)/pytest -q tests/integration $(PYTEST_ARGS)
 
-test: lint binaries-all helm images third-party-crds
+test: lint binaries-all helm kueue images third-party-crds
 	$(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # the test suite while busy loops keep every core loaded (tests must not race async writes)
-test-stress: lint binaries-all helm images third-party-crds
+test-stress: lint binaries-all helm kueue images third-party-crds
 	$(BIN)/python hack/cpu_hog.py -- $(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # the operator as a separate process against a full local cluster (KUBERAY_TEST_KUBECONFIG:

@@ -70,6 +70,28 @@ SOURCES: dict[str, Source] = {
             subdir="config/crd/standard",
         ),
         Source(
+            "kueue",
+            "sigs.k8s.io/kueue",
+            "v0.17.0",  # the controller itself is built by hack/build_kueue.py
+            tuple(
+                f"kueue.x-k8s.io_{kind}.yaml"
+                for kind in (
+                    "admissionchecks",
+                    "clusterqueues",
+                    "cohorts",
+                    "localqueues",
+                    "multikueueclusters",
+                    "multikueueconfigs",
+                    "provisioningrequestconfigs",
+                    "resourceflavors",
+                    "topologies",
+                    "workloadpriorityclasses",
+                    "workloads",
+                )
+            ),
+            subdir="config/components/crd/bases",
+        ),
+        Source(
             "scheduler-plugins",
             "sigs.k8s.io/scheduler-plugins",
             "v0.33.5",
