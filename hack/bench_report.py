@@ -113,17 +113,23 @@ def _fmt(value: Any, unit: str = "") -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "-"
-        text = f"{value:.3f}" if abs(value) < 0.1 else f"{value:.1f}"
+        text = f"{value:.3f}" if abs(value) < 1 else f"{value:.1f}"
     else:
         text = str(value)
     return f"{text} {unit}".rstrip()
 
 
 def label(report: Mapping[str, Any]) -> str:
-    """Column heading of a report: its ``label``, else ``<operator> N=<clusters>``."""
+    """Column heading of a report: its ``label``, else ``<operator> N=<clusters>`` with
+    ``ours`` for this repo's operator and the program's file name for any other."""
     if report.get("label"):
         return str(report["label"])
-    return f"{report.get('operator', '?')} N={report.get('clusters', '?')}"
+    operator = str(report.get("operator") or "?")
+    if "kuberay.cmd.operator" in operator:
+        operator = "ours"
+    else:
+        operator = operator.split()[0].rsplit("/", 1)[-1]
+    return f"{operator} N={report.get('clusters', '?')}"
 
 
 ROWS: Sequence[tuple[str, str, str]] = (

@@ -138,5 +138,8 @@ def test_table_has_one_column_per_report_and_writes_per_cluster() -> None:
     assert "| seconds to all pods | 10.1 | 4.4 |" in lines
     assert "| idle RSS (no clusters, 30 s) | 37.5 MiB | - |" in lines
     assert lines[-1] == "| writes per cluster (audit log) | 7 create + 2 update + 1 patch | - |"
+    ours = {"operator": "/venv/bin/python -m kuberay.cmd.operator", "clusters": 5}
+    go = {"operator": "/cache/kuberay-go/kuberay-operator --foo", "clusters": 5}
+    assert r.render_table([ours, go]).splitlines()[0] == "| | ours N=5 | kuberay-operator N=5 |"
     # rows no report has are left out
     assert not any(line.startswith("| peak RSS") for line in lines)
