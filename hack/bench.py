@@ -37,6 +37,7 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import shlex
 import socket
 import subprocess
@@ -56,7 +57,7 @@ import bench_report  # noqa: E402
 import controlplane  # noqa: E402
 
 from kuberay.kube import Client  # noqa: E402
-from kuberay.kube.errors import Gone  # noqa: E402
+from kuberay.kube.errors import AlreadyExists, Gone, TransportError  # noqa: E402
 
 NAMESPACE = "bench"
 IMAGE = "rayproject/ray:2.52.0"
@@ -337,7 +338,25 @@ async def raw_objects(raw: Client, cluster: dict[str, Any]) -> None:
 
     objs = [build_head_service(cluster), build_head_pod(cluster)]
     objs += [build_worker_pod(cluster, "workers", replica_index=i) for i in range(2)]
-    await asyncio.gather(*(raw.create(o) for o in objs))
+    await asyncio.gather(*(_create_retrying(raw, o) for o in objs))
+
+
+async def _create_retrying(raw: Client, obj: dict[str, Any]) -> None:
+    """Create ``obj``; retry a transport error (a loaded apiserver may time a create out
+    after storing it: a retry then finds it there, as an operator's next reconcile would)."""
+    meta = obj["metadata"]
+    if meta.get("generateName"):  # fixed name: a retry must not make a second pod
+        meta["name"] = meta.pop("generateName") + secrets.token_hex(3)[:5]
+    for attempt in range(5):
+        try:
+            await raw.create(obj)
+            return
+        except AlreadyExists:
+            return
+        except TransportError:
+            if attempt == 4:
+                raise
+            await asyncio.sleep(1.0)
 
 
 # ----------------------------------------------------------------- one run
