@@ -454,6 +454,7 @@ class ControlPlane:
         extra_apiserver_args: Sequence[str] = (),
         real_nodes: int = 0,
         real_nodes_only: bool = False,
+        extra_clients: Mapping[str, tuple[str, tuple[str, ...]]] | None = None,
     ) -> None:
         if real_nodes_only:
             fake_nodes = 0
@@ -478,6 +479,9 @@ class ControlPlane:
         self._binaries = dict(binaries or {})
         self._build = build
         self.extra_apiserver_args = list(extra_apiserver_args)
+        # more client identities (name -> (CN, organisations)), full mode: each gets
+        # ``component_kubeconfig(name)`` (the bench gives the operator under test its own user)
+        self.extra_clients = dict(extra_clients or {})
         self.components: list[ComponentSpec] = [ETCD, KUBE_APISERVER]
         if full:
             self.components += [KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER]
@@ -544,7 +548,7 @@ class ControlPlane:
             shutil.rmtree(self.etcd_data_dir, ignore_errors=True)
             self.certs = generate_certs(
                 self.dir / "certs",
-                clients=FULL_CLIENT_IDENTITIES if self.full else None,
+                clients={**FULL_CLIENT_IDENTITIES, **self.extra_clients} if self.full else None,
                 component_serving=self.full,
             )
             ports = self._distinct_ports(6 if self.full else 3)
