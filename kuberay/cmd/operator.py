@@ -23,7 +23,8 @@ from kuberay.cmd.config import (
     parse_config,
     refuse_unimplemented,
 )
-from kuberay.controllers.features import RAY_CLUSTER_MTLS, new_feature_gate
+from kuberay.controllers.batchscheduler.kubernetes_was import unavailable_reason
+from kuberay.controllers.features import KUBERNETES_WAS, RAY_CLUSTER_MTLS, new_feature_gate
 from kuberay.controllers.mtls import cert_manager_available
 from kuberay.controllers.raycluster import detect_openshift_api_groups
 from kuberay.featuregates import FeatureGate
@@ -107,6 +108,14 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
                     "cert-manager API not found; mTLS controller disabled (RayClusters with "
                     "tlsOptions will be refused)"
                 )
+        if gates.enabled(KUBERNETES_WAS):
+            try:
+                reason = await unavailable_reason(client)
+            except (KubeError, OSError) as exc:
+                reason = f"unable to discover the scheduling.k8s.io API: {exc}"
+            if reason:
+                log.error("unable to create the batch scheduler", error=reason)
+                return 1
         mgr = build_manager(cfg, client)
         names = register_controllers(mgr, cfg, gates, openshift, cert_manager)
         log.info(
