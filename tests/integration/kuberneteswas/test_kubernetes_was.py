@@ -230,8 +230,16 @@ async def test_foreign_workload_of_the_same_name_is_left_alone(
     }
     before = await kclient.create(foreign)
     await kclient.create(gang_cluster(namespace, name="taken"))
-    with pytest.raises(Exception, match="already exists and is not owned by this RayCluster"):
-        await was_operator.reconciler.reconcile(Request(namespace, "taken"))
+
+    async def refused() -> bool:
+        """A reconcile pass (once the cache holds the cluster) fails on the collision."""
+        try:
+            await was_operator.reconciler.reconcile(Request(namespace, "taken"))
+        except Exception as exc:
+            return "already exists and is not owned by this RayCluster" in str(exc)
+        return False
+
+    await eventually(refused, timeout=60, interval=0.2, message="reconcile refused")
     after = await kclient.get(API_VERSION, "Workload", "taken", namespace)
     assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
     assert await get_or_none(kclient, "PodGroup", "taken-cluster", namespace) is None
