@@ -65,7 +65,9 @@ async def _wait_served(client: Client, crd: dict[str, Any], deadline: float) -> 
         await asyncio.sleep(0.1)
 
 
-async def install_crds(client: Client, *, timeout: float = 180.0, directory: Path = CRD_DIR) -> None:
+async def install_crds(
+    client: Client, *, timeout: float = 180.0, directory: Path = CRD_DIR
+) -> None:
     """Apply every CRD of ``directory`` (default ``manifests/crds``) and wait until all are
     Established and served."""
     crds = load_crds(directory)
