@@ -12,7 +12,7 @@ REAL_NODES_ONLY ?= 0
 RUN_FLAGS := $(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only)
 
-.PHONY: helm kueue third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
+.PHONY: helm kueue scheduler-plugins go-components-background third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
 
 deps: $(VENV)/.installed
 
@@ -40,6 +40,11 @@ images: deps node-deps binaries-all
 helm: deps
 	$(BIN)/python hack/build_helm.py
 
+# the scheduler-plugins scheduler + PodGroup controller (v0.33.5) from the Go module proxy,
+# for the e2e gang-scheduling tests; built once into ~/.cache/kuberay/bin
+scheduler-plugins: deps
+	$(BIN)/python hack/build_scheduler_plugins.py
+
 # third-party CRDs from their Go modules (cert-manager, Gateway API, Kueue, volcano, scheduler-plugins), into ~/.cache/kuberay
 third-party-crds: deps
 	$(BIN)/python hack/fetch_crds.py
@@ -56,19 +61,25 @@ lint: deps
 unit: deps
 	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)
 
-integration: binaries third-party-crds kueue
+integration: binaries third-party-crds go-components-background
 	$(BIN)/pytest -q tests/integration $(PYTEST_ARGS)
 
-test: lint binaries-all helm kueue images third-party-crds
+# third-party controllers built from the Go module proxy (Kueue, scheduler-plugins), started in
+# the background so a first build overlaps the tests; a test needing one waits for its build
+# (each build holds a lock in its cache dir) and builds it itself if the background one failed
+go-components-background: deps
+	$(BIN)/python hack/build_in_background.py build_kueue.py build_scheduler_plugins.py
+
+test: lint binaries-all helm images third-party-crds go-components-background
 	$(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # the test suite while busy loops keep every core loaded (tests must not race async writes)
-test-stress: lint binaries-all helm kueue images third-party-crds
+test-stress: lint binaries-all helm images third-party-crds go-components-background
 	$(BIN)/python hack/cpu_hog.py -- $(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # the operator as a separate process against a full local cluster (KUBERAY_TEST_KUBECONFIG:
 # against that cluster instead)
-e2e: binaries-all images
+e2e: binaries-all images third-party-crds go-components-background
 	$(BIN)/pytest -q tests/e2e $(PYTEST_ARGS)
 
 # full local cluster + CRDs + RBAC + kuberay-operator in the foreground; Ctrl-C stops all

@@ -19,11 +19,14 @@ Exit 1 with a one-line reason on failure.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 KUEUE_MODULE = "sigs.k8s.io/kueue"
@@ -66,11 +69,32 @@ def _ldflags() -> str:
     return f"-s -w -X {pkg}.GitVersion={KUEUE_VERSION}"
 
 
+@contextlib.contextmanager
+def _build_lock() -> Iterator[None]:
+    """Hold ``<cache dir>/.build.lock`` (exclusive): one build at a time; a caller that
+    finds a build under way waits for it (hack/build_in_background.py)."""
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with open(cache_dir() / ".build.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def build() -> Path:
-    """Return the cached Kueue binary, building it first if missing."""
+    """Return the cached Kueue binary, building it first if missing (waits for a build
+    another process has under way)."""
     out = binary_path()
     if out.exists():
         return out
+    with _build_lock():
+        if out.exists():  # built by the process that held the lock
+            return out
+        return _build(out)
+
+
+def _build(out: Path) -> Path:
     go = _go()
     out.parent.mkdir(parents=True, exist_ok=True)
     gobin = out.parent / ".gobin.tmp"

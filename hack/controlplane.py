@@ -439,7 +439,8 @@ class ControlPlane:
     ``certs``, ``startup_seconds`` (component name -> launch-to-ready time of its last start),
     ``start_seconds`` (whole ``start()``). Always valid: ``full``, ``node_names``.
     Full mode helpers: ``api()`` (admin REST call), ``unready_nodes()``,
-    ``component_kubeconfig(name)``.
+    ``component_kubeconfig(name)``. ``extra_args`` maps a component name (e.g.
+    ``kube-scheduler``) to flags appended to its command line, such as feature gates.
     """
 
     def __init__(
@@ -452,6 +453,7 @@ class ControlPlane:
         binaries: dict[str, Path] | None = None,
         build: bool = True,
         extra_apiserver_args: Sequence[str] = (),
+        extra_args: Mapping[str, Sequence[str]] | None = None,
         real_nodes: int = 0,
         real_nodes_only: bool = False,
         extra_clients: Mapping[str, tuple[str, tuple[str, ...]]] | None = None,
@@ -482,6 +484,8 @@ class ControlPlane:
         # more client identities (name -> (CN, organisations)), full mode: each gets
         # ``component_kubeconfig(name)`` (the bench gives the operator under test its own user)
         self.extra_clients = dict(extra_clients or {})
+        # component name -> flags appended to its command line (e.g. feature gates)
+        self.extra_args = {name: list(args) for name, args in (extra_args or {}).items()}
         self.components: list[ComponentSpec] = [ETCD, KUBE_APISERVER]
         if full:
             self.components += [KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER]
@@ -656,7 +660,11 @@ class ControlPlane:
         log_file.flush()
         if spec.before_start is not None:
             spec.before_start(self)
-        argv = [str(self.binary(spec.binary)), *spec.args(self)]
+        argv = [
+            str(self.binary(spec.binary)),
+            *spec.args(self),
+            *self.extra_args.get(spec.name, ()),
+        ]
         env = None if spec.env is None else {**os.environ, **spec.env(self)}
         # PDEATHSIG fires when the *thread* that forked exits, so only use it from the main thread
         main_thread = threading.current_thread() is threading.main_thread()

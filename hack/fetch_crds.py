@@ -95,7 +95,9 @@ SOURCES: dict[str, Source] = {
             "scheduler-plugins",
             "sigs.k8s.io/scheduler-plugins",
             "v0.33.5",
-            ("scheduling.x-k8s.io_podgroups.yaml",),
+            # ElasticQuota too: the project's PodGroup controller (run by the e2e gang
+            # tests) also reconciles ElasticQuotas and fails to start without their CRD
+            ("scheduling.x-k8s.io_podgroups.yaml", "scheduling.x-k8s.io_elasticquotas.yaml"),
             subdir="config/crd/bases",
         ),
         Source(

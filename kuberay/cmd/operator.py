@@ -23,7 +23,7 @@ from kuberay.cmd.config import (
     parse_config,
     refuse_unimplemented,
 )
-from kuberay.controllers.features import RAY_CLUSTER_MTLS, new_feature_gate
+from kuberay.controllers.features import KUBERNETES_WAS, RAY_CLUSTER_MTLS, new_feature_gate
 from kuberay.featuregates import FeatureGate
 from kuberay.kube import Client, KubeError
 from kuberay.logging import configure_logging
@@ -115,6 +115,16 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
                     "cert-manager API not found; mTLS controller disabled (RayClusters with "
                     "tlsOptions will be refused)"
                 )
+        if gates.enabled(KUBERNETES_WAS):
+            from kuberay.controllers.batchscheduler.kubernetes_was import unavailable_reason
+
+            try:
+                reason = await unavailable_reason(client)
+            except (KubeError, OSError) as exc:
+                reason = f"unable to discover the scheduling.k8s.io API: {exc}"
+            if reason:
+                log.error("unable to create the batch scheduler", error=reason)
+                return 1
         names = register_controllers(mgr, cfg, gates, openshift, cert_manager)
         log.info(
             "starting operator",

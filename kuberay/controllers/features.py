@@ -38,12 +38,8 @@ KUBERAY_FEATURES: dict[str, FeatureSpec] = {
 #: Gates whose controllers this build does not have yet, and what turning one on would
 #: silently fail to do. The operator refuses to start with any of them on rather than
 #: half-apply it (for example mTLS volumes on pods waiting for certificates nobody issues).
-UNIMPLEMENTED_GATES: dict[str, str] = {
-    KUBERNETES_WAS: (
-        "the scheduling.k8s.io/v1alpha2 Workload and PodGroup scheduler is not built; "
-        "pods would be created without their scheduling group"
-    ),
-}
+#: Empty: every KubeRay v1.7 gate is implemented.
+UNIMPLEMENTED_GATES: dict[str, str] = {}
 
 
 def new_feature_gate() -> FeatureGate:

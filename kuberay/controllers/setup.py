@@ -14,9 +14,15 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from kuberay.controllers.batchscheduler import KUBERNETES_WAS_PLUGIN
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.dashboard.setup import setup_dashboard_poller
-from kuberay.controllers.features import RAY_CLUSTER_MTLS, RAY_CLUSTER_NETWORK_POLICY, RAY_CRON_JOB
+from kuberay.controllers.features import (
+    KUBERNETES_WAS,
+    RAY_CLUSTER_MTLS,
+    RAY_CLUSTER_NETWORK_POLICY,
+    RAY_CRON_JOB,
+)
 from kuberay.controllers.mtls import MTLSSettings, setup_mtls_controller
 from kuberay.controllers.networkpolicy import setup_networkpolicy_controller
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
@@ -82,7 +88,11 @@ def register_all(
         enable_metrics=cfg.enable_metrics,
         openshift_api_groups=openshift_api_groups,
         cert_manager_available=cert_manager_available,
-        batch_scheduler=cfg.batch_scheduler,
+        # KubeRay: the gate selects the WAS plugin (the config refuses it with a batch flag);
+        # its hooks only act on RayClusters, so the RayJob controller needs none
+        batch_scheduler=(
+            KUBERNETES_WAS_PLUGIN if gates.enabled(KUBERNETES_WAS) else cfg.batch_scheduler
+        ),
     )
     controller = setup_raycluster_controller(mgr, settings)
     poller = setup_dashboard_poller(mgr, use_kubernetes_proxy=cfg.use_kubernetes_proxy, env=environ)

@@ -212,10 +212,12 @@ def test_batch_scheduler_from_config_file(tmp_path: Path) -> None:
     assert parse(f"--config={path}").batch_scheduler == "yunikorn"
 
 
-def test_kubernetes_was_gate_is_refused_by_name() -> None:
+def test_kubernetes_was_gate_alone_is_accepted() -> None:
+    """The gate is implemented now: on its own it passes the config checks (whether the
+    apiserver serves scheduling.k8s.io/v1alpha2 is checked at start-up)."""
     from kuberay.cmd.config import refuse_unimplemented
 
     gates = new_feature_gate()
     cfg, _ = parse_config(["--feature-gates=KubernetesWAS=true"], gates)
-    with pytest.raises(ConfigError, match="KubernetesWAS"):
-        refuse_unimplemented(cfg, gates)
+    refuse_unimplemented(cfg, gates)
+    assert gates.enabled("KubernetesWAS") and cfg.batch_scheduler == ""
