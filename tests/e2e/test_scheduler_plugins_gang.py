@@ -2,9 +2,13 @@
 local cluster: the operator runs with ``--batch-scheduler=scheduler-plugins``, the
 RayCluster is KubeRay's ``ray-cluster.scheduler-plugins.yaml`` sample (head + 2 workers,
 1 CPU each, gang label on) pinned by a node selector to kwok nodes of 1 CPU each that the
-test adds. With room for the whole gang every pod binds; one node short, no pod binds
-(the scheduler tried every one and the PodGroup stays ``Scheduling`` with nothing
-running) until the missing node is added, then all bind together.
+test adds. With room for the whole gang every pod binds and the PodGroup runs.
+
+Not here yet: the one-node-short case. In the one run it had, the gang held at
+Coscheduling's Permit at first (no pod bound once every pod had been tried) and then all
+three bound on two 1-CPU kwok nodes, so what the nodes really offer must be pinned down
+before that test can assert anything. The kube-scheduler's own gang scheduling *is* tested
+one node short (tests/integration/kuberneteswas).
 
 Skipped, with the build's error, only when the scheduler cannot be built here.
 """
@@ -218,49 +222,3 @@ async def test_whole_gang_fits_every_pod_binds(
         assert pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] == name
     # one CPU per node: the gang is spread over every node of the pool
     assert len({p["spec"]["nodeName"] for p in pods}) == gang_size(body)
-
-
-@pytest.mark.xfail(
-    strict=False,
-    reason=(
-        "open: its wait (every pod PodScheduled=False and the PodGroup Scheduling) was not "
-        "met within 120 s in the one run so far; the scheduler's log showed the pods held at "
-        "Coscheduling's Permit on the two nodes, none bound. The readiness signal needs fixing"
-    ),
-)
-async def test_gang_short_by_one_pod_binds_none_until_a_node_is_added(
-    e2e_cluster: E2ECluster,
-    admin: Client,
-    ns: str,
-    sp_operator: OperatorProcess,
-    gang_scheduler: schedulerplugins.SchedulerPlugins,
-    gang_nodes: list[str],
-) -> None:
-    body = gang_cluster(ns, pool=ns)
-    name, size = body["metadata"]["name"], gang_size(body)
-    for _ in range(size - 1):
-        await add_node(admin, ns, gang_nodes)
-    await admin.create(body)
-
-    async def every_pod_rejected() -> list[dict[str, Any]] | None:
-        pods = await cluster_pods(admin, ns, name)
-        if len(pods) != size or not all(unschedulable(p) for p in pods):
-            return None
-        status = await pod_group_status(admin, ns, name)
-        return pods if status.get("phase") == "Scheduling" else None
-
-    pods = await eventually(
-        every_pod_rejected,
-        timeout=e2e_cluster.timeout(120),
-        interval=0.5,
-        message=f"every pod of {name} tried and left unscheduled, PodGroup Scheduling",
-    )
-    # room for size - 1 pods, yet not one of them was bound: all or nothing
-    assert [p["metadata"]["name"] for p in pods if bound(p)] == [], gang_scheduler.log_tails()
-    status = await pod_group_status(admin, ns, name)
-    assert status.get("phase") == "Scheduling" and not status.get("running")
-    pods = await cluster_pods(admin, ns, name)
-    assert not any(bound(p) for p in pods)
-
-    await add_node(admin, ns, gang_nodes)
-    await wait_all_bound(e2e_cluster, admin, ns, body, gang_nodes)
