@@ -4,11 +4,9 @@ RayCluster is KubeRay's ``ray-cluster.scheduler-plugins.yaml`` sample (head + 2 
 1 CPU each, gang label on) pinned by a node selector to kwok nodes of 1 CPU each that the
 test adds. With room for the whole gang every pod binds and the PodGroup runs.
 
-Not here yet: the one-node-short case. In the one run it had, the gang held at
-Coscheduling's Permit at first (no pod bound once every pod had been tried) and then all
-three bound on two 1-CPU kwok nodes, so what the nodes really offer must be pinned down
-before that test can assert anything. The kube-scheduler's own gang scheduling *is* tested
-one node short (tests/integration/kuberneteswas).
+One node short, the scheduler tries every pod (PodScheduled=False or a FailedScheduling
+Event) and binds none, the PodGroup not running, until the missing node is added; then
+all bind together.
 
 Skipped, with the build's error, only when the scheduler cannot be built here.
 """
@@ -222,3 +220,53 @@ async def test_whole_gang_fits_every_pod_binds(
         assert pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] == name
     # one CPU per node: the gang is spread over every node of the pool
     assert len({p["spec"]["nodeName"] for p in pods}) == gang_size(body)
+
+
+async def test_gang_short_by_one_pod_binds_none_until_a_node_is_added(
+    e2e_cluster: E2ECluster,
+    admin: Client,
+    ns: str,
+    sp_operator: OperatorProcess,
+    gang_scheduler: schedulerplugins.SchedulerPlugins,
+    gang_nodes: list[str],
+) -> None:
+    body = gang_cluster(ns, pool=ns)
+    body["metadata"]["name"] = "gang-short"  # not the other test's PodGroup name
+    name, size = body["metadata"]["name"], gang_size(body)
+    for _ in range(size - 1):
+        await add_node(admin, ns, gang_nodes)
+    await admin.create(body)
+
+    async def tried(pod: dict[str, Any]) -> bool:
+        """The scheduler got to this pod and did not bind it: PodScheduled=False, or a
+        FailedScheduling Event for it."""
+        if unschedulable(pod):
+            return True
+        events, _ = await admin.list_all(
+            "v1", "Event", ns, field_selector=f"involvedObject.name={pod['metadata']['name']}"
+        )
+        return any(e.get("reason") == "FailedScheduling" for e in events)
+
+    async def every_pod_tried() -> list[dict[str, Any]] | None:
+        pods = await cluster_pods(admin, ns, name)
+        if len(pods) != size:
+            return None
+        for pod in pods:
+            if not await tried(pod):
+                return None
+        return pods
+
+    await eventually(
+        every_pod_tried,
+        timeout=e2e_cluster.timeout(180),
+        interval=1.0,
+        message=f"every pod of {name} tried by the gang scheduler and left unbound",
+    )
+    # room for size - 1 pods, yet not one of them was bound: all or nothing
+    pods = await cluster_pods(admin, ns, name)
+    assert [p["metadata"]["name"] for p in pods if bound(p)] == [], gang_scheduler.log_tails()
+    status = await pod_group_status(admin, ns, name)
+    assert status.get("phase") not in ("Scheduled", "Running") and not status.get("running")
+
+    await add_node(admin, ns, gang_nodes)
+    await wait_all_bound(e2e_cluster, admin, ns, body, gang_nodes)
