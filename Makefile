@@ -12,7 +12,7 @@ REAL_NODES_ONLY ?= 0
 RUN_FLAGS := $(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only)
 
-.PHONY: helm third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
+.PHONY: helm traefik third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
 
 deps: $(VENV)/.installed
 
@@ -40,6 +40,11 @@ images: deps node-deps binaries-all
 helm: deps
 	$(BIN)/python hack/build_helm.py
 
+# Traefik (Gateway API implementation) from the Go module proxy, for the real-Ray incremental
+# upgrade e2e; cached in ~/.cache/kuberay/traefik-<version>
+traefik: deps
+	$(BIN)/python hack/build_traefik.py
+
 # third-party CRDs from their Go modules (cert-manager, Gateway API, volcano, scheduler-plugins), into ~/.cache/kuberay
 third-party-crds: deps
 	$(BIN)/python hack/fetch_crds.py
@@ -54,16 +59,16 @@ unit: deps
 integration: binaries third-party-crds
 	$(BIN)/pytest -q tests/integration $(PYTEST_ARGS)
 
-test: lint binaries-all helm images third-party-crds
+test: lint binaries-all helm traefik images third-party-crds
 	$(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # the test suite while busy loops keep every core loaded (tests must not race async writes)
-test-stress: lint binaries-all helm images third-party-crds
+test-stress: lint binaries-all helm traefik images third-party-crds
 	$(BIN)/python hack/cpu_hog.py -- $(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # the operator as a separate process against a full local cluster (KUBERAY_TEST_KUBECONFIG:
 # against that cluster instead)
-e2e: binaries-all images
+e2e: binaries-all traefik images third-party-crds
 	$(BIN)/pytest -q tests/e2e $(PYTEST_ARGS)
 
 # full local cluster + CRDs + RBAC + kuberay-operator in the foreground; Ctrl-C stops all
