@@ -81,7 +81,7 @@ async def traefik_gateway(
     import build_traefik  # hack/ (on sys.path: tests/conftest.py)
 
     try:
-        binary = build_traefik.build()
+        binary = await asyncio.to_thread(build_traefik.build)
     except build_traefik.BuildError as exc:
         pytest.skip(f"Traefik {build_traefik.TRAEFIK_VERSION} cannot be built here: {exc}")
     address = free_loopback_address()
