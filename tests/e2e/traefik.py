@@ -99,6 +99,7 @@ async def traefik_gateway(
         f"--providers.kubernetesgateway.namespaces={namespace}",
         f"--providers.kubernetesgateway.statusAddress.ip={address}",
         "--log.level=INFO",
+        "--log.noColor=true",
     ]
     await admin.create(
         {
