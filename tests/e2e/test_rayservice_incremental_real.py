@@ -228,8 +228,11 @@ async def test_incremental_upgrade_through_traefik_without_failed_requests(
         await real_admin.create(rs)
 
         async def ready() -> dict[str, Any] | None:
+            # Ready comes with the first cluster's serve endpoints, which the incremental
+            # upgrade counts while that cluster is still pending: wait for it to be active
             current = await get()
-            return current if _ready(current) else None
+            active = _cluster(current, "activeServiceStatus")
+            return current if _ready(current) and active else None
 
         first = await wait_for("RayService Ready", ready, 420, explain)
         record_timing("real incremental RayService: created -> Ready", time.monotonic() - began)
