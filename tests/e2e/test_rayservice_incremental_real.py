@@ -180,19 +180,20 @@ async def watch_weights(
             await asyncio.wait_for(stop.wait(), 0.5)
 
 
+def _true(conditions: list[dict[str, Any]] | None, kind: str) -> bool:
+    return any(c.get("type") == kind and c.get("status") == "True" for c in conditions or [])
+
+
 def _condition(obj: dict[str, Any], kind: str) -> bool:
-    return any(
-        c.get("type") == kind and c.get("status") == "True"
-        for c in (obj.get("status") or {}).get("conditions") or []
-    )
+    return _true((obj.get("status") or {}).get("conditions"), kind)
 
 
 def _route_accepted_by(route: dict[str, Any], controller: str) -> bool:
     parents = (route.get("status") or {}).get("parents") or []
     return any(
         p.get("controllerName") == controller
-        and _condition(p, "Accepted")
-        and _condition(p, "ResolvedRefs")
+        and _true(p.get("conditions"), "Accepted")
+        and _true(p.get("conditions"), "ResolvedRefs")
         for p in parents
     )
 
