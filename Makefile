@@ -12,7 +12,7 @@ REAL_NODES_ONLY ?= 0
 RUN_FLAGS := $(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only)
 
-.PHONY: helm kueue scheduler-plugins go-components-background third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
+.PHONY: helm kueue scheduler-plugins traefik e2e-gateway go-components-background third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
 
 deps: $(VENV)/.installed
 
@@ -44,6 +44,11 @@ helm: deps
 # for the e2e gang-scheduling tests; built once into ~/.cache/kuberay/bin
 scheduler-plugins: deps
 	$(BIN)/python hack/build_scheduler_plugins.py
+
+# Traefik (a Gateway API implementation) from the Go module proxy, cached in
+# ~/.cache/kuberay/traefik-<version>; only for `make e2e-gateway`
+traefik: deps
+	$(BIN)/python hack/build_traefik.py
 
 # third-party CRDs from their Go modules (cert-manager, Gateway API, Kueue, volcano, scheduler-plugins), into ~/.cache/kuberay
 third-party-crds: deps
@@ -88,3 +93,8 @@ run: binaries-all third-party-crds $(if $(filter-out 00,$(REAL_NODES)$(REAL_NODE
 
 clean:
 	rm -rf $(VENV) .run .mypy_cache .ruff_cache .pytest_cache
+
+# opt-in (not part of `make test`): a real-Ray RayService incremental upgrade through a real
+# Traefik Gateway on the real node, counting failed requests (docs/rayservice.md)
+e2e-gateway: binaries-all images third-party-crds traefik
+	KUBERAY_E2E_GATEWAY=1 $(BIN)/pytest -q tests/e2e/test_rayservice_incremental_real.py $(PYTEST_ARGS)

@@ -66,6 +66,8 @@ SOURCES: dict[str, Source] = {
                 "gateway.networking.k8s.io_httproutes.yaml",
                 "gateway.networking.k8s.io_grpcroutes.yaml",
                 "gateway.networking.k8s.io_referencegrants.yaml",
+                # standard channel too; Traefik's Gateway provider watches it (e2e gateway)
+                "gateway.networking.k8s.io_backendtlspolicies.yaml",
             ),
             subdir="config/crd/standard",
         ),

@@ -102,7 +102,7 @@ class RealIdentity:
 async def operator_identity(admin: Client, workdir: Path) -> RealIdentity:
     """CRDs installed; the operator's ServiceAccount and shipped RBAC in a fresh namespace
     (ClusterRoles suffixed: the Helm test installs the chart's under the shipped names)."""
-    await install_crds(admin)
+    await install_crds(admin, timeout=240)  # a loaded machine: slow establishment
     namespace = await real_namespace(admin, "kuberay-real")
     docs, _ = rbac_documents()
     for doc in place_rbac(docs, namespace, cluster_suffix=f"-{namespace}"):

@@ -1,0 +1,352 @@
+"""RayService incremental upgrade on real Ray through a real Gateway (Traefik).
+
+The RayService of ``test_rayservice_real.py`` (KubeRay's ``ray-service.sample.yaml``, changed
+as that module says) with in-tree autoscaling (required by the incremental upgrade; the
+autoscaler sidecar's requests shrunk) and ``upgradeStrategy: NewClusterWithIncrementalUpgrade``
+on a GatewayClass served by Traefik (``tests/e2e/traefik.py``, built by
+``hack/build_traefik.py``) running on the host:
+
+* Traefik programs the operator's Gateway and accepts its HTTPRoute (the conditions the
+  operator waits for), and both Serve applications answer through Traefik's loopback entry
+  point;
+* changing the image tag starts an incremental upgrade; while it runs a bounded request loop
+  (20 req/s) sends requests to Traefik; the HTTPRoute weights are seen stepping by
+  ``stepSizePercent`` (100/0 -> 50/50 -> 0/100), the new cluster is promoted, the old one
+  deleted, and no request failed.
+
+Opt-in: ``make e2e-gateway`` (``KUBERAY_E2E_GATEWAY=1``). Not part of ``make test`` yet: its
+one complete run so far lost 6 of 2142 requests (5 s client timeouts) within a second, just
+before promotion; the cause is open (docs/rayservice.md), and a Traefik build from cold
+costs up to half an hour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from kuberay.kube import Client, NotFound
+from tests.crds import install_crds
+from tests.e2e.harness import TIMINGS, OperatorProcess, record_timing
+from tests.e2e.realcluster import RealCluster, RealIdentity, host_operator, wait_for
+from tests.e2e.test_rayservice_real import (
+    NEW_VERSION,
+    REQUESTS_PER_SECOND,
+    _cluster,
+    _ready,
+    diagnose,
+    rayservice_sample,
+    with_image,
+)
+from tests.e2e.traefik import GATEWAY_API, TraefikGateway, traefik_gateway
+
+STEP_PERCENT = 50
+INTERVAL_SECONDS = 10
+MAX_SURGE_PERCENT = 50
+
+
+@pytest.fixture(scope="module")
+async def incremental_operator(
+    real_cluster: RealCluster, real_admin: Client, real_identity: RealIdentity
+) -> Any:
+    """The Gateway API CRDs on the cluster, then kuberay-operator on the host (leader
+    election off, as in test_rayservice_real.py)."""
+    import fetch_crds  # hack/ (on sys.path: tests/conftest.py)
+
+    await install_crds(real_admin, timeout=240, directory=fetch_crds.fetch("gateway-api"))
+    async with host_operator(
+        "rayservice-incremental-operator", real_cluster, real_identity, leader_election=False
+    ) as op:
+        yield op
+
+
+def incremental_sample(
+    name: str, ns: str, class_name: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The sample of test_rayservice_real.py with autoscaling and the incremental upgrade
+    on ``class_name``."""
+    rs, config_map = rayservice_sample(name, ns)
+    rs["spec"]["upgradeStrategy"] = {
+        "type": "NewClusterWithIncrementalUpgrade",
+        "clusterUpgradeOptions": {
+            "gatewayClassName": class_name,
+            "stepSizePercent": STEP_PERCENT,
+            "intervalSeconds": INTERVAL_SECONDS,
+            "maxSurgePercent": MAX_SURGE_PERCENT,
+        },
+    }
+    cluster = rs["spec"]["rayClusterConfig"]
+    cluster["enableInTreeAutoscaling"] = True
+    cluster["autoscalerOptions"] = {
+        "resources": {
+            "limits": {"cpu": "500m", "memory": "512Mi"},
+            "requests": {"cpu": "50m", "memory": "256Mi"},
+        }
+    }
+    return rs, config_map
+
+
+def test_incremental_sample_changes() -> None:
+    """Only the upgrade strategy and autoscaling differ from the NewCluster e2e's sample."""
+    rs, _ = incremental_sample("s", "ns", "cls")
+    base, _ = rayservice_sample("s", "ns")
+    assert rs["spec"]["upgradeStrategy"]["clusterUpgradeOptions"]["gatewayClassName"] == "cls"
+    cluster = rs["spec"]["rayClusterConfig"]
+    assert cluster.pop("enableInTreeAutoscaling") is True
+    assert "resources" in cluster.pop("autoscalerOptions")
+    rs["spec"].pop("upgradeStrategy")
+    assert rs == base
+
+
+# --------------------------------------------------------------------------- load
+
+
+def _post(url: str, body: Any) -> tuple[int, str]:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+
+
+async def ask(gateway: TraefikGateway, path: str, body: Any) -> tuple[int, str]:
+    """POST ``body`` to ``path`` through Traefik's entry point; (status, text)."""
+    return await asyncio.to_thread(_post, gateway.url + path, body)
+
+
+@dataclass
+class GatewayLoad:
+    """What the request loop saw through the gateway."""
+
+    sent: int = 0
+    ok: int = 0
+    failures: list[tuple[float, str]] = field(default_factory=list)
+
+
+async def request_loop(gateway: TraefikGateway, stop: asyncio.Event, result: GatewayLoad) -> None:
+    """``REQUESTS_PER_SECOND`` fruit requests (``["MANGO", 2]`` -> ``6``) to Traefik until
+    ``stop``; requests overlap if one is slow."""
+    began = time.monotonic()
+    pending: set[asyncio.Task[None]] = set()
+
+    async def one() -> None:
+        at = time.monotonic() - began
+        try:
+            status, text = await ask(gateway, "/fruit/", ["MANGO", 2])
+        except Exception as exc:
+            result.failures.append((at, f"{type(exc).__name__}: {exc}"))
+            return
+        if status == 200 and text.strip() == "6":
+            result.ok += 1
+        else:
+            result.failures.append((at, f"HTTP {status} {text[:200]!r}"))
+
+    while not stop.is_set():
+        result.sent += 1
+        task = asyncio.create_task(one())
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 1 / REQUESTS_PER_SECOND)
+    if pending:
+        await asyncio.wait(pending, timeout=10)
+
+
+def route_weights(route: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+    """(backend Service, weight) of the HTTPRoute's first rule."""
+    refs = route["spec"]["rules"][0].get("backendRefs") or []
+    return tuple((r["name"], int(r.get("weight", 1))) for r in refs)
+
+
+async def watch_weights(
+    admin: Client, ns: str, name: str, stop: asyncio.Event, seen: list[tuple[tuple[str, int], ...]]
+) -> None:
+    """Append every distinct weight set of HTTPRoute ``name`` (polled twice a second)."""
+    while not stop.is_set():
+        with contextlib.suppress(NotFound):
+            weights = route_weights(await admin.get(GATEWAY_API, "HTTPRoute", name, ns))
+            if not seen or seen[-1] != weights:
+                seen.append(weights)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.5)
+
+
+def _true(conditions: list[dict[str, Any]] | None, kind: str) -> bool:
+    return any(c.get("type") == kind and c.get("status") == "True" for c in conditions or [])
+
+
+def _condition(obj: dict[str, Any], kind: str) -> bool:
+    return _true((obj.get("status") or {}).get("conditions"), kind)
+
+
+def _route_accepted_by(route: dict[str, Any], controller: str) -> bool:
+    parents = (route.get("status") or {}).get("parents") or []
+    return any(
+        p.get("controllerName") == controller
+        and _true(p.get("conditions"), "Accepted")
+        and _true(p.get("conditions"), "ResolvedRefs")
+        for p in parents
+    )
+
+
+# --------------------------------------------------------------------------- test
+
+
+@pytest.mark.skipif(
+    os.environ.get("KUBERAY_E2E_GATEWAY") != "1",
+    reason="opt-in: make e2e-gateway (KUBERAY_E2E_GATEWAY=1); see the module docstring",
+)
+async def test_incremental_upgrade_through_traefik_without_failed_requests(
+    real_cluster: RealCluster,
+    real_admin: Client,
+    incremental_operator: OperatorProcess,
+    rns: str,
+) -> None:
+    import build_traefik
+
+    name = "rayservice-incremental"
+    async with traefik_gateway(
+        real_admin, real_cluster.kubeconfig, rns, real_cluster.cp.dir.parent / "traefik"
+    ) as gateway:
+
+        async def explain() -> str:
+            return (
+                await diagnose(real_admin, real_cluster, rns, name)
+                + f"\n--- Traefik log:\n{gateway.log_tail()}"
+            )
+
+        async def get() -> dict[str, Any]:
+            return await real_admin.get("ray.io/v1", "RayService", name, rns)
+
+        rs, config_map = incremental_sample(name, rns, gateway.class_name)
+        await real_admin.create(config_map)
+        began = time.monotonic()
+        await real_admin.create(rs)
+
+        async def ready() -> dict[str, Any] | None:
+            # Ready comes with the first cluster's serve endpoints, which the incremental
+            # upgrade counts while that cluster is still pending: wait for it to be active
+            current = await get()
+            active = _cluster(current, "activeServiceStatus")
+            return current if _ready(current) and active else None
+
+        first = await wait_for("RayService Ready", ready, 420, explain)
+        record_timing("real incremental RayService: created -> Ready", time.monotonic() - began)
+        old_cluster = _cluster(first, "activeServiceStatus")
+        assert old_cluster, first["status"]
+
+        # Traefik programmed the operator's Gateway and accepted its HTTPRoute
+        async def routed() -> bool:
+            gw = await real_admin.get(GATEWAY_API, "Gateway", f"{name}-gateway", rns)
+            try:
+                route = await real_admin.get(GATEWAY_API, "HTTPRoute", f"{name}-httproute", rns)
+            except NotFound:
+                return False
+            return (
+                _condition(gw, "Accepted")
+                and _condition(gw, "Programmed")
+                and _route_accepted_by(route, build_traefik.CONTROLLER_NAME)
+            )
+
+        await wait_for("Gateway Programmed, HTTPRoute Accepted by Traefik", routed, 120, explain)
+
+        async def answers() -> list[str] | None:
+            got = []
+            for path, body in (
+                ("/fruit/", ["MANGO", 2]),
+                ("/fruit/", ["PEAR", 3]),
+                ("/calc/", ["ADD", 1]),
+                ("/calc/", ["MUL", 2]),
+            ):
+                try:
+                    status, text = await ask(gateway, path, body)
+                except OSError:
+                    return None
+                if status != 200:
+                    return None
+                got.append(text.strip())
+            return got
+
+        texts = await wait_for("the applications answer through Traefik", answers, 60, explain)
+        assert texts == ["6", "3", "4", "10"], texts
+
+        # the image change: an incremental upgrade under load, through the gateway
+        stop = asyncio.Event()
+        load = GatewayLoad()
+        weights: list[tuple[tuple[str, int], ...]] = []
+        loop = asyncio.create_task(request_loop(gateway, stop, load))
+        watcher = asyncio.create_task(
+            watch_weights(real_admin, rns, f"{name}-httproute", stop, weights)
+        )
+        upgrade_began = time.monotonic()
+        try:
+            current = await get()
+            current["spec"] = with_image(rs, NEW_VERSION)["spec"]
+            await real_admin.update(current)
+
+            async def promoted() -> dict[str, Any] | None:
+                current = await get()
+                active = _cluster(current, "activeServiceStatus")
+                pending = _cluster(current, "pendingServiceStatus")
+                ok = active and active != old_cluster and not pending and _ready(current)
+                return current if ok else None
+
+            after = await wait_for("the new cluster promoted", promoted, 600, explain)
+            record_timing(
+                "real incremental RayService: image changed -> promoted",
+                time.monotonic() - upgrade_began,
+            )
+
+            async def old_gone() -> bool:
+                try:
+                    await real_admin.get("ray.io/v1", "RayCluster", old_cluster, rns)
+                except NotFound:
+                    return True
+                return False
+
+            await wait_for("the old RayCluster deleted", old_gone, 90, explain)
+            record_timing(
+                "real incremental RayService: image changed -> old cluster deleted",
+                time.monotonic() - upgrade_began,
+            )
+            await asyncio.sleep(3)  # a few more requests against the new cluster alone
+        finally:
+            stop.set()
+            await loop
+            await watcher
+        new_cluster = _cluster(after, "activeServiceStatus")
+        TIMINGS.setdefault("real incremental upgrade via Traefik: sent / ok / failed", []).extend(
+            [load.sent, load.ok, len(load.failures)]
+        )
+        old_svc, new_svc = f"{old_cluster}-serve-svc", f"{new_cluster}-serve-svc"
+        # the weights stepped by stepSizePercent, from the old cluster's Service to the new one's
+        steps = [dict(w) for w in weights]
+        assert steps[0] == {old_svc: 100}, weights
+        assert steps[-1] == {new_svc: 100}, weights
+        two_way = [(s.get(old_svc), s.get(new_svc)) for s in steps if len(s) == 2]
+        assert two_way == [(100, 0), (50, 50), (0, 100)], weights
+        new = await real_admin.get("ray.io/v1", "RayCluster", new_cluster, rns)
+        head = new["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+        assert head["image"] == f"rayproject/ray:{NEW_VERSION}"
+        assert not load.failures, (
+            f"{len(load.failures)} of {load.sent} requests through Traefik failed during the "
+            f"incremental upgrade: {load.failures[:20]}; weights seen {weights}"
+        )
+        assert load.ok == load.sent
+        texts = await wait_for("the new cluster's applications answer", answers, 30, explain)
+        assert texts == ["6", "3", "4", "10"], texts
