@@ -97,7 +97,9 @@ async def run(
         for ns in (bench.NAMESPACE, IDLE_NAMESPACE):
             await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         if settle > 0:
-            op = bench.Operator(cp.kubeconfig, workdir / "operator.log", args)
+            op = bench.Operator(
+                bench.DEFAULT_OPERATOR_CMD, cp.kubeconfig, workdir / "operator.log", args
+            )
             await op.wait_ready()
             clusters = sample_clusters(bench.NAMESPACE)
             rejected = 0
@@ -122,7 +124,9 @@ async def run(
         if idle > 0:
             idle_args = [a for a in args if not a.startswith("--watch-namespace")]
             idle_args.append(f"--watch-namespace={IDLE_NAMESPACE}")
-            op = bench.Operator(cp.kubeconfig, workdir / "operator-idle.log", idle_args)
+            op = bench.Operator(
+                bench.DEFAULT_OPERATOR_CMD, cp.kubeconfig, workdir / "operator-idle.log", idle_args
+            )
             await op.wait_ready()
             await asyncio.sleep(10.0)  # caches synced, startup requests done
             before = by_verb_code(await op.metrics())

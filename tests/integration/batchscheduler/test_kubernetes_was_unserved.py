@@ -25,6 +25,14 @@ async def test_discovery_reports_the_missing_api(kclient: Client) -> None:
 async def test_operator_with_the_gate_exits_1(kubeconfig_path: Path) -> None:
     gates = new_feature_gate()
     cfg, _ = parse_config(
-        [f"--kubeconfig={kubeconfig_path}", "--feature-gates=KubernetesWAS=true"], gates
+        [
+            f"--kubeconfig={kubeconfig_path}",
+            "--feature-gates=KubernetesWAS=true",
+            # outside a cluster leader election needs a namespace; not what this test is about
+            "--enable-leader-election=false",
+            "--metrics-addr=127.0.0.1:0",
+            "--health-probe-bind-address=127.0.0.1:0",
+        ],
+        gates,
     )
     assert await run(cfg, gates) == 1
