@@ -19,15 +19,14 @@ Exit 1 with a one-line reason on failure.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
+
+from gobuild import exclusive_lock, go_binary  # hack/
 
 KUEUE_MODULE = "sigs.k8s.io/kueue"
 KUEUE_VERSION = "v0.17.0"
@@ -57,29 +56,9 @@ def build_seconds() -> float | None:
         return None
 
 
-def _go() -> str:
-    for candidate in (os.environ.get("GO"), shutil.which("go"), "/usr/local/go/bin/go"):
-        if candidate and Path(candidate).exists():
-            return candidate
-    raise BuildError("Go is not installed (need go on PATH, or GO=/path/to/go)")
-
-
 def _ldflags() -> str:
     pkg = f"{KUEUE_MODULE}/pkg/version"
     return f"-s -w -X {pkg}.GitVersion={KUEUE_VERSION}"
-
-
-@contextlib.contextmanager
-def _build_lock() -> Iterator[None]:
-    """Hold ``<cache dir>/.build.lock`` (exclusive): one build at a time; a caller that
-    finds a build under way waits for it (hack/build_in_background.py)."""
-    cache_dir().mkdir(parents=True, exist_ok=True)
-    with open(cache_dir() / ".build.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def build() -> Path:
@@ -88,14 +67,14 @@ def build() -> Path:
     out = binary_path()
     if out.exists():
         return out
-    with _build_lock():
+    with exclusive_lock(cache_dir() / ".build.lock"):
         if out.exists():  # built by the process that held the lock
             return out
         return _build(out)
 
 
 def _build(out: Path) -> Path:
-    go = _go()
+    go = go_binary(BuildError)
     out.parent.mkdir(parents=True, exist_ok=True)
     gobin = out.parent / ".gobin.tmp"
     shutil.rmtree(gobin, ignore_errors=True)

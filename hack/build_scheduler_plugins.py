@@ -22,15 +22,13 @@ Exit 1 with a one-line reason on failure.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import os
-import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
+
+from gobuild import exclusive_lock, go_binary  # hack/
 
 MODULE = "sigs.k8s.io/scheduler-plugins"
 VERSION = "v0.33.5"
@@ -57,31 +55,11 @@ def binary_path(name: str) -> Path:
     return cache_dir() / name
 
 
-def _go() -> str:
-    for candidate in (os.environ.get("GO"), shutil.which("go"), "/usr/local/go/bin/go"):
-        if candidate and Path(candidate).exists():
-            return candidate
-    raise BuildError("go not found (set GO=/path/to/go)")
-
-
-@contextlib.contextmanager
-def _build_lock() -> Iterator[None]:
-    """Hold ``<cache dir>/.build.lock`` (exclusive): one build at a time; a caller that
-    finds a build under way waits for it (hack/build_in_background.py)."""
-    cache_dir().mkdir(parents=True, exist_ok=True)
-    with open(cache_dir() / ".build.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def build() -> dict[str, Path]:
     """Every binary of :data:`BINARIES`, building the missing ones first (waits for a
     build another process has under way)."""
     if any(not binary_path(name).exists() for name in BINARIES):
-        with _build_lock():
+        with exclusive_lock(cache_dir() / ".build.lock"):
             _build_missing([name for name in BINARIES if not binary_path(name).exists()])
     return {name: binary_path(name) for name in BINARIES}
 
@@ -95,7 +73,15 @@ def _build_missing(missing: list[str]) -> None:
         for name in missing:
             tmp = out / f".{name}.tmp"
             proc = subprocess.run(
-                [_go(), "build", "-trimpath", "-ldflags=-s -w", "-o", str(tmp), BINARIES[name]],
+                [
+                    go_binary(BuildError),
+                    "build",
+                    "-trimpath",
+                    "-ldflags=-s -w",
+                    "-o",
+                    str(tmp),
+                    BINARIES[name],
+                ],
                 cwd=MODULE_DIR,
                 env=env,
                 capture_output=True,

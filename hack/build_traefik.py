@@ -22,7 +22,6 @@ binary. Exit 1 with a one-line reason on failure.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -31,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from gobuild import exclusive_lock, go_binary  # hack/
 
 TRAEFIK_MODULE = "github.com/traefik/traefik/v3"
 TRAEFIK_VERSION = "v3.6.12"
@@ -53,13 +54,6 @@ def binary_path() -> Path:
     return cache_root() / f"traefik-{TRAEFIK_VERSION}" / "traefik"
 
 
-def _go() -> str:
-    for candidate in (os.environ.get("GO"), shutil.which("go"), "/usr/local/go/bin/go"):
-        if candidate and Path(candidate).exists():
-            return candidate
-    raise BuildError("go not found (set GO=/path/to/go)")
-
-
 def _run(args: list[str], cwd: Path | None = None) -> str:
     env = {**os.environ, "CGO_ENABLED": "0", "GO111MODULE": "on", "GOFLAGS": "-buildvcs=false"}
     proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
@@ -73,7 +67,15 @@ def _run(args: list[str], cwd: Path | None = None) -> str:
 def _module_copy(scratch: Path) -> Path:
     """The Traefik module, writable, with a ``webui/static`` the embed directive accepts."""
     info = json.loads(
-        _run([_go(), "mod", "download", "-json", f"{TRAEFIK_MODULE}@{TRAEFIK_VERSION}"])
+        _run(
+            [
+                go_binary(BuildError),
+                "mod",
+                "download",
+                "-json",
+                f"{TRAEFIK_MODULE}@{TRAEFIK_VERSION}",
+            ]
+        )
     )
     source = scratch / "traefik"
     shutil.copytree(info["Dir"], source)
@@ -93,8 +95,7 @@ def build() -> Path:
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    with (target.parent / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with exclusive_lock(target.parent / ".lock"):
         if target.is_file():
             return target
         return _build(target)
@@ -105,7 +106,10 @@ def _build(target: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix="traefik-build-") as scratch:
         source = _module_copy(Path(scratch))
         partial = target.with_name("traefik.tmp")
-        _run([_go(), "build", "-trimpath", "-o", str(partial), "./cmd/traefik"], cwd=source)
+        _run(
+            [go_binary(BuildError), "build", "-trimpath", "-o", str(partial), "./cmd/traefik"],
+            cwd=source,
+        )
     partial.rename(target)
     seconds = time.monotonic() - began
     (target.parent / "build-seconds").write_text(f"{seconds:.0f}\n")

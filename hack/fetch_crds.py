@@ -25,6 +25,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from gobuild import go_binary  # hack/
+
 CONTROLLER_TOOLS = "v0.17.3"
 
 
@@ -123,20 +125,13 @@ def crd_dir(source: Source) -> Path:
     return cache_root() / f"{source.name}-{source.version}" / "crds"
 
 
-def _go() -> str:
-    for candidate in (os.environ.get("GO"), shutil.which("go"), "/usr/local/go/bin/go"):
-        if candidate and Path(candidate).exists():
-            return candidate
-    raise SystemExit("go not found (set GO=/path/to/go)")
-
-
 def _go_env() -> dict[str, str]:
     return {**os.environ, "GOFLAGS": "-mod=mod", "GO111MODULE": "on"}
 
 
 def _download(module: str, version: str) -> Path:
     out = subprocess.run(
-        [_go(), "mod", "download", "-json", f"{module}@{version}"],
+        [go_binary(), "mod", "download", "-json", f"{module}@{version}"],
         check=True,
         capture_output=True,
         text=True,
@@ -160,7 +155,7 @@ def _generate(source: Source, staging: Path) -> None:
         run = {"cwd": work, "check": True, "env": env, "capture_output": True}
         subprocess.run(
             [
-                _go(),
+                go_binary(),
                 "get",
                 f"sigs.k8s.io/controller-tools/cmd/controller-gen@{CONTROLLER_TOOLS}",
                 f"{source.module}@{source.version}",
@@ -172,7 +167,7 @@ def _generate(source: Source, staging: Path) -> None:
             tool.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run(
                 [
-                    _go(),
+                    go_binary(),
                     "build",
                     "-o",
                     str(tool),

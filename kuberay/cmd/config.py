@@ -24,6 +24,10 @@ CONFIG_KIND = "Configuration"
 BATCH_SCHEDULERS = ("volcano", "yunikorn", "kai-scheduler", "scheduler-plugins")
 ENCODERS = ("json", "console")
 LEADER_ELECTION_ID = "ray-operator-leader"
+DEFAULT_RECONCILE_CONCURRENCY = 4
+"""Workers per controller when neither flag nor config file says (KubeRay's default is 1; at
+1000 RayClusters 4 reached ready 33% sooner with less CPU and the same writes: README, Scale).
+The workqueue never gives one object to two workers at once."""
 
 
 class ConfigError(ValueError):
@@ -38,7 +42,7 @@ class OperatorConfig:
     probe_addr: str = ":8082"
     enable_leader_election: bool = True
     leader_election_namespace: str = ""
-    reconcile_concurrency: int = 1
+    reconcile_concurrency: int = DEFAULT_RECONCILE_CONCURRENCY
     watch_namespaces: list[str] = attrs.field(factory=list)
     log_file_path: str = ""
     log_file_encoder: str = "json"
@@ -115,7 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
     flag("health-probe-bind-address", default=":8082", help="address the probes bind to")
     bool_flag("enable-leader-election", True, "only one replica reconciles at a time")
     flag("leader-election-namespace", default="", help="namespace of the leader Lease")
-    flag("reconcile-concurrency", type=_positive_int, default=1, help="workers per controller")
+    flag(
+        "reconcile-concurrency",
+        type=_positive_int,
+        default=DEFAULT_RECONCILE_CONCURRENCY,
+        help="workers per controller",
+    )
     flag("watch-namespace", default="", help="comma-separated namespaces to watch (all if empty)")
     bool_flag("forced-cluster-upgrade", False, "deprecated; has no effect")
     flag("log-file-path", default="", help="also write logs to this file")

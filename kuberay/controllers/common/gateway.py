@@ -10,7 +10,8 @@
   (``pending_weight``); each backend's port is the head container's ``serve`` port or 8000.
 * :func:`serve_port`: KubeRay ``GetServePort``.
 * :func:`is_gateway_ready` (Accepted and Programmed) / :func:`is_http_route_ready` (some parent,
-  optionally the given Gateway, Accepted and ResolvedRefs).
+  optionally the given Gateway, Accepted and ResolvedRefs) / :func:`is_http_route_current`
+  (ready, and observed at the route's current generation).
 * :func:`gateway_needs_update` / :func:`http_route_needs_update`: whether the live object's
   spec differs from the desired one in what KubeRay compares (class and listeners; parentRefs
   and rules), so an unchanged world gives no write.
@@ -35,6 +36,7 @@ __all__ = [
     "http_route_name",
     "http_route_needs_update",
     "is_gateway_ready",
+    "is_http_route_current",
     "is_http_route_ready",
     "serve_port",
 ]
@@ -149,14 +151,14 @@ def is_gateway_ready(gateway: Mapping[str, Any] | None) -> bool:
     return _true(conditions, "Accepted") and _true(conditions, "Programmed")
 
 
-def is_http_route_ready(
-    route: Mapping[str, Any] | None, gateway: Mapping[str, Any] | None = None
-) -> bool:
-    """Some parent of the HTTPRoute's status has Accepted and ResolvedRefs True; with
-    ``gateway``, only a parent entry naming that Gateway (and, when given, its namespace)
-    counts (KubeRay ``IsHTTPRouteReady``)."""
+def _ready_parents(
+    route: Mapping[str, Any] | None, gateway: Mapping[str, Any] | None
+) -> list[Mapping[str, Any]]:
+    """The route's status parents (only those naming ``gateway`` when given) with Accepted
+    and ResolvedRefs True."""
     parents = as_list(as_map(as_map(route or {}).get("status")).get("parents"))
     gw_meta = metadata(gateway) if gateway is not None else {}
+    found = []
     for parent in parents:
         ref = as_map(as_map(parent).get("parentRef"))
         if gateway is not None:
@@ -168,6 +170,38 @@ def is_http_route_ready(
                 continue
         conds = as_map(parent).get("conditions")
         if _true(conds, "Accepted") and _true(conds, "ResolvedRefs"):
+            found.append(as_map(parent))
+    return found
+
+
+def is_http_route_ready(
+    route: Mapping[str, Any] | None, gateway: Mapping[str, Any] | None = None
+) -> bool:
+    """Some parent of the HTTPRoute's status has Accepted and ResolvedRefs True; with
+    ``gateway``, only a parent entry naming that Gateway (and, when given, its namespace)
+    counts (KubeRay ``IsHTTPRouteReady``)."""
+    return bool(_ready_parents(route, gateway))
+
+
+def is_http_route_current(
+    route: Mapping[str, Any] | None, gateway: Mapping[str, Any] | None = None
+) -> bool:
+    """:func:`is_http_route_ready`, and that parent's Accepted condition was written for the
+    route's current ``metadata.generation`` (its ``observedGeneration`` is at least that; a
+    condition without one counts as current): the gateway's controller has seen the spec
+    last written, weights included. Beyond KubeRay, which moves ``target_capacity`` as soon
+    as the route is written."""
+    generation = metadata(route or {}).get("generation")
+    for parent in _ready_parents(route, gateway):
+        if not isinstance(generation, int):
+            return True
+        accepted = [
+            as_map(c)
+            for c in as_list(parent.get("conditions"))
+            if as_map(c).get("type") == "Accepted"
+        ]
+        observed = accepted[0].get("observedGeneration") if accepted else None
+        if not isinstance(observed, int) or observed >= generation:
             return True
     return False
 

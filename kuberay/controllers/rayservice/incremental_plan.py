@@ -8,7 +8,9 @@ only does I/O. Composes the stepping rules of ``incremental``:
    (unset included) gets ``lastTrafficMigratedTime`` = now (KubeRay ``calculateStatus``).
 3. Only when the Gateway and HTTPRoute are ready: the ``target_capacity`` each cluster is to be
    sent (``next_target_capacity``; unset capacities start at active 100 / pending 0; a value
-   the cluster already has is not sent).
+   the cluster already has is not sent). Beyond KubeRay: a cluster's capacity is lowered only
+   ``settle_seconds`` after its own weight last changed, never in the pass that changes it,
+   so the gateway has stopped sending it the traffic its replicas are about to drop.
 4. Completion: promotion (``upgrade_complete``, not during a rollback) or the end of a
    rollback (``rollback_complete``).
 """
@@ -16,7 +18,7 @@ only does I/O. Composes the stepping rules of ``incremental``:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from .incremental import (
     ClusterShare,
@@ -40,7 +42,8 @@ def rollback_wanted(goal_hash: str, active_hash: str, pending_hash: str) -> bool
 class IncrementalWorld:
     """What one pass sees: both clusters' shares (from status), the options, whether a rollback
     is wanted, whether the pending cluster serves (head, apps RUNNING, proxies), whether the
-    Gateway and HTTPRoute are ready (Accepted/Programmed; Accepted/ResolvedRefs), the time."""
+    Gateway and HTTPRoute are ready (Accepted/Programmed; Accepted/ResolvedRefs), the time,
+    and how long a cluster's weight must have stood before its capacity is lowered."""
 
     active: ClusterShare
     pending: ClusterShare
@@ -49,6 +52,7 @@ class IncrementalWorld:
     pending_ready: bool
     routing_ready: bool
     now: datetime
+    settle_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,21 @@ def plan_incremental_step(world: IncrementalWorld) -> IncrementalPlan:
         # a value the cluster already has is not sent again (KubeRay's completion checks)
         send_active = None if send_active == active.capacity else send_active
         send_pending = None if send_pending == pending.capacity else send_pending
+        send_active = _after_settle(send_active, active, world)
+        send_pending = _after_settle(send_pending, pending, world)
     promote = not world.rollback and upgrade_complete(active, pending)
     done = world.rollback and rollback_complete(active, pending, pending_ready=world.pending_ready)
     return IncrementalPlan((a, p), active, pending, send_active, send_pending, promote, done)
+
+
+def _after_settle(value: int | None, share: ClusterShare, world: IncrementalWorld) -> int | None:
+    """``value`` unless it lowers the cluster's capacity while its weight changed less than
+    ``settle_seconds`` ago (this pass included)."""
+    if value is None or share.capacity is None or value >= share.capacity:
+        return value
+    last = share.last_migrated
+    if last is not None and world.now - last < timedelta(seconds=world.settle_seconds):
+        return None
+    if last == world.now:
+        return None
+    return value

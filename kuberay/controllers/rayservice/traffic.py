@@ -11,7 +11,9 @@
   not watch Gateway API kinds, so it also runs where they are not installed). No HTTPRoute
   without an active cluster.
 * ``target_capacity``: sent through the dashboard poller (never awaited here) with the Serve
-  config last applied to that cluster; a value counts in the status only once Serve accepted
+  config last applied to that cluster, only while the gateway reports the HTTPRoute's current
+  generation (beyond KubeRay; a lowered capacity also waits ``ROUTE_SETTLE_SECONDS`` after
+  that cluster's weight changed); a value counts in the status only once Serve accepted
   it (:attr:`Routing.confirmed`). A value is sent once per change of the wanted value.
 """
 
@@ -32,6 +34,7 @@ from kuberay.controllers.common.gateway import (
     gateway_name,
     http_route_name,
     is_gateway_ready,
+    is_http_route_current,
     is_http_route_ready,
 )
 from kuberay.controllers.common.objects import as_map, as_str
@@ -59,6 +62,12 @@ log = structlog.get_logger("kuberay.rayservice")
 __all__ = ["Routing", "TrafficReconciler", "gateway_api_missing"]
 
 DESIRED_SPEC_CHANGED = "DesiredClusterSpecChanged"
+
+ROUTE_SETTLE_SECONDS = 5.0
+"""How long a cluster's HTTPRoute weight must have stood before its ``target_capacity`` is
+lowered: a gateway reports a route as observed before its data plane has switched (Traefik
+applies provider changes up to 2 s later), and requests still in flight to the cluster need
+its replicas."""
 
 
 async def gateway_api_missing(ctx: Ctx) -> str | None:
@@ -199,6 +208,7 @@ class TrafficReconciler:
                     pending_ready=pending_head_ready if rollback else pending_ready,
                     routing_ready=routing.ready,
                     now=self.ctx.now(),
+                    settle_seconds=ROUTE_SETTLE_SECONDS,
                 )
             )
             routing.weights = routing.plan.weights
@@ -214,6 +224,11 @@ class TrafficReconciler:
             routing.problem = routing_problem(
                 gateway, live, gateway_name(rs["metadata"]["name"]), route["metadata"]["name"]
             )
+            return routing
+        if not is_http_route_current(live, gateway):
+            # Beyond KubeRay: the gateway has not yet seen the weights just written; a
+            # capacity moved now could drop replicas it still sends traffic to.
+            log.debug("waiting for the gateway to observe the HTTPRoute's generation")
             return routing
         if routing.plan.send_active is not None:
             self._send(rs, active, routing.plan.send_active, "active", routing, serve_read)

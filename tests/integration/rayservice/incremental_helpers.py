@@ -1,8 +1,12 @@
 """Helpers of the incremental-upgrade tests: the manifest, the gateway controller's part
-(Gateway and HTTPRoute statuses), and a record of the HTTPRoute weights the operator wrote."""
+(Gateway status; HTTPRoute status kept at the route's current generation, as a real controller
+does, with a way to hold a generation back), and a record of the HTTPRoute weights the operator
+wrote."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -46,14 +50,16 @@ def incremental_rayservice(
     return body
 
 
-def _cond(ctype: str, ok: bool, reason: str, message: str = "") -> dict[str, Any]:
+def _cond(
+    ctype: str, ok: bool, reason: str, message: str = "", generation: int = 1
+) -> dict[str, Any]:
     return {
         "type": ctype,
         "status": "True" if ok else "False",
         "reason": reason,
         "message": message or reason,
         "lastTransitionTime": T,
-        "observedGeneration": 1,
+        "observedGeneration": generation,
     }
 
 
@@ -88,27 +94,67 @@ async def set_gateway(
     await client.update_status(gw)
 
 
-async def accept_route(client: Client, namespace: str, name: str, gateway: str) -> None:
-    """What a gateway controller writes for an attached HTTPRoute: Accepted + ResolvedRefs."""
-    route = await _get(client, "HTTPRoute", name, namespace)
-    route["status"] = {
-        "parents": [
-            {
-                "parentRef": {
-                    "group": "gateway.networking.k8s.io",
-                    "kind": "Gateway",
-                    "name": gateway,
-                    "namespace": namespace,
-                },
-                "controllerName": "example.com/test-gateway-controller",
-                "conditions": [
-                    _cond("Accepted", True, "Accepted"),
-                    _cond("ResolvedRefs", True, "ResolvedRefs"),
-                ],
-            }
-        ]
-    }
-    await client.update_status(route)
+class FakeRouteController:
+    """The HTTPRoute half of a gateway controller: every ``interval`` it reads the route and,
+    when its generation is newer than the one it last accepted, writes Accepted + ResolvedRefs
+    with ``observedGeneration`` = that generation, unless ``hold(weights)`` is True for the
+    route's weights (the data plane lagging). ``observed`` lists the weights accepted, in
+    order."""
+
+    def __init__(self, client: Client, namespace: str, route: str, gateway: str) -> None:
+        self.client, self.namespace, self.route, self.gateway = client, namespace, route, gateway
+        self.hold: Callable[[tuple[int, ...]], bool] = lambda _weights: False
+        self.observed: list[tuple[int, ...]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin accepting the route's generations in the background."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        """End the background task."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self, interval: float = 0.2) -> None:
+        accepted = 0
+        while True:
+            try:
+                route = await self.client.get(GW, "HTTPRoute", self.route, self.namespace)
+            except NotFound:
+                route = None
+            if route is not None:
+                generation = int(route["metadata"].get("generation", 1))
+                weights = weights_of(route)
+                if generation > accepted and not self.hold(weights):
+                    await self._accept(route, generation)
+                    accepted = generation
+                    self.observed.append(weights)
+            await asyncio.sleep(interval)
+
+    async def _accept(self, route: dict[str, Any], generation: int) -> None:
+        route["status"] = {
+            "parents": [
+                {
+                    "parentRef": {
+                        "group": "gateway.networking.k8s.io",
+                        "kind": "Gateway",
+                        "name": self.gateway,
+                        "namespace": self.namespace,
+                    },
+                    "controllerName": "example.com/test-gateway-controller",
+                    "conditions": [
+                        _cond("Accepted", True, "Accepted", generation=generation),
+                        _cond("ResolvedRefs", True, "ResolvedRefs", generation=generation),
+                    ],
+                }
+            ]
+        }
+        await self.client.update_status(route)
 
 
 def weights_of(route: dict[str, Any]) -> tuple[int, ...]:
@@ -148,11 +194,16 @@ def capacities(fake: FakeDashboard) -> list[Any]:
 
 
 async def deploy_incremental(
-    client: Client, namespace: str, name: str, fake: FakeDashboard, **spec: Any
+    client: Client,
+    namespace: str,
+    name: str,
+    fake: FakeDashboard,
+    routes: FakeRouteController,
+    **spec: Any,
 ) -> dict[str, Any]:
     """Create an incremental RayService, serve it from ``fake``, program its Gateway and
-    accept its HTTPRoute; returns the RayService once the route gives the active cluster
-    all traffic."""
+    start ``routes`` accepting its HTTPRoute; returns the RayService once the route gives
+    the active cluster all traffic."""
     await client.create(incremental_rayservice(name, namespace, **spec))
     rs = await wait_rs(client, namespace, name, pending_name, message="pending cluster named")
     cluster = pending_name(rs)
@@ -161,7 +212,7 @@ async def deploy_incremental(
     run_apps(fake)
     await wait_rs(client, namespace, name, lambda r: active_name(r) == cluster, message="promoted")
     await set_gateway(client, namespace, f"{name}-gateway")
-    await accept_route(client, namespace, f"{name}-httproute", f"{name}-gateway")
+    routes.start()
     return await wait_rs(
         client,
         namespace,

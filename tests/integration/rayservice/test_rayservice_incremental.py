@@ -7,7 +7,11 @@ condition, no promotion, abandoned at ``ray.io/upgrade-timeout``); missing Gatew
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
+
+import pytest
 
 from kuberay.controllers.common.gateway import GATEWAY_API_VERSION
 from kuberay.kube import Client, NotFound
@@ -29,6 +33,7 @@ from tests.integration.rayservice.helpers import (
 )
 from tests.integration.rayservice.incremental_helpers import (
     GW,
+    FakeRouteController,
     capacities,
     deploy_incremental,
     incremental_rayservice,
@@ -37,6 +42,14 @@ from tests.integration.rayservice.incremental_helpers import (
     weights_of,
 )
 from tests.integration.rayservice.test_rayservice_upgrade import count_passes, with_image
+
+
+@pytest.fixture
+async def routes(kclient: Client, namespace: str) -> AsyncIterator[FakeRouteController]:
+    """The gateway controller's HTTPRoute part for RayService ``svc``."""
+    controller = FakeRouteController(kclient, namespace, "svc-httproute", "svc-gateway")
+    yield controller
+    await controller.stop()
 
 
 async def _start_upgrade(kclient: Client, namespace: str, rs: dict[str, Any]) -> str:
@@ -53,12 +66,15 @@ async def _start_upgrade(kclient: Client, namespace: str, rs: dict[str, Any]) ->
 
 
 async def test_incremental_upgrade_steps_traffic_and_capacity_to_promotion(
-    service_operator: ServiceOperator, kclient: Client, namespace: str
+    service_operator: ServiceOperator,
+    kclient: Client,
+    namespace: str,
+    routes: FakeRouteController,
 ) -> None:
-    routes = record_route_writes(service_operator)
+    written = record_route_writes(service_operator)
     async with fake_dashboard() as old_fake, fake_dashboard() as new_fake:
         rs = await deploy_incremental(
-            kclient, namespace, "svc", old_fake, rayClusterDeletionDelaySeconds=1
+            kclient, namespace, "svc", old_fake, routes, rayClusterDeletionDelaySeconds=1
         )
         old = active_name(rs)
         gw = await kclient.get(GW, "Gateway", "svc-gateway", namespace)
@@ -87,9 +103,9 @@ async def test_incremental_upgrade_steps_traffic_and_capacity_to_promotion(
         assert capacities(new_fake) == [0, 50, 100]
         assert capacities(old_fake) == [100, 50, 0]
         await eventually(
-            lambda: routes[-1] == (100,), timeout=30, message="route back to one backend"
+            lambda: written[-1] == (100,), timeout=30, message="route back to one backend"
         )
-        assert routes == [(100,), (100, 0), (50, 50), (0, 100), (100,)]
+        assert written == [(100,), (100, 0), (50, 50), (0, 100), (100,)]
         await wait_event_reasons(kclient, namespace, "svc", {"DeletedRayCluster"})
         assert not await cluster_exists(kclient, namespace, old)
 
@@ -111,11 +127,20 @@ async def test_incremental_upgrade_steps_traffic_and_capacity_to_promotion(
 
 
 async def test_reverting_the_spec_half_way_rolls_traffic_back(
-    service_operator: ServiceOperator, kclient: Client, namespace: str
+    service_operator: ServiceOperator,
+    kclient: Client,
+    namespace: str,
+    routes: FakeRouteController,
 ) -> None:
     async with fake_dashboard() as old_fake, fake_dashboard() as new_fake:
         rs = await deploy_incremental(
-            kclient, namespace, "svc", old_fake, interval=3, rayClusterDeletionDelaySeconds=1
+            kclient,
+            namespace,
+            "svc",
+            old_fake,
+            routes,
+            interval=3,
+            rayClusterDeletionDelaySeconds=1,
         )
         old = active_name(rs)
         new = await _start_upgrade(kclient, namespace, rs)
@@ -161,10 +186,13 @@ async def test_reverting_the_spec_half_way_rolls_traffic_back(
 
 
 async def test_a_gateway_never_programmed_is_named_and_the_upgrade_abandoned(
-    service_operator: ServiceOperator, kclient: Client, namespace: str
+    service_operator: ServiceOperator,
+    kclient: Client,
+    namespace: str,
+    routes: FakeRouteController,
 ) -> None:
     async with fake_dashboard() as old_fake, fake_dashboard() as new_fake:
-        rs = await deploy_incremental(kclient, namespace, "svc", old_fake)
+        rs = await deploy_incremental(kclient, namespace, "svc", old_fake, routes)
         old = active_name(rs)
         await set_gateway(
             kclient, namespace, "svc-gateway", programmed=False, why="no address for the LB"
@@ -217,6 +245,48 @@ async def test_a_gateway_never_programmed_is_named_and_the_upgrade_abandoned(
 
         # The next pass routes everything to the active cluster again.
         await eventually(one_backend, timeout=30, message="route back to the active cluster")
+
+
+async def test_no_capacity_is_taken_from_a_cluster_the_gateway_still_sends_traffic_to(
+    service_operator: ServiceOperator,
+    kclient: Client,
+    namespace: str,
+    routes: FakeRouteController,
+) -> None:
+    """Beyond KubeRay (the requests lost through a real Gateway): the old cluster keeps its
+    ``target_capacity`` while the gateway has not observed the HTTPRoute generation that
+    moved its traffic away, and lowers it once it has."""
+    async with fake_dashboard() as old_fake, fake_dashboard() as new_fake:
+        rs = await deploy_incremental(
+            kclient, namespace, "svc", old_fake, routes, rayClusterDeletionDelaySeconds=1
+        )
+        routes.hold = lambda weights: weights == (50, 50)  # the data plane lags at 50/50
+        new = await _start_upgrade(kclient, namespace, rs)
+        await serve_head(kclient, namespace, new, new_fake)
+        await wait_put(new_fake)
+        run_apps(new_fake)
+
+        async def half_written() -> bool:
+            route = await kclient.get(GW, "HTTPRoute", "svc-httproute", namespace)
+            return weights_of(route) == (50, 50)
+
+        await eventually(half_written, timeout=60, message="HTTPRoute written at 50/50")
+        assert capacities(new_fake) == [0, 50]
+        # Ten seconds of passes (every 2 s) with the gateway still at the old generation: the
+        # old cluster is not scaled down under the traffic it still receives.
+        for _ in range(20):
+            assert capacities(old_fake) == [100]
+            await asyncio.sleep(0.5)
+        assert routes.observed[-1] == (100, 0)
+
+        routes.hold = lambda _weights: False
+        await eventually(
+            lambda: capacities(old_fake) == [100, 50], timeout=30, message="old capacity 50"
+        )
+        assert routes.observed[-1] == (50, 50)
+        done = await wait_rs(kclient, namespace, "svc", lambda r: active_name(r) == new, timeout=90)
+        assert capacities(old_fake) == [100, 50, 0]
+        assert done["status"]["activeServiceStatus"]["trafficRoutedPercent"] == 100
 
 
 async def test_missing_gateway_api_crds_fail_validation_naming_the_field(

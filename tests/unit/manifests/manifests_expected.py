@@ -110,7 +110,7 @@ DEFAULT_ARGS = [
     "json",
     "--enable-leader-election=true",
     "--enable-metrics=true",
-    "--reconcile-concurrency=1",
+    "--reconcile-concurrency=4",
     "--qps=100",
     "--burst=200",
     DEFAULT_FEATURE_GATES_ARG,

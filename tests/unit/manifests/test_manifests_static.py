@@ -151,7 +151,7 @@ def test_operator_accepts_the_deployment_args(operator: list[dict[str, Any]]) ->
     assert warnings == []
     assert cfg.enable_leader_election is True
     assert cfg.enable_metrics is True
-    assert (cfg.qps, cfg.burst, cfg.reconcile_concurrency) == (100.0, 200, 1)
+    assert (cfg.qps, cfg.burst, cfg.reconcile_concurrency) == (100.0, 200, 4)
     assert gates.enabled("RayClusterStatusConditions") is True
     assert gates.enabled("RayCronJob") is False
 

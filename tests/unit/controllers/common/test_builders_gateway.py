@@ -13,6 +13,7 @@ from kuberay.controllers.common.gateway import (
     gateway_needs_update,
     http_route_needs_update,
     is_gateway_ready,
+    is_http_route_current,
     is_http_route_ready,
     serve_port,
 )
@@ -108,6 +109,27 @@ def test_readiness_follows_the_gateway_controller_conditions() -> None:
     assert is_http_route_ready({"status": {"parents": [other, mine]}}, gw)
     assert not is_http_route_ready({"status": {"parents": [other, elsewhere]}}, gw)
     assert is_http_route_ready({"status": {"parents": [unset_ns]}}, gw)
+
+
+def test_a_route_is_current_once_its_gateway_accepted_its_generation() -> None:
+    def route(generation: int, *observed: int | None) -> dict[str, Any]:
+        parents = []
+        for seen in observed:
+            accepted: dict[str, Any] = _cond("Accepted")
+            if seen is not None:
+                accepted["observedGeneration"] = seen
+            parents.append({"conditions": [accepted, _cond("ResolvedRefs")]})
+        return {"metadata": {"generation": generation}, "status": {"parents": parents}}
+
+    assert is_http_route_current(route(3, 3))
+    assert is_http_route_current(route(3, 4))
+    # weights written (generation 4) but the gateway still reports generation 3
+    assert is_http_route_ready(route(4, 3))
+    assert not is_http_route_current(route(4, 3))
+    assert is_http_route_current(route(4, 3, 4))  # another parent has seen it
+    # a controller that does not report observedGeneration cannot be waited for
+    assert is_http_route_current(route(4, None))
+    assert not is_http_route_current({"metadata": {"generation": 1}})
 
 
 def test_server_defaults_are_not_a_difference_but_weights_and_class_are() -> None:

@@ -136,3 +136,47 @@ def test_a_pass_within_the_interval_on_an_unchanged_world_changes_nothing() -> N
     assert plan.weights == (80, 20)
     assert (plan.active, plan.pending) == (world.active, world.pending)
     assert (plan.send_active, plan.send_pending) == (None, None)
+
+
+def test_a_capacity_is_lowered_only_once_its_weight_has_settled() -> None:
+    # Beyond KubeRay: the active cluster's weight went to 50 at T0; its capacity drops from
+    # 100 to 50 only settle_seconds later, never in the pass that moved the weight.
+    earlier = T0 - timedelta(seconds=5)
+    moving = _world(
+        active=ClusterShare(100, 100, earlier),
+        pending=ClusterShare(30, 50, earlier),
+        settle_seconds=5,
+    )
+    plan = plan_incremental_step(moving)
+    assert plan.weights == (50, 50)
+    assert plan.send_active is None  # same pass as the weight change
+    settling = replace(moving, active=plan.active, pending=plan.pending)
+    for after in (1, 4):
+        later = plan_incremental_step(replace(settling, now=T0 + timedelta(seconds=after)))
+        assert later.send_active is None
+    settled = plan_incremental_step(replace(settling, now=T0 + timedelta(seconds=5)))
+    assert settled.send_active == 50
+    # Raising a capacity does not wait: the pending cluster gains replicas at once.
+    rising = _world(active=ClusterShare(100, 100, T0), pending=ClusterShare(0, 0, T0))
+    assert plan_incremental_step(replace(rising, settle_seconds=5)).send_pending == 50
+
+
+def test_a_rollback_lowers_the_pending_capacity_after_its_weight_settles() -> None:
+    earlier = T0 - timedelta(seconds=5)
+    world = _world(
+        active=ClusterShare(50, 100, earlier),
+        pending=ClusterShare(50, 50, earlier),
+        rollback=True,
+        settle_seconds=5,
+    )
+    plan = plan_incremental_step(world)
+    assert plan.weights == (70, 30)
+    assert plan.send_pending is None
+    at_full = replace(
+        world,
+        active=ClusterShare(100, 100, T0),
+        pending=ClusterShare(0, 50, T0),
+        now=T0 + timedelta(seconds=2),
+    )
+    assert plan_incremental_step(at_full).send_pending is None
+    assert plan_incremental_step(replace(at_full, now=T0 + timedelta(seconds=5))).send_pending == 0
