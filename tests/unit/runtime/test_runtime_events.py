@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from kuberay.kube import Client
@@ -38,7 +39,9 @@ def recorder(client: FakeEventsClient, **kw: Any) -> EventRecorder:
 
 async def test_aggregation_map_stays_bounded_and_recent_keys_still_aggregate() -> None:
     client = FakeEventsClient()
-    rec = recorder(client)  # the default bound: client-go's 4096 LRU entries
+    # the default bound: client-go's 4096 LRU entries; one writer, so the correlator sees
+    # the events in the order recorded across objects too
+    rec = recorder(client, writers=1)
     bound = 4096
     total = bound + 1000
     for i in range(total):
@@ -170,4 +173,47 @@ async def test_events_k8s_io_neither_drops_nor_combines_distinct_events() -> Non
     assert client.patched == [(client.created[0]["metadata"]["name"], client.patched[0][1])]
     assert client.patched[0][1]["series"]["count"] == 2
     assert rec.filtered == 0
+    await rec.close()
+
+
+class SlowEventsClient(FakeEventsClient):
+    """Each create takes a moment; records how many were in flight at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        await asyncio.sleep(0.002)
+        self.in_flight -= 1
+        return await super().create(body)
+
+
+async def test_writers_work_in_parallel_and_keep_each_objects_order() -> None:
+    client = SlowEventsClient()
+    rec = recorder(client, api=EVENTS_V1, writers=4)
+    for step in range(5):
+        for i in range(40):
+            rec.event(pod(f"p{i}"), NORMAL, f"Step{step}", f"step {step}")
+    await rec.flush()
+    assert len(client.created) == 200
+    # Several objects' events are written at once, never more than the writers.
+    assert client.most_in_flight == 4
+    for i in range(40):
+        mine = [e["reason"] for e in client.created if e["regarding"]["name"] == f"p{i}"]
+        assert mine == [f"Step{step}" for step in range(5)]
+    await rec.close()
+
+
+async def test_the_queue_bound_counts_every_writer() -> None:
+    client = SlowEventsClient()
+    rec = EventRecorder(client, "test", host="h", queue_size=10, writers=4)  # type: ignore[arg-type]
+    for i in range(30):
+        rec.event(pod(f"p{i}"), NORMAL, "Created", "created")
+    assert rec.pending() == 10  # the other 20 were dropped, as client-go drops
+    await rec.flush()
+    assert len(client.created) == 10
     await rec.close()
