@@ -39,6 +39,7 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -578,6 +579,10 @@ def main() -> int:
     report = asyncio.run(run(args, workdir))
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
+    if args.dir is None:
+        # A temp dir of a run that finished (etcd data, audit log: 100 MiB at N=1000) goes;
+        # a failed run's stays for its logs.
+        shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 
