@@ -46,7 +46,7 @@ scheduler-plugins: deps
 	$(BIN)/python hack/build_scheduler_plugins.py
 
 # Traefik (a Gateway API implementation) from the Go module proxy, cached in
-# ~/.cache/kuberay/traefik-<version>; only for `make e2e-gateway`
+# ~/.cache/kuberay/traefik-<version> (make test builds it in the background)
 traefik: deps
 	$(BIN)/python hack/build_traefik.py
 
@@ -69,11 +69,11 @@ unit: deps
 integration: binaries third-party-crds go-components-background
 	$(BIN)/pytest -q tests/integration $(PYTEST_ARGS)
 
-# third-party controllers built from the Go module proxy (Kueue, scheduler-plugins), started in
+# third-party controllers built from the Go module proxy (Kueue, scheduler-plugins, Traefik), started in
 # the background so a first build overlaps the tests; a test needing one waits for its build
 # (each build holds a lock in its cache dir) and builds it itself if the background one failed
 go-components-background: deps
-	$(BIN)/python hack/build_in_background.py build_kueue.py build_scheduler_plugins.py
+	$(BIN)/python hack/build_in_background.py build_kueue.py build_scheduler_plugins.py build_traefik.py
 
 test: lint binaries-all helm images third-party-crds go-components-background
 	$(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
@@ -97,4 +97,4 @@ clean:
 # opt-in (not part of `make test`): a real-Ray RayService incremental upgrade through a real
 # Traefik Gateway on the real node, counting failed requests (docs/rayservice.md)
 e2e-gateway: binaries-all images third-party-crds traefik
-	KUBERAY_E2E_GATEWAY=1 $(BIN)/pytest -q tests/e2e/test_rayservice_incremental_real.py $(PYTEST_ARGS)
+	$(BIN)/pytest -q tests/e2e/test_rayservice_incremental_real.py $(PYTEST_ARGS)
