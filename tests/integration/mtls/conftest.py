@@ -71,8 +71,8 @@ def cert_manager_binary() -> Path:
 
 @pytest.fixture
 def real_cert_manager(
+    cert_manager_binary: Path,  # first: a skip needs no control plane
     cert_manager_crds: None,
-    cert_manager_binary: Path,
     kubeconfig_path: Path,
     namespace: str,
     tmp_path: Path,
