@@ -1,13 +1,21 @@
 """Fixtures: cert-manager's CRDs (from its Go module, see ``hack/fetch_cert_manager.py``) and
-the RayCluster + mTLS controllers running in-process against the real apiserver. No
-cert-manager controller runs: tests issue certificates with :mod:`.fake_cert_manager`."""
+the RayCluster + mTLS controllers running in-process against the real apiserver.
+
+Most tests run no cert-manager controller: they issue certificates with
+:mod:`.fake_cert_manager` (which can produce the failure paths the real one cannot be made
+to). ``real_cert_manager`` runs cert-manager's real controller
+(``hack/build_cert_manager.py``) scoped to the test's namespace; its tests are skipped, with
+the reason, only when the binary is not built (and no build is under way) and
+``KUBERAY_REQUIRE_CERT_MANAGER`` is unset; with it set, a missing binary is built and a
+failed build fails the test."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +30,7 @@ from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_
 from kuberay.kube import Client
 from kuberay.reconcile import Controller, Manager
 from tests.crds import install_crds
+from tests.integration.mtls.cert_manager_process import CertManagerError, CertManagerProcess
 from tests.integration.raycluster.conftest import crds_installed
 
 __all__ = ["crds_installed"]
@@ -29,13 +38,55 @@ __all__ = ["crds_installed"]
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _cert_manager_crd_dir() -> Path:
+def _hack(module: str) -> Any:
     sys.path.insert(0, str(ROOT / "hack"))
     try:
-        import fetch_cert_manager
+        return __import__(module)
     finally:
         sys.path.pop(0)
-    return Path(fetch_cert_manager.fetch())
+
+
+def _cert_manager_crd_dir() -> Path:
+    return Path(_hack("fetch_cert_manager").fetch())
+
+
+@pytest.fixture(scope="session")
+def cert_manager_binary() -> Path:
+    """The cached cert-manager controller binary (see the module docstring for when the
+    tests using it are skipped instead)."""
+    build = _hack("build_cert_manager")
+    required = bool(os.environ.get("KUBERAY_REQUIRE_CERT_MANAGER"))
+    if not (required or build.binary_path().exists() or build.build_in_progress()):
+        pytest.skip(
+            f"cert-manager {build.VERSION} controller not built ({build.binary_path()}): "
+            "run `make cert-manager` (or set KUBERAY_REQUIRE_CERT_MANAGER=1 to build it here)"
+        )
+    try:
+        return Path(build.build())
+    except build.BuildError as exc:
+        if required:
+            pytest.fail(f"KUBERAY_REQUIRE_CERT_MANAGER is set: {exc}", pytrace=False)
+        pytest.skip(f"cert-manager {build.VERSION} cannot be built here: {exc}")
+
+
+@pytest.fixture
+def real_cert_manager(
+    cert_manager_binary: Path,  # first: a skip needs no control plane
+    cert_manager_crds: None,
+    kubeconfig_path: Path,
+    namespace: str,
+    tmp_path: Path,
+) -> Iterator[CertManagerProcess]:
+    """cert-manager's real controller, started, watching only the test's namespace."""
+    process = CertManagerProcess(cert_manager_binary, kubeconfig_path, tmp_path, namespace)
+    try:
+        process.start()
+    except CertManagerError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        yield process
+    finally:
+        process.stop()
 
 
 @pytest.fixture(scope="session")
