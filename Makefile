@@ -61,7 +61,8 @@ kueue: deps
 
 # cert-manager's controller (self-signed + CA loops of v1.19.4, our main in hack/cert-manager)
 # from the Go module proxy, cached in ~/.cache/kuberay/cert-manager-v1.19.4; for
-# tests/integration/mtls/test_mtls_real_cert_manager.py. make test builds it in the background
+# tests/integration/mtls/test_mtls_real_cert_manager.py and tests/e2e/test_mtls_real.py (real Ray
+# over mTLS on the real node). make test builds it in the background
 # (nice 19, one package at a time: 879 s beside a loaded machine) and requires it
 cert-manager: deps
 	$(BIN)/python hack/build_cert_manager.py

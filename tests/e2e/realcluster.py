@@ -23,7 +23,7 @@ import json
 import subprocess
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,10 +114,16 @@ async def operator_identity(admin: Client, workdir: Path) -> RealIdentity:
 
 @contextlib.asynccontextmanager
 async def host_operator(
-    name: str, cluster: RealCluster, identity: RealIdentity, *, leader_election: bool = True
+    name: str,
+    cluster: RealCluster,
+    identity: RealIdentity,
+    *,
+    leader_election: bool = True,
+    extra_args: Sequence[str] = (),
 ) -> AsyncIterator[OperatorProcess]:
-    """kuberay-operator on the host as ``identity``, allowed to dial the real node's pod
-    network; ready (and leading, with leader election) before it is yielded."""
+    """kuberay-operator on the host as ``identity`` (with ``extra_args``, e.g. feature
+    gates), allowed to dial the real node's pod network; ready (and leading, with leader
+    election) before it is yielded."""
     op = OperatorProcess(
         name,
         identity.kubeconfig,
@@ -125,6 +131,7 @@ async def host_operator(
         lease_namespace=identity.namespace,
         leader_election=leader_election,
         env={ALLOWED_ENV: DASHBOARD_NETWORKS},
+        extra_args=extra_args,
     ).start()
     try:
         await op.wait_ready(60)

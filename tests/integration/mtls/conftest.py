@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,44 +27,23 @@ from kuberay.controllers.mtls import MTLSSettings, setup_mtls_controller
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.kube import Client
 from kuberay.reconcile import Controller, Manager
+from tests.cert_manager_process import (
+    CertManagerError,
+    CertManagerProcess,
+    binary_or_skip,
+    crd_dir,
+)
 from tests.crds import install_crds
-from tests.integration.mtls.cert_manager_process import CertManagerError, CertManagerProcess
 from tests.integration.raycluster.conftest import crds_installed
 
 __all__ = ["crds_installed"]
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def _hack(module: str) -> Any:
-    sys.path.insert(0, str(ROOT / "hack"))
-    try:
-        return __import__(module)
-    finally:
-        sys.path.pop(0)
-
-
-def _cert_manager_crd_dir() -> Path:
-    return Path(_hack("fetch_cert_manager").fetch())
 
 
 @pytest.fixture(scope="session")
 def cert_manager_binary() -> Path:
     """The cached cert-manager controller binary (see the module docstring for when the
     tests using it are skipped instead)."""
-    build = _hack("build_cert_manager")
-    required = bool(os.environ.get("KUBERAY_REQUIRE_CERT_MANAGER"))
-    if not (required or build.binary_path().exists() or build.build_in_progress()):
-        pytest.skip(
-            f"cert-manager {build.VERSION} controller not built ({build.binary_path()}): "
-            "run `make cert-manager` (or set KUBERAY_REQUIRE_CERT_MANAGER=1 to build it here)"
-        )
-    try:
-        return Path(build.build())
-    except build.BuildError as exc:
-        if required:
-            pytest.fail(f"KUBERAY_REQUIRE_CERT_MANAGER is set: {exc}", pytrace=False)
-        pytest.skip(f"cert-manager {build.VERSION} cannot be built here: {exc}")
+    return binary_or_skip()
 
 
 @pytest.fixture
@@ -91,7 +68,7 @@ def real_cert_manager(
 
 @pytest.fixture(scope="session")
 async def cert_manager_crds(crds_installed: None, kubeconfig_path: Any) -> None:
-    directory = _cert_manager_crd_dir()
+    directory = crd_dir()
     client = await Client.from_kubeconfig(kubeconfig_path, qps=0)
     try:
         await install_crds(client, directory=directory)

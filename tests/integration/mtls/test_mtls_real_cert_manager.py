@@ -14,8 +14,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from kuberay.kube import Client
+from tests.cert_manager_process import CertManagerProcess
 from tests.helpers import eventually
-from tests.integration.mtls.cert_manager_process import CertManagerProcess
 from tests.integration.mtls.conftest import start_mtls_operator
 from tests.integration.mtls.fake_cert_manager import CM
 from tests.integration.raycluster.helpers import pods_of, set_running

@@ -7,16 +7,35 @@ play cert-manager themselves, are never raced by it. It has no leader election, 
 health server (our ``main`` starts none); :meth:`CertManagerProcess.start` returns once the
 log shows every control loop started, and its log stays in the work directory (pytest keeps
 the temp dirs of the last runs) with its tail quoted in every failure raised here.
+
+Shared by the integration tests (``tests/integration/mtls``) and the real-node e2e test
+(``tests/e2e/test_mtls_real.py``), with :func:`crd_dir` (cert-manager's CRDs) and
+:func:`binary_or_skip` (the controller binary, or the test skipped with the reason).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
-__all__ = ["CertManagerError", "CertManagerProcess"]
+import pytest
+
+__all__ = [
+    "REQUIRE_ENV",
+    "CertManagerError",
+    "CertManagerProcess",
+    "binary_or_skip",
+    "crd_dir",
+]
+
+ROOT = Path(__file__).resolve().parents[1]
+#: set: a missing controller binary is built, and a failed build fails the test
+REQUIRE_ENV = "KUBERAY_REQUIRE_CERT_MANAGER"
 
 #: what our main logs once per control loop it starts (see hack/cert-manager/main.go)
 STARTED = "starting controller"
@@ -98,3 +117,35 @@ class CertManagerProcess:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+
+
+def _hack(module: str) -> Any:
+    sys.path.insert(0, str(ROOT / "hack"))
+    try:
+        return __import__(module)
+    finally:
+        sys.path.pop(0)
+
+
+def crd_dir() -> Path:
+    """The directory of cert-manager's CRD YAMLs (fetched into the cache when missing)."""
+    return Path(_hack("fetch_cert_manager").fetch())
+
+
+def binary_or_skip() -> Path:
+    """The cached cert-manager controller binary. Skips the calling test, with the reason,
+    when it is not built (and no build is under way) and ``REQUIRE_ENV`` is unset; with it
+    set, a missing binary is built and a failed build fails the test."""
+    build = _hack("build_cert_manager")
+    required = bool(os.environ.get(REQUIRE_ENV))
+    if not (required or build.binary_path().exists() or build.build_in_progress()):
+        pytest.skip(
+            f"cert-manager {build.VERSION} controller not built ({build.binary_path()}): "
+            f"run `make cert-manager` (or set {REQUIRE_ENV}=1 to build it here)"
+        )
+    try:
+        return Path(build.build())
+    except build.BuildError as exc:
+        if required:
+            pytest.fail(f"{REQUIRE_ENV} is set: {exc}", pytrace=False)
+        pytest.skip(f"cert-manager {build.VERSION} cannot be built here: {exc}")
