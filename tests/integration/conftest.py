@@ -8,6 +8,18 @@ from pathlib import Path
 import pytest
 
 from kuberay.kube import Client
+from tests.crds import install_crds
+
+
+@pytest.fixture(scope="session")
+async def crds_installed(kubeconfig_path: Path) -> None:
+    """kuberay's four CRDs, installed once per session (packages needing more CRDs add a
+    fixture of their own on top of this one)."""
+    client = await Client.from_kubeconfig(kubeconfig_path, qps=0)
+    try:
+        await install_crds(client)
+    finally:
+        await client.close()
 
 
 @pytest.fixture

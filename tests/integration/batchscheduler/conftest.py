@@ -5,29 +5,19 @@ directory's tests): tests read the objects and metadata the operator writes."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from kuberay.cmd.operator import CACHE_SCOPE
-from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.dashboard.factory import DashboardClientFactory
-from kuberay.controllers.dashboard.poller import DashboardPoller
-from kuberay.controllers.features import new_feature_gate
-from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
-from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
 from kuberay.kube import AlreadyExists, Client
-from kuberay.reconcile import Manager
 from tests.crds import install_crds
-from tests.integration.rayjob.conftest import Operator, crds_installed, dashboard
+from tests.integration.rayjob.conftest import Operator, dashboard, start_operator
 
-__all__ = ["crds_installed", "dashboard"]
+__all__ = ["dashboard"]
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLES = ROOT / "tests" / "kuberay-samples"
@@ -53,46 +43,11 @@ async def scheduler_crds(crds_installed: None, kubeconfig_path: Any) -> None:
         await client.close()
 
 
-@contextlib.asynccontextmanager
-async def start_scheduler_operator(
+def start_scheduler_operator(
     client: Client, namespace: str, scheduler: str
-) -> AsyncIterator[Operator]:
+) -> contextlib.AbstractAsyncContextManager[Operator]:
     """RayCluster + RayJob controllers with ``--batch-scheduler=<scheduler>``."""
-    fg = new_feature_gate()
-    mgr = Manager(
-        client,
-        namespaces=[namespace],
-        by_object=CACHE_SCOPE,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        handle_signals=False,
-        max_concurrent_reconciles=2,
-    )
-    options = BuildOptions.from_env({})
-    setup_raycluster_controller(
-        mgr,
-        RayClusterSettings(
-            options=options, features=fg.as_dict(), requeue_seconds=10, batch_scheduler=scheduler
-        ),
-    )
-    factory = DashboardClientFactory(client, environ={})
-    poller = DashboardPoller(factory)
-    rayjob = setup_rayjob_controller(
-        mgr,
-        RayJobSettings.from_env(
-            {}, options=options, features=fg.as_dict(), batch_scheduler=scheduler
-        ),
-        poller,
-    )
-    task = asyncio.create_task(mgr.run())
-    try:
-        yield Operator(mgr, rayjob, client, poller)
-    finally:
-        mgr.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
-        await poller.close()
-        await factory.close()
+    return start_operator(client, namespace, batch_scheduler=scheduler)
 
 
 _CREATABLE = {"ray.io/v1", "v1", "scheduling.volcano.sh/v1beta1"}

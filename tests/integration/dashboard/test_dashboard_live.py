@@ -21,10 +21,8 @@ from kuberay.controllers.dashboard import (
 from kuberay.kube import Client
 from kuberay.testing import FakeDashboard
 from tests.helpers import eventually
-from tests.integration.raycluster.conftest import crds_installed, start_operator
+from tests.integration.raycluster.conftest import start_operator
 from tests.integration.raycluster.helpers import pods_of, raycluster, set_running
-
-__all__ = ["crds_installed"]  # the session fixture, imported to be usable here
 
 FAKE_HOST = "127.0.0.161"  # the head pod "IP"; port 8265 as the head container's
 

@@ -12,9 +12,8 @@ import pytest
 
 from kuberay.cmd.kubectl_ray import run
 from kuberay.kube import Client
-from tests.integration.raycluster.conftest import (  # noqa: F401  (fixtures)
+from tests.integration.raycluster.conftest import (
     Operator,
-    crds_installed,
     start_operator,
 )
 
@@ -45,13 +44,13 @@ class Cli:
 
 
 @pytest.fixture
-async def cli(kubeconfig_path: Path, namespace: str, crds_installed: None) -> Cli:  # noqa: F811
+async def cli(kubeconfig_path: Path, namespace: str, crds_installed: None) -> Cli:
     return Cli(kubeconfig_path, namespace)
 
 
 @pytest.fixture
 async def operator(
-    crds_installed: None,  # noqa: F811
+    crds_installed: None,
     kclient: Client,
     namespace: str,
 ) -> AsyncIterator[Operator]:

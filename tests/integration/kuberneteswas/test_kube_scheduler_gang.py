@@ -6,8 +6,6 @@ binds none; once the missing node exists all three bind."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -16,16 +14,12 @@ from typing import Any
 import pytest
 import yaml
 
-from kuberay.cmd.operator import CACHE_SCOPE
 from kuberay.controllers.batchscheduler.kubernetes_was import PLUGIN_NAME
-from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.features import new_feature_gate
-from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.kube import Client
-from kuberay.reconcile import Manager
 from tests.crds import install_crds
 from tests.helpers import eventually
 from tests.integration.kuberneteswas.conftest import WAS_APISERVER_ARGS
+from tests.integration.raycluster.conftest import start_operator
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "tests" / "kuberay-samples" / "ray-cluster.scheduler-plugins.yaml"
@@ -78,32 +72,14 @@ async def ns(client: Client) -> AsyncIterator[str]:
 
 @pytest.fixture
 async def operator(client: Client, ns: str) -> AsyncIterator[None]:
-    gates = new_feature_gate()
-    gates.set_from_string("KubernetesWAS=true")
-    mgr = Manager(
+    async with start_operator(
         client,
-        namespaces=[ns],
-        by_object=CACHE_SCOPE,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        handle_signals=False,
-    )
-    setup_raycluster_controller(
-        mgr,
-        RayClusterSettings(
-            options=BuildOptions.from_env({}),
-            features=gates.as_dict(),
-            requeue_seconds=10,
-            batch_scheduler=PLUGIN_NAME,
-        ),
-    )
-    task = asyncio.create_task(mgr.run())
-    try:
+        ns,
+        gates="KubernetesWAS=true",
+        requeue_seconds=10,
+        batch_scheduler=PLUGIN_NAME,
+    ):
         yield
-    finally:
-        mgr.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
 
 
 async def add_node(client: Client, pool: str, index: int) -> str:

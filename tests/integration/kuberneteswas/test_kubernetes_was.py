@@ -8,8 +8,6 @@ object the cluster does not control is left alone; an unchanged world writes not
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +15,6 @@ from typing import Any
 import pytest
 import yaml
 
-from kuberay.cmd.operator import CACHE_SCOPE
 from kuberay.controllers.batchscheduler.kubernetes_was import (
     API_VERSION,
     PLUGIN_NAME,
@@ -25,12 +22,10 @@ from kuberay.controllers.batchscheduler.kubernetes_was import (
     build_pod_group,
     build_workload,
 )
-from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.features import new_feature_gate
-from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.kube import Client, NotFound
-from kuberay.reconcile import Controller, Manager, Request
+from kuberay.reconcile import Controller, Request
 from tests.helpers import eventually, wait_quiet
+from tests.integration.raycluster.conftest import start_operator
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "tests" / "kuberay-samples" / "ray-cluster.scheduler-plugins.yaml"
@@ -42,33 +37,14 @@ pytestmark = pytest.mark.usefixtures("was_crds")
 @pytest.fixture
 async def was_operator(kclient: Client, namespace: str) -> AsyncIterator[Controller]:
     """The RayCluster controller with the plugin the KubernetesWAS gate selects."""
-    gates = new_feature_gate()
-    gates.set_from_string("KubernetesWAS=true")
-    mgr = Manager(
+    async with start_operator(
         kclient,
-        namespaces=[namespace],
-        by_object=CACHE_SCOPE,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        handle_signals=False,
-        max_concurrent_reconciles=2,
-    )
-    controller = setup_raycluster_controller(
-        mgr,
-        RayClusterSettings(
-            options=BuildOptions.from_env({}),
-            features=gates.as_dict(),
-            requeue_seconds=10,
-            batch_scheduler=PLUGIN_NAME,
-        ),
-    )
-    task = asyncio.create_task(mgr.run())
-    try:
-        yield controller
-    finally:
-        mgr.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
+        namespace,
+        gates="KubernetesWAS=true",
+        requeue_seconds=10,
+        batch_scheduler=PLUGIN_NAME,
+    ) as op:
+        yield op.controller
 
 
 def gang_cluster(namespace: str, name: str = "gang", label: str = "true") -> dict[str, Any]:

@@ -25,9 +25,9 @@ from tests.integration.kueue.process import (
     KueueProcess,
     ensure_metrics_certs,
 )
-from tests.integration.rayjob.conftest import crds_installed, operator
+from tests.integration.rayjob.conftest import operator
 
-__all__ = ["crds_installed", "operator"]
+__all__ = ["operator"]
 
 ROOT = Path(__file__).resolve().parents[3]
 

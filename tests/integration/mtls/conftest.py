@@ -11,7 +11,6 @@ failed build fails the test."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,9 +19,7 @@ from typing import Any
 import attrs
 import pytest
 
-from kuberay.cmd.operator import CACHE_SCOPE
 from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.features import new_feature_gate
 from kuberay.controllers.mtls import MTLSSettings, setup_mtls_controller
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.kube import Client
@@ -34,9 +31,7 @@ from tests.cert_manager_process import (
     crd_dir,
 )
 from tests.crds import install_crds
-from tests.integration.raycluster.conftest import crds_installed
-
-__all__ = ["crds_installed"]
+from tests.integration.operator_harness import feature_gates, new_manager, running
 
 
 @pytest.fixture(scope="session")
@@ -89,32 +84,18 @@ class MTLSOperator:
 async def start_mtls_operator(
     client: Client, namespace: str, *, cert_manager: bool = True, **mtls: Any
 ) -> AsyncIterator[MTLSOperator]:
-    fg = new_feature_gate()
-    fg.set_from_string("RayClusterMTLS=true")
-    mgr = Manager(
-        client,
-        namespaces=[namespace],
-        by_object=CACHE_SCOPE,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        handle_signals=False,
-        max_concurrent_reconciles=2,
-    )
+    gates = feature_gates("RayClusterMTLS=true")
+    mgr = new_manager(client, namespace)
     rc = setup_raycluster_controller(
         mgr,
         RayClusterSettings(
             options=BuildOptions.from_env({}),
-            features=fg.as_dict(),
+            features=gates,
             cert_manager_available=cert_manager,
         ),
     )
     ctrl = None
     if cert_manager:
-        ctrl = setup_mtls_controller(mgr, MTLSSettings(features=fg.as_dict(), **mtls))
-    task = asyncio.create_task(mgr.run())
-    try:
+        ctrl = setup_mtls_controller(mgr, MTLSSettings(features=gates, **mtls))
+    async with running(mgr):
         yield MTLSOperator(mgr, rc, ctrl)
-    finally:
-        mgr.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)

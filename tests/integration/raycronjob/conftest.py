@@ -9,26 +9,14 @@ import contextlib
 import datetime as dt
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import attrs
 import pytest
 
-from kuberay.cmd.operator import CACHE_SCOPE
-from kuberay.controllers.features import new_feature_gate
 from kuberay.controllers.raycronjob import RayCronJobSettings, setup_raycronjob_controller
 from kuberay.kube import Client
 from kuberay.reconcile import Controller, Manager, Request
-from tests.crds import install_crds
-
-
-@pytest.fixture(scope="session")
-async def crds_installed(kubeconfig_path: Any) -> None:
-    client = await Client.from_kubeconfig(kubeconfig_path, qps=0)
-    try:
-        await install_crds(client)
-    finally:
-        await client.close()
+from tests.integration.operator_harness import feature_gates, new_manager, running
 
 
 @attrs.define
@@ -69,26 +57,14 @@ class CronOperator:
 async def start_cron_operator(
     kubeconfig_path: Path, namespace: str, *, clock: FakeClock, gates: str = "RayCronJob=true"
 ) -> AsyncIterator[CronOperator]:
-    fg = new_feature_gate()
-    fg.set_from_string(gates)
     client = await Client.from_kubeconfig(kubeconfig_path, qps=0, burst=1)
-    mgr = Manager(
-        client,
-        namespaces=[namespace],
-        by_object=CACHE_SCOPE,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        handle_signals=False,
-        max_concurrent_reconciles=2,
-    )
-    ctrl = setup_raycronjob_controller(mgr, RayCronJobSettings(features=fg.as_dict(), now=clock))
-    task = asyncio.create_task(mgr.run())
+    mgr = new_manager(client, namespace)
+    settings = RayCronJobSettings(features=feature_gates(gates), now=clock)
+    ctrl = setup_raycronjob_controller(mgr, settings)
     try:
-        yield CronOperator(mgr, ctrl, client, clock, namespace, task)
+        async with running(mgr) as task:
+            yield CronOperator(mgr, ctrl, client, clock, namespace, task)
     finally:
-        mgr.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
         await client.close()
 
 

@@ -4,18 +4,16 @@ comes (without the gate no controller is registered: see tests/unit/cmd)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from kuberay.cmd.config import parse_config, refuse_unimplemented
-from kuberay.cmd.operator import CACHE_SCOPE
 from kuberay.controllers.features import new_feature_gate
 from kuberay.controllers.setup import register_all
 from kuberay.kube import Client
-from kuberay.reconcile import Manager
 from tests.helpers import eventually
+from tests.integration.operator_harness import new_manager, running
 from tests.integration.raycronjob.helpers import cronjob, parse, rayjobs_of
 
 
@@ -27,22 +25,12 @@ async def operator(
     cfg, _ = parse_config(flags, gates)
     refuse_unimplemented(cfg, gates)
     client = await Client.from_kubeconfig(kubeconfig_path, qps=0, burst=1)
-    mgr = Manager(
-        client,
-        namespaces=[namespace],
-        by_object=CACHE_SCOPE,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        handle_signals=False,
-    )
+    mgr = new_manager(client, namespace)
     names = register_all(mgr, cfg, gates, env={})
-    task = asyncio.create_task(mgr.run())
     try:
-        yield names
+        async with running(mgr):
+            yield names
     finally:
-        mgr.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
         await client.close()
 
 

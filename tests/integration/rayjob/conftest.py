@@ -3,7 +3,6 @@ apiserver, with the real dashboard poller dialling fake Ray dashboards on 127.0.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import random
 from collections.abc import AsyncIterator
@@ -12,26 +11,15 @@ from typing import Any
 import attrs
 import pytest
 
-from kuberay.cmd.operator import CACHE_SCOPE
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.dashboard.factory import DashboardClientFactory
 from kuberay.controllers.dashboard.poller import DashboardPoller
-from kuberay.controllers.features import new_feature_gate
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
 from kuberay.kube import Client
 from kuberay.reconcile import Controller, Manager
 from kuberay.testing.fake_dashboard import FakeDashboard
-from tests.crds import install_crds
-
-
-@pytest.fixture(scope="session")
-async def crds_installed(kubeconfig_path: Any) -> None:
-    client = await Client.from_kubeconfig(kubeconfig_path, qps=0)
-    try:
-        await install_crds(client)
-    finally:
-        await client.close()
+from tests.integration.operator_harness import feature_gates, new_manager, running
 
 
 @attrs.define
@@ -56,39 +44,40 @@ async def start_operator(
     gates: str = "",
     env: dict[str, str] | None = None,
     registry: Any = None,
+    batch_scheduler: str = "",
     **settings: Any,
 ) -> AsyncIterator[Operator]:
-    fg = new_feature_gate()
-    fg.set_from_string(gates)
-    mgr = Manager(
-        client,
-        namespaces=[namespace],
-        by_object=CACHE_SCOPE,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        handle_signals=False,
-        max_concurrent_reconciles=2,
-        registry=registry,
-    )
+    """RayCluster + RayJob controllers with gates ``gates`` and ``--batch-scheduler``
+    ``batch_scheduler``; ``settings`` go to the RayJob controller."""
+    features = feature_gates(gates)
+    mgr = new_manager(client, namespace, registry=registry)
     options = BuildOptions.from_env(env or {})
     setup_raycluster_controller(
         mgr,
-        RayClusterSettings(options=options, features=fg.as_dict(), requeue_seconds=10),
+        RayClusterSettings(
+            options=options,
+            features=features,
+            requeue_seconds=10,
+            batch_scheduler=batch_scheduler,
+        ),
     )
     factory = DashboardClientFactory(client, environ={})
     poller = DashboardPoller(factory)
     rayjob = setup_rayjob_controller(
         mgr,
-        RayJobSettings.from_env(env or {}, options=options, features=fg.as_dict(), **settings),
+        RayJobSettings.from_env(
+            env or {},
+            options=options,
+            features=features,
+            batch_scheduler=batch_scheduler,
+            **settings,
+        ),
         poller,
     )
-    task = asyncio.create_task(mgr.run())
     try:
-        yield Operator(mgr, rayjob, client, poller)
+        async with running(mgr):
+            yield Operator(mgr, rayjob, client, poller)
     finally:
-        mgr.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
         await poller.close()
         await factory.close()
 

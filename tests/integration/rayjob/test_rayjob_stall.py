@@ -25,19 +25,17 @@ from typing import Any
 
 import pytest
 
-from kuberay.cmd.operator import CACHE_SCOPE
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.dashboard.factory import DashboardClientFactory
 from kuberay.controllers.dashboard.poller import JOB_INFO, DashboardPoller
-from kuberay.controllers.features import new_feature_gate
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
 from kuberay.controllers.rayjob.setup import CONTROLLER_NAME
 from kuberay.kube import Client
-from kuberay.reconcile import Manager
 from kuberay.reconcile.metrics import RECONCILE_TIME
 from kuberay.testing.fake_dashboard import FakeDashboard
 from tests.helpers import eventually
+from tests.integration.operator_harness import feature_gates, new_manager, running
 from tests.integration.rayjob.helpers import make_ready, rayjob, state, wait_job, wait_state
 
 HUNG = 50
@@ -51,32 +49,21 @@ PARALLEL = 10  # kubelet stand-in: pods marked ready this many at a time
 async def stall_operator(client: Client, namespace: str) -> AsyncIterator[DashboardPoller]:
     """RayCluster + RayJob controllers, ONE worker each (KubeRay's default), the real
     poller and factory with ``DASHBOARD_TIMEOUT`` on every dashboard call."""
-    fg = new_feature_gate()
-    mgr = Manager(
-        client,
-        namespaces=[namespace],
-        by_object=CACHE_SCOPE,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        handle_signals=False,
-        max_concurrent_reconciles=1,
-    )
+    features = feature_gates()
+    mgr = new_manager(client, namespace, workers=1)
     options = BuildOptions.from_env({})
     setup_raycluster_controller(
-        mgr, RayClusterSettings(options=options, features=fg.as_dict(), requeue_seconds=10)
+        mgr, RayClusterSettings(options=options, features=features, requeue_seconds=10)
     )
     factory = DashboardClientFactory(client, environ={}, timeout=DASHBOARD_TIMEOUT)
     poller = DashboardPoller(factory, call_timeout=DASHBOARD_TIMEOUT)
     setup_rayjob_controller(
-        mgr, RayJobSettings.from_env({}, options=options, features=fg.as_dict()), poller
+        mgr, RayJobSettings.from_env({}, options=options, features=features), poller
     )
-    task = asyncio.create_task(mgr.run())
     try:
-        yield poller
+        async with running(mgr):
+            yield poller
     finally:
-        mgr.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
         await poller.close()
         await factory.close()
 

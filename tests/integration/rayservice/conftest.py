@@ -13,15 +13,14 @@ from typing import Any
 import attrs
 import pytest
 
-from kuberay.cmd.operator import CACHE_SCOPE
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.dashboard import setup_dashboard_poller
-from kuberay.controllers.features import new_feature_gate
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.controllers.rayservice import RayServiceSettings, setup_rayservice_controller
 from kuberay.kube import Client
 from kuberay.reconcile import Controller, Manager
 from tests.crds import install_crds
+from tests.integration.operator_harness import feature_gates, new_manager, running
 
 
 def _gateway_api_crd_dir() -> Path:
@@ -69,36 +68,24 @@ async def start_service_operator(
     env: dict[str, str] | None = None,
     enable_metrics: bool = False,
 ) -> AsyncIterator[ServiceOperator]:
-    fg = new_feature_gate()
-    fg.set_from_string(gates)
+    features = feature_gates(gates)
     client = await Client.from_kubeconfig(kubeconfig_path, qps=0, burst=1)
-    mgr = Manager(
-        client,
-        namespaces=[namespace],
-        by_object=CACHE_SCOPE,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        handle_signals=False,
-        max_concurrent_reconciles=2,
-    )
+    mgr = new_manager(client, namespace)
     environ = dict(env or {})
     options = BuildOptions.from_env(environ)
-    setup_raycluster_controller(mgr, RayClusterSettings(options=options, features=fg.as_dict()))
+    setup_raycluster_controller(mgr, RayClusterSettings(options=options, features=features))
     poller = setup_dashboard_poller(mgr, env=environ)
     ctrl = setup_rayservice_controller(
         mgr,
         RayServiceSettings(
-            options=options, features=fg.as_dict(), env=environ, enable_metrics=enable_metrics
+            options=options, features=features, env=environ, enable_metrics=enable_metrics
         ),
         poller,
     )
-    task = asyncio.create_task(mgr.run())
     try:
-        yield ServiceOperator(mgr, ctrl, client, namespace, task)
+        async with running(mgr) as task:
+            yield ServiceOperator(mgr, ctrl, client, namespace, task)
     finally:
-        mgr.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 30)
         await client.close()
 
 
