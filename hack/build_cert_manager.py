@@ -26,7 +26,6 @@ Exit 1 with a one-line reason on failure.
 
 from __future__ import annotations
 
-import argparse
 import fcntl
 import os
 import subprocess
@@ -34,7 +33,13 @@ import sys
 import time
 from pathlib import Path
 
-from gobuild import exclusive_lock, go_binary  # hack/
+from gobuild import (  # hack/
+    build_cli,
+    cache_root,
+    exclusive_lock,
+    go_binary,
+    recorded_build_seconds,
+)
 
 MODULE = "github.com/cert-manager/cert-manager"
 VERSION = "v1.19.4"
@@ -47,8 +52,7 @@ class BuildError(Exception):
 
 def cache_dir() -> Path:
     """``$KUBERAY_CACHE/cert-manager-<version>`` (default ``~/.cache/kuberay/...``)."""
-    root = os.environ.get("KUBERAY_CACHE") or str(Path.home() / ".cache" / "kuberay")
-    return Path(root) / f"cert-manager-{VERSION}"
+    return cache_root() / f"cert-manager-{VERSION}"
 
 
 def binary_path() -> Path:
@@ -58,10 +62,7 @@ def binary_path() -> Path:
 
 def build_seconds() -> float | None:
     """Wall time of the build that produced the cached binary (None if unknown)."""
-    try:
-        return float((cache_dir() / "build-seconds").read_text())
-    except (OSError, ValueError):
-        return None
+    return recorded_build_seconds(cache_dir())
 
 
 def build_in_progress() -> bool:
@@ -123,20 +124,9 @@ def _build(out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument(
-        "--print-path", action="store_true", help="print where the binary goes and exit"
+    return build_cli(
+        "build_cert_manager.py", __doc__, lambda: [build()], binary_path, BuildError, argv
     )
-    args = parser.parse_args(argv)
-    if args.print_path:
-        print(binary_path())
-        return 0
-    try:
-        print(build())
-    except BuildError as exc:
-        print(f"hack/build_cert_manager.py: {exc}", file=sys.stderr)
-        return 1
-    return 0
 
 
 if __name__ == "__main__":

@@ -13,13 +13,14 @@ Exit 1 with a one-line reason on failure.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from gobuild import build_cli  # hack/
 
 HELM_MODULE = "helm.sh/helm/v4"
 HELM_VERSION = "v4.3.2"
@@ -83,20 +84,7 @@ def build() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument(
-        "--print-path", action="store_true", help="print where the binary goes and exit"
-    )
-    args = parser.parse_args(argv)
-    if args.print_path:
-        print(binary_path())
-        return 0
-    try:
-        print(build())
-    except BuildError as exc:
-        print(f"hack/build_helm.py: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    return build_cli("build_helm.py", __doc__, lambda: [build()], binary_path, BuildError, argv)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ Exit 1 with a one-line reason on failure.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
@@ -26,7 +25,13 @@ import sys
 import time
 from pathlib import Path
 
-from gobuild import exclusive_lock, go_binary  # hack/
+from gobuild import (  # hack/
+    build_cli,
+    cache_root,
+    exclusive_lock,
+    go_binary,
+    recorded_build_seconds,
+)
 
 KUEUE_MODULE = "sigs.k8s.io/kueue"
 KUEUE_VERSION = "v0.17.0"
@@ -39,8 +44,7 @@ class BuildError(Exception):
 
 def cache_dir() -> Path:
     """``$KUBERAY_CACHE/kueue-<version>`` (default ``~/.cache/kuberay/kueue-<version>``)."""
-    root = os.environ.get("KUBERAY_CACHE") or str(Path.home() / ".cache" / "kuberay")
-    return Path(root) / f"kueue-{KUEUE_VERSION}"
+    return cache_root() / f"kueue-{KUEUE_VERSION}"
 
 
 def binary_path() -> Path:
@@ -50,10 +54,7 @@ def binary_path() -> Path:
 
 def build_seconds() -> float | None:
     """Wall time of the build that produced the cached binary (None if unknown)."""
-    try:
-        return float((cache_dir() / "build-seconds").read_text())
-    except (OSError, ValueError):
-        return None
+    return recorded_build_seconds(cache_dir())
 
 
 def _ldflags() -> str:
@@ -106,20 +107,7 @@ def _build(out: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument(
-        "--print-path", action="store_true", help="print where the binary goes and exit"
-    )
-    args = parser.parse_args(argv)
-    if args.print_path:
-        print(binary_path())
-        return 0
-    try:
-        print(build())
-    except BuildError as exc:
-        print(f"hack/build_kueue.py: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    return build_cli("build_kueue.py", __doc__, lambda: [build()], binary_path, BuildError, argv)
 
 
 if __name__ == "__main__":

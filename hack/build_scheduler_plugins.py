@@ -21,14 +21,13 @@ Exit 1 with a one-line reason on failure.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from gobuild import exclusive_lock, go_binary  # hack/
+from gobuild import build_cli, exclusive_lock, go_binary  # hack/
 
 MODULE = "sigs.k8s.io/scheduler-plugins"
 VERSION = "v0.33.5"
@@ -101,21 +100,9 @@ def _build_missing(missing: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument(
-        "--print-path", action="store_true", help="print where the binaries go and exit"
+    return build_cli(
+        "build_scheduler_plugins.py", __doc__, lambda: build().values(), cache_dir, BuildError, argv
     )
-    args = parser.parse_args(argv)
-    if args.print_path:
-        print(cache_dir())
-        return 0
-    try:
-        for path in build().values():
-            print(path)
-    except BuildError as exc:
-        print(f"hack/build_scheduler_plugins.py: {exc}", file=sys.stderr)
-        return 1
-    return 0
 
 
 if __name__ == "__main__":

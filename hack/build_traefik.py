@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gobuild import exclusive_lock, go_binary  # hack/
+from gobuild import cache_root, exclusive_lock, go_binary  # hack/
 
 TRAEFIK_MODULE = "github.com/traefik/traefik/v3"
 TRAEFIK_VERSION = "v3.6.12"
@@ -42,11 +42,6 @@ PLACEHOLDER = "<!doctype html><title>Traefik</title><p>web UI not built (kuberay
 
 class BuildError(Exception):
     """A build step failed; the message is one line for the user."""
-
-
-def cache_root() -> Path:
-    """``$KUBERAY_CACHE`` or ``~/.cache/kuberay``."""
-    return Path(os.environ.get("KUBERAY_CACHE") or Path.home() / ".cache" / "kuberay")
 
 
 def binary_path() -> Path:
