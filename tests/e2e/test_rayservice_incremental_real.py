@@ -47,7 +47,7 @@ from tests.e2e.test_rayservice_real import (
     _ready,
     diagnose,
     rayservice_sample,
-    with_image,
+    upgrade_image,
 )
 from tests.e2e.traefik import GATEWAY_API, TraefikGateway, traefik_gateway
 
@@ -295,38 +295,15 @@ async def test_incremental_upgrade_through_traefik_without_failed_requests(
         watcher = asyncio.create_task(
             watch_weights(real_admin, rns, f"{name}-httproute", stop, weights)
         )
-        upgrade_began = time.monotonic()
         try:
-            current = await get()
-            current["spec"] = with_image(rs, NEW_VERSION)["spec"]
-            await real_admin.update(current)
-
-            async def promoted() -> dict[str, Any] | None:
-                current = await get()
-                active = _cluster(current, "activeServiceStatus")
-                pending = _cluster(current, "pendingServiceStatus")
-                ok = active and active != old_cluster and not pending and _ready(current)
-                return current if ok else None
-
-            after = await wait_for("the new cluster promoted", promoted, 600, explain)
-            record_timing(
-                "real incremental RayService: image changed -> promoted",
-                time.monotonic() - upgrade_began,
+            after = await upgrade_image(
+                real_admin,
+                rs,
+                old_cluster,
+                label="real incremental RayService",
+                promote_timeout=600,
+                explain=explain,
             )
-
-            async def old_gone() -> bool:
-                try:
-                    await real_admin.get("ray.io/v1", "RayCluster", old_cluster, rns)
-                except NotFound:
-                    return True
-                return False
-
-            await wait_for("the old RayCluster deleted", old_gone, 90, explain)
-            record_timing(
-                "real incremental RayService: image changed -> old cluster deleted",
-                time.monotonic() - upgrade_began,
-            )
-            await asyncio.sleep(3)  # a few more requests against the new cluster alone
         finally:
             stop.set()
             await loop

@@ -32,7 +32,7 @@ import json
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -257,6 +257,50 @@ def _cluster(rs: dict[str, Any], which: str) -> str:
     return str(((rs.get("status") or {}).get(which) or {}).get("rayClusterName") or "")
 
 
+async def upgrade_image(
+    admin: Client,
+    rs: dict[str, Any],
+    old_cluster: str,
+    *,
+    label: str,
+    promote_timeout: float,
+    explain: Callable[[], Awaitable[str]],
+) -> dict[str, Any]:
+    """Change the RayService ``rs``'s image to ``NEW_VERSION``, wait until a new cluster is
+    promoted (Ready, nothing pending) and ``old_cluster`` is deleted, recording both times
+    under ``label``; then let 3 s of requests reach the new cluster alone. The promoted
+    RayService."""
+    meta = rs["metadata"]
+    began = time.monotonic()
+    current = await admin.get("ray.io/v1", "RayService", meta["name"], meta["namespace"])
+    current["spec"] = with_image(rs, NEW_VERSION)["spec"]
+    await admin.update(current)
+
+    async def promoted() -> dict[str, Any] | None:
+        now = await admin.get("ray.io/v1", "RayService", meta["name"], meta["namespace"])
+        active = _cluster(now, "activeServiceStatus")
+        pending = _cluster(now, "pendingServiceStatus")
+        ok = active and active != old_cluster and not pending and _ready(now)
+        return now if ok else None
+
+    after: dict[str, Any] = await wait_for(
+        "the new cluster promoted", promoted, promote_timeout, explain
+    )
+    record_timing(f"{label}: image changed -> promoted", time.monotonic() - began)
+
+    async def old_gone() -> bool:
+        try:
+            await admin.get("ray.io/v1", "RayCluster", old_cluster, meta["namespace"])
+        except NotFound:
+            return True
+        return False
+
+    await wait_for("the old RayCluster deleted", old_gone, 90, explain)
+    record_timing(f"{label}: image changed -> old cluster deleted", time.monotonic() - began)
+    await asyncio.sleep(3)  # a few more requests against the new cluster alone
+    return after
+
+
 async def serve_endpoints(admin: Client, ns: str, service: str) -> list[tuple[str, int]]:
     """Ready (address, serve port) pairs of ``service``'s EndpointSlices, as kube-proxy
     would program them (ready endpoints; serving-but-terminating ones only if none is)."""
@@ -403,37 +447,15 @@ async def test_sample_serves_then_upgrades_image_without_failed_requests(
     stop = asyncio.Event()
     load = LoadResult()
     loop = asyncio.create_task(request_loop(real_admin, rns, service, stop, load))
-    upgrade_began = time.monotonic()
     try:
-        current = await get()
-        current["spec"] = with_image(rs, NEW_VERSION)["spec"]
-        await real_admin.update(current)
-
-        async def promoted() -> dict[str, Any] | None:
-            current = await get()
-            active = _cluster(current, "activeServiceStatus")
-            pending = _cluster(current, "pendingServiceStatus")
-            ok = active and active != old_cluster and not pending and _ready(current)
-            return current if ok else None
-
-        after = await wait_for("the new cluster promoted", promoted, 360, explain)
-        record_timing(
-            "real RayService: image changed -> promoted", time.monotonic() - upgrade_began
+        after = await upgrade_image(
+            real_admin,
+            rs,
+            old_cluster,
+            label="real RayService",
+            promote_timeout=360,
+            explain=explain,
         )
-
-        async def old_gone() -> bool:
-            try:
-                await real_admin.get("ray.io/v1", "RayCluster", old_cluster, rns)
-            except NotFound:
-                return True
-            return False
-
-        await wait_for("the old RayCluster deleted", old_gone, 90, explain)
-        record_timing(
-            "real RayService: image changed -> old cluster deleted",
-            time.monotonic() - upgrade_began,
-        )
-        await asyncio.sleep(3)  # a few more requests against the new cluster alone
     finally:
         stop.set()
         await loop
