@@ -235,6 +235,8 @@ class VolcanoScheduler(BatchScheduler):
         updated = copy.deepcopy(current)
         updated.setdefault("spec", {})
         updated["spec"]["minMember"] = min_member
+        if not min_member:  # KubeRay's zero minMember is left out of the object it writes
+            del updated["spec"]["minMember"]
         updated["spec"]["minResources"] = resources_json(resources)
         try:
             await self.client.update(updated)
