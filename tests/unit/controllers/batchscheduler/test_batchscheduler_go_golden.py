@@ -13,7 +13,9 @@ samples (RayClusters and RayJobs) and crafted variants. For each case it recorde
   ``buildWorkerPod`` make them (not minimal pods), before and after
   ``AddMetadataToChildResource``; for a RayJob also its RayCluster (K8sJobMode, group ``""``)
   and the submitter pod template ``getSubmitterTemplate`` builds (K8sJobMode,
-  ``submittergroup``), before and after.
+  ``submittergroup``), before and after;
+* for a RayJob, ``CleanupOnCompletion``'s result, error and the PodGroups after it, first with
+  the RayJob's RayCluster stored, then after that is deleted.
 
 Here our plugin gets the same parent and a copy of KubeRay's "before" child, and the result
 must equal KubeRay's "after" child as JSON (so nothing else on the object is touched); the
@@ -94,7 +96,9 @@ class _Store:
         return copy.deepcopy(self.objects[key])
 
     def stored(self) -> list[Obj]:
-        return [self.objects[k] for k in sorted(self.objects, key=lambda k: (k[0], k[3]))]
+        """The PodGroups, ordered as the harness lists them."""
+        keys = sorted((k for k in self.objects if k[1] == "PodGroup"), key=lambda k: (k[0], k[3]))
+        return [self.objects[k] for k in keys]
 
 
 def _normalize(obj: Obj, untouched_rv: str = "") -> Obj:
@@ -170,6 +174,24 @@ async def test_plugin_matches_kuberay(entry: Obj) -> None:
     if "submitter" in expected:
         child = expected["submitter"]
         assert _stamp(sched, job, child["before"], child["group"]) == child["after"]
+    if "cleanupClusterPresent" in expected:
+        cluster = copy.deepcopy(expected["cluster.parent"])
+        key = _Store._key("ray.io/v1", "RayCluster", cluster["metadata"]["name"], job_ns(job))
+        store.objects[key] = cluster
+        for step in ("cleanupClusterPresent", "cleanupClusterGone"):
+            if step == "cleanupClusterGone":
+                del store.objects[key]
+            want = expected[step]
+            try:
+                did, err = await sched.cleanup_on_completion(copy.deepcopy(job)), ""
+            except BatchSchedulerError as exc:
+                did, err = False, str(exc)
+            assert (did, err) == (want["did"], want["err"]), step
+            _check_stored(store, want["stored"], case)
+
+
+def job_ns(job: Obj) -> str:
+    return str(job["metadata"]["namespace"])
 
 
 def test_golden_data_covers_the_branches() -> None:

@@ -10,7 +10,8 @@ package ray
 //     constructRayClusterForRayJob builds before/after AddMetadataToChildResource (K8sJobMode,
 //     group ""), then the RayCluster steps above on that cluster (same fake client), and the
 //     submitter pod template (getSubmitterTemplate) before/after AddMetadataToChildResource with
-//     "submittergroup" (K8sJobMode).
+//     "submittergroup" (K8sJobMode); then CleanupOnCompletion on the RayJob with its RayCluster
+//     stored, and again after it is deleted.
 // BS_GOLDEN_IN=<cases.json> BS_GOLDEN_OUT=<out.json> go test -run TestBatchSchedulerGoldenHarness ./controllers/ray/
 
 import (
@@ -183,6 +184,26 @@ func runBSGoldenCase(c bsGoldenCase, scheme *runtime.Scheme) (map[string]any, er
 	// Created: the apiserver gave it a uid.
 	cluster.UID = types.UID("uid-" + cluster.Name)
 	bsClusterSteps(ctx, sched, fc, scheme, cluster.DeepCopy(), objs, "cluster.")
+	// CleanupOnCompletion once the RayJob finished: with its RayCluster still there, then
+	// after the RayCluster is gone.
+	stored := cluster.DeepCopy()
+	stored.ResourceVersion = ""
+	if err := fc.Create(ctx, stored); err != nil {
+		return nil, err
+	}
+	for _, step := range []string{"cleanupClusterPresent", "cleanupClusterGone"} {
+		if step == "cleanupClusterGone" {
+			if err := fc.Delete(ctx, stored); err != nil {
+				return nil, err
+			}
+		}
+		var did bool
+		err := bsCall(func() (err error) {
+			did, err = sched.CleanupOnCompletion(ctx, job.DeepCopy())
+			return err
+		})
+		objs[step] = map[string]any{"did": did, "err": bsErrString(err), "stored": bsStored(ctx, fc, job.Namespace)}
+	}
 	if job.Spec.SubmissionMode == rayv1.K8sJobMode {
 		tmpl, err := getSubmitterTemplate(job.DeepCopy(), cluster.DeepCopy())
 		if err != nil {
