@@ -75,8 +75,9 @@ class SchedulerPluginsScheduler(BatchScheduler):
 
     async def do_batch_scheduling_on_submission(self, obj: Obj) -> None:
         if kind_of(obj) != C.RAY_CLUSTER_KIND:
+            # KubeRay prints the Go type of the object (``%T``).
             raise BatchSchedulerError(
-                f"currently only RayCluster is supported, got {kind_of(obj) or 'unknown'}"
+                f"currently only RayCluster is supported, got *v1.{kind_of(obj) or 'unknown'}"
             )
         if not _gang(obj):
             return

@@ -72,17 +72,32 @@ def _network_topology(owner: Mapping[str, Any], pg_name: str) -> Obj | None:
     labels = labels_of(owner)
     if NETWORK_TOPOLOGY_MODE_LABEL_KEY not in labels:
         return None
-    topology: Obj = {"mode": labels[NETWORK_TOPOLOGY_MODE_LABEL_KEY]}
+    topology: Obj = {}
+    if labels[NETWORK_TOPOLOGY_MODE_LABEL_KEY]:  # an empty mode is left out, as in KubeRay
+        topology["mode"] = labels[NETWORK_TOPOLOGY_MODE_LABEL_KEY]
     if NETWORK_TOPOLOGY_HIGHEST_TIER_LABEL_KEY in labels:
         raw = labels[NETWORK_TOPOLOGY_HIGHEST_TIER_LABEL_KEY]
-        if not _GO_INT.fullmatch(raw):
+        tier, problem = _atoi(raw)
+        if problem:
             ns = (owner.get("metadata") or {}).get("namespace")
             raise BatchSchedulerError(
-                f"failed to convert {NETWORK_TOPOLOGY_HIGHEST_TIER_LABEL_KEY} label {raw!r} to "
-                f"int for podgroup {pg_name} in namespace {ns}"
+                f"failed to convert {NETWORK_TOPOLOGY_HIGHEST_TIER_LABEL_KEY} label to int: "
+                f'strconv.Atoi: parsing "{raw}": {problem} for podgroup {pg_name} '
+                f"in namespace {ns}"
             )
-        topology["highestTierAllowed"] = int(raw)
+        topology["highestTierAllowed"] = tier
     return topology
+
+
+def _atoi(raw: str) -> tuple[int, str]:
+    """A 64-bit Go ``strconv.Atoi``: ``(value, "")`` or ``(0, problem)`` with the
+    problem worded as Go's ``NumError`` does (label values need no quoting escapes)."""
+    if not _GO_INT.fullmatch(raw):
+        return 0, "invalid syntax"
+    value = int(raw)
+    if not -(2**63) <= value < 2**63:
+        return 0, "value out of range"
+    return value, ""
 
 
 def build_pod_group(owner: Mapping[str, Any], min_member: int, resources: Resources) -> Obj:
@@ -96,9 +111,10 @@ def build_pod_group(owner: Mapping[str, Any], min_member: int, resources: Resour
     if topology is not None:
         spec["networkTopology"] = topology
     labels = labels_of(owner)
-    if QUEUE_NAME_LABEL_KEY in labels:
+    # Empty label values leave the fields out (KubeRay's PodGroup omits empty strings).
+    if labels.get(QUEUE_NAME_LABEL_KEY):
         spec["queue"] = labels[QUEUE_NAME_LABEL_KEY]
-    if C.RAY_PRIORITY_CLASS_NAME_LABEL_KEY in labels:
+    if labels.get(C.RAY_PRIORITY_CLASS_NAME_LABEL_KEY):
         spec["priorityClassName"] = labels[C.RAY_PRIORITY_CLASS_NAME_LABEL_KEY]
     pg_meta: Obj = {
         "name": name,
@@ -219,6 +235,8 @@ class VolcanoScheduler(BatchScheduler):
         updated = copy.deepcopy(current)
         updated.setdefault("spec", {})
         updated["spec"]["minMember"] = min_member
+        if not min_member:  # KubeRay's zero minMember is left out of the object it writes
+            del updated["spec"]["minMember"]
         updated["spec"]["minResources"] = resources_json(resources)
         try:
             await self.client.update(updated)
