@@ -3,9 +3,11 @@
 ``event(obj, type, reason, message, action=...)`` never blocks and never fails the caller:
 events are written by ``writers`` background tasks (at most ``queue_size`` waiting in all;
 more are dropped with a log line, as client-go's broadcaster does). Each object's events go
-to one writer, so they are written in the order recorded; client-go writes all of them one
-at a time, which at 4 reconcile workers and 1000 new RayClusters fell behind the recording
-rate and dropped 43% of them.
+to one writer, so they are written in the order recorded. client-go's events.k8s.io
+recorder writes each event in a goroutine of its own, bounded only by its client's token
+bucket; one writer fell behind 4 reconcile workers and 1000 new RayClusters and dropped 43%
+of the events, and four still dropped 32% behind 16 workers (``hack/bench.py``), so the
+default is 16: a writer is an idle asyncio task until it has something to write.
 
 Before it is written every event goes through an
 :class:`~kuberay.reconcile.eventcorrelator.EventCorrelator` (client-go's semantics):
@@ -93,7 +95,7 @@ class EventRecorder:
         host: str | None = None,
         aggregate_window: float = 600.0,
         queue_size: int = 1000,
-        writers: int = 4,
+        writers: int = 16,
         now: Callable[[], float] = time.monotonic,
         max_aggregated: int = DEFAULT_MAX_AGGREGATED,
         api: str = EVENTS_V1,
