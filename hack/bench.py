@@ -3,7 +3,7 @@
 
     python hack/bench.py --clusters 100 --out ours-100.json
     python hack/bench.py --clusters 100 --out go-100.json --label "KubeRay-Go N=100" \\
-        --operator-cmd ~/.cache/kuberay/kuberay-go-feeaf72/kuberay-operator
+        --operator-cmd /path/to/kuberay-operator   # any operator binary, e.g. KubeRay's
     python hack/bench.py --clusters 100 --out raw-100.json --raw
     python hack/bench.py --compare go-100.json ours-100.json raw-100.json
 

@@ -8,8 +8,9 @@ Starts a full local cluster (kwok nodes make pods Running + Ready), runs
 ``kuberay-operator`` as a process (as ``hack/bench.py`` does) and measures:
 
 * ``conflicts``: 409 answers by verb (``update`` includes status writes) while
-  every RayCluster of the KubeRay samples (``$KUBERAY_SAMPLES``, default
-  ``tests/kuberay-samples``) is created and reconciled for
+  every RayCluster of KubeRay's samples (``$KUBERAY_SAMPLES_DIR``, default
+  ``../shared/reference/kuberay-samples``: see ``tests/kuberay_samples.py``; the repository
+  does not carry them) is created and reconciled for
   ``--settle`` seconds;
 * ``idle_requests``: the requests by verb of a fresh operator over ``--idle``
   seconds once its caches are synced, watching an empty namespace.
@@ -24,7 +25,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import sys
 import tempfile
@@ -43,12 +43,8 @@ import controlplane  # noqa: E402
 
 from kuberay.kube import ApiError, Client  # noqa: E402
 from tests.crds import install_crds  # noqa: E402
+from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES  # noqa: E402
 
-SAMPLES = Path(
-    os.environ.get(
-        "KUBERAY_SAMPLES", str(Path(__file__).resolve().parents[1] / "tests" / "kuberay-samples")
-    )
-)
 IDLE_NAMESPACE = "idle"
 
 
@@ -152,6 +148,9 @@ def main() -> int:
     parser.add_argument("--dir", type=Path, default=None, help="work dir (default: a temp dir)")
     parser.add_argument("operator_args", nargs="*", help="extra kuberay-operator flags (after --)")
     a = parser.parse_args()
+    if a.settle > 0 and not SAMPLES.is_dir():
+        print(f"--settle needs KubeRay's samples: {SAMPLES} is not a directory", file=sys.stderr)
+        return 2
     workdir = a.dir or Path(tempfile.mkdtemp(prefix="kuberay-wire-"))
     workdir.mkdir(parents=True, exist_ok=True)
     report = asyncio.run(run(workdir, a.settle, a.idle, a.operator_args, bare=a.bare))

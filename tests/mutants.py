@@ -23,8 +23,9 @@ from typing import Any
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-REFERENCE_SAMPLES = REPO / "tests" / "kuberay-samples"
+from tests.kuberay_samples import KUBERAY_SAMPLES
+
+REFERENCE_SAMPLES = KUBERAY_SAMPLES
 
 Obj = dict[str, Any]
 PathT = tuple[str | int, ...]

@@ -3,9 +3,9 @@
 Generated data, not logic: for every Go struct reachable from KubeRay's ``RayClusterSpec``
 (``ray.io/v1`` at KubeRay v1.7 / k8s.io/api v0.36) it lists the JSON field names in Go
 declaration order (embedded ``inline`` structs already flattened), each with its Go type and
-``omitempty``/``omitzero`` tag options. It was produced by walking the Go types with
-``reflect`` (see ``tests/unit/controllers/common/go_reference/``); regenerate it the same way
-when the upstream API types change.
+``omitempty``/``omitzero`` tag options, as Go's ``reflect`` reports them for KubeRay commit
+``feeaf72`` (v1.7). When the upstream API types change, update it from their published field
+order and tags.
 
 Type strings: ``string``, ``bool``, ``int``, ``quantity`` (resource.Quantity),
 ``intorstring``, ``time`` (metav1.Time), ``custom:meta/v1.FieldsV1`` (raw JSON),

@@ -26,6 +26,7 @@ from kuberay.kube import ApiError, Client
 from tests.helpers import eventually
 from tests.integration.raycluster.conftest import Operator
 from tests.integration.raycluster.helpers import condition, raycluster
+from tests.kuberay_samples import requires_kuberay_samples
 from tests.mutants import mutate, sample_clusters
 
 MUTANTS = 200
@@ -34,7 +35,7 @@ MAX_PODS = 8
 INVALID_REASONS = ("InvalidRayClusterSpec", "InvalidRayClusterMetadata", "InvalidRayClusterStatus")
 
 SAMPLES = sample_clusters()
-pytestmark = pytest.mark.skipif(not SAMPLES, reason="KubeRay samples directory not available")
+pytestmark = requires_kuberay_samples
 
 
 def _small(cluster: dict[str, Any]) -> bool:

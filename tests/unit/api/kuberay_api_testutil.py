@@ -7,9 +7,11 @@ from typing import Any
 
 import yaml
 
+from tests.kuberay_samples import KUBERAY_SAMPLES
+
 REPO = Path(__file__).resolve().parents[3]
 OWN_SAMPLES = REPO / "tests" / "samples"
-REFERENCE_SAMPLES = REPO / "tests" / "kuberay-samples"
+REFERENCE_SAMPLES = KUBERAY_SAMPLES
 RAY_KINDS = ("RayCluster", "RayJob", "RayService", "RayCronJob")
 ALL_GATES_ON = {
     "RayClusterStatusConditions": True,

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kuberay.api.v1.validation import validate_raycluster, validate_rayjob, validate_rayservice
+from tests.kuberay_samples import requires_kuberay_samples
 from tests.mutants import (
     GATES,
     lifted_cluster,
@@ -29,7 +30,7 @@ from tests.mutants import (
 SAMPLES = sample_clusters()
 MUTANT_EXAMPLES = 300
 
-pytestmark = pytest.mark.skipif(not SAMPLES, reason="KubeRay samples directory not available")
+pytestmark = requires_kuberay_samples
 
 
 def _check(sample: tuple[str, dict[str, Any]], rng: random.Random) -> None:

@@ -26,6 +26,7 @@ from kuberay.api.v1 import (
     validate_rayservice,
 )
 from kuberay.api.v1.convert import model_fields
+from tests.kuberay_samples import AVAILABLE, requires_kuberay_samples
 
 VALIDATORS: dict[str, Callable[..., list[FieldError]]] = {
     "RayCluster": validate_raycluster,
@@ -42,7 +43,7 @@ DEFAULTERS: dict[str, Callable[[Any], Any]] = {
 GATES_ANNOTATION = "test.kuberay.io/feature-gates"
 EXPECTED_ERROR_ANNOTATION = "test.kuberay.io/expected-error"
 
-REFERENCE = ray_documents(REFERENCE_SAMPLES) if REFERENCE_SAMPLES.is_dir() else []
+REFERENCE = ray_documents(REFERENCE_SAMPLES) if AVAILABLE else []
 OWN = ray_documents(OWN_SAMPLES)
 OWN_INVALID = ray_documents(OWN_SAMPLES / "invalid")
 
@@ -94,19 +95,19 @@ def _validate(doc: dict[str, Any], gates: dict[str, bool] | None) -> list[FieldE
     return VALIDATORS[doc["kind"]](DEFAULTERS[doc["kind"]](model), gates=gates)
 
 
-@pytest.mark.skipif(not REFERENCE, reason="reference samples not available")
+@requires_kuberay_samples
 @pytest.mark.parametrize(("sample_id", "doc"), REFERENCE, ids=[i for i, _ in REFERENCE])
 def test_reference_sample_round_trips(sample_id: str, doc: dict[str, Any]) -> None:
     _round_trip(doc)
 
 
-@pytest.mark.skipif(not REFERENCE, reason="reference samples not available")
+@requires_kuberay_samples
 @pytest.mark.parametrize(("sample_id", "doc"), REFERENCE, ids=[i for i, _ in REFERENCE])
 def test_reference_sample_validates(sample_id: str, doc: dict[str, Any]) -> None:
     assert [str(e) for e in _validate(doc, REFERENCE_GATED.get(sample_id))] == []
 
 
-@pytest.mark.skipif(not REFERENCE, reason="reference samples not available")
+@requires_kuberay_samples
 def test_reference_gated_samples_need_their_gates() -> None:
     by_id = dict(REFERENCE)
     for sample_id, gates in REFERENCE_GATED.items():
@@ -115,7 +116,7 @@ def test_reference_gated_samples_need_their_gates() -> None:
         assert all(name in errors[0].message for name in gates), errors[0].message
 
 
-@pytest.mark.skipif(not REFERENCE, reason="reference samples not available")
+@requires_kuberay_samples
 def test_reference_samples_cover_every_kind() -> None:
     assert {doc["kind"] for _, doc in REFERENCE} == set(VALIDATORS)
 

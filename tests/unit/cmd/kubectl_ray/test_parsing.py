@@ -11,8 +11,8 @@ import yaml
 from kuberay.cmd.kubectl_ray import run
 from kuberay.cmd.kubectl_ray.common import parse_type_name
 from kuberay.cmd.kubectl_ray.context import CLIError, context_namespace
-
-SAMPLES = Path(__file__).resolve().parents[3] / "kuberay-samples"
+from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
+from tests.kuberay_samples import requires_kuberay_samples
 
 
 async def cli(*argv: str, kubeconfig: Path) -> tuple[int, str, str]:
@@ -148,6 +148,7 @@ async def test_usage_error_exits_2(kubeconfig: Path) -> None:
     assert code == 2
 
 
+@requires_kuberay_samples
 async def test_render_sample_offline(kubeconfig: Path) -> None:
     code, out, err = await cli(
         "render", "-f", str(SAMPLES / "ray-cluster.autoscaler.yaml"), kubeconfig=kubeconfig
@@ -162,6 +163,7 @@ async def test_render_sample_offline(kubeconfig: Path) -> None:
     assert any(c["name"] == "autoscaler" for c in head["spec"]["containers"])
 
 
+@requires_kuberay_samples
 async def test_render_invalid_spec_is_refused(kubeconfig: Path, tmp_path: Path) -> None:
     doc = yaml.safe_load((SAMPLES / "ray-cluster.sample.yaml").read_text())
     doc["spec"]["workerGroupSpecs"][0].update({"minReplicas": 5, "maxReplicas": 1})

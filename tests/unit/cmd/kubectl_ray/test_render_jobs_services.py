@@ -15,8 +15,10 @@ import yaml
 from kuberay.cmd.kubectl_ray import run
 from kuberay.controllers.raycluster.render import render_raycluster
 from kuberay.controllers.render import RenderError, RenderOptions, render
+from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
+from tests.kuberay_samples import requires_kuberay_samples
 
-SAMPLES = Path(__file__).resolve().parents[3] / "kuberay-samples"
+pytestmark = requires_kuberay_samples
 Obj = dict[str, Any]
 
 

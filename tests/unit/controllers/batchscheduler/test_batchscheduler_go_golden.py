@@ -1,10 +1,9 @@
 """The batch-scheduler plugins against what KubeRay's own plugins did with the same objects.
 
-``data/kuberay_batchscheduler_go_golden.json.gz`` comes from
-``common/go_reference/batchscheduler_golden_harness_test.go`` (KubeRay ``feeaf72``; the plugin
-selected by ``NewSchedulerManager`` on controller-runtime's fake client), with the cases of
-``make_batchscheduler_golden_cases.py``: the volcano, yunikorn, scheduler-plugins and KAI
-samples (RayClusters and RayJobs) and crafted variants. For each case it recorded
+``common/data/kuberay_batchscheduler_go_golden.json.gz`` records KubeRay's Go output (KubeRay
+``feeaf72``, see ``common/data/README.md``; the plugin selected by ``NewSchedulerManager`` on
+controller-runtime's fake client) for the volcano, yunikorn, scheduler-plugins and KAI samples
+(RayClusters and RayJobs) and crafted variants. For each case it recorded
 
 * what ``DoBatchSchedulingOnSubmission`` stored (PodGroups) and its error string; for a
   RayJob, first on the RayJob, then on the RayCluster ``constructRayClusterForRayJob`` built

@@ -1,6 +1,6 @@
 """Helpers for the builder tests: a KubeRay-style RayCluster and the Go reference data.
 
-``data/`` holds outputs of KubeRay's own Go code (see ``go_reference/README.md``):
+``data/`` holds outputs of KubeRay's own Go code (see ``data/README.md``), among them:
 
 * ``kuberay_go_golden.json.gz``: cases (RayCluster + operator env/gates/config) and the objects
   KubeRay v1.7 builds for them (head/worker pods, services, ingress, route, RBAC, PVC, Job, hash);
@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from kuberay.controllers.common.quantity import Quantity
+from tests.kuberay_samples import KUBERAY_SAMPLES
 
 DATA = Path(__file__).parent / "data"
-SAMPLES = Path(__file__).resolve().parents[3] / "kuberay-samples"
+SAMPLES = KUBERAY_SAMPLES
 
 
 def load_gz(name: str) -> Any:

@@ -1,7 +1,8 @@
 """Every builder against the objects KubeRay's own Go code produced for the same input.
 
 The cases cover all sample RayClusters (and the clusters RayJob/RayService samples produce)
-plus crafted variants for each feature and operator switch; see ``go_reference/``.
+plus crafted variants for each feature and operator switch, as recorded in
+``data/kuberay_go_golden.json.gz`` (see ``data/README.md``).
 Comparison is on Go's JSON view (empty values dropped, quantities canonical). KubeRay emits
 a custom head Service's computed ports and the serve ports in random (Go map) order, so those
 port lists are compared sorted by name.

@@ -1,7 +1,7 @@
 """The RayJob builders against what KubeRay's own Go code produced for the same RayJob.
 
-``data/kuberay_rayjob_go_golden.json.gz`` comes from ``go_reference/rayjob_golden_harness_test.go``
-(KubeRay ``feeaf72``): for every RayJob sample, every RayCronJob job template and crafted
+``data/kuberay_rayjob_go_golden.json.gz`` records KubeRay's Go output (KubeRay ``feeaf72``; see
+``data/README.md``): for every RayJob sample, every RayCronJob job template and crafted
 variants (submission modes, the SidecarSubmitterRestart gate, ENABLE_LOGIN_SHELL, submitter
 templates, runtime envs, metadata and Ray versions, entrypoint resources, auth, long names, head
 Service options, clusterSelector) it records both submit commands, the RayCluster, the head

@@ -26,12 +26,13 @@ from kuberay.controllers.common import (
     build_rayjob_head_service,
     build_submitter_job,
 )
+from tests.kuberay_samples import requires_kuberay_samples
 from tests.mutants import GATES, mutate, run_builders, sample_documents
 
 JOBS = sample_documents(("RayJob",))
 MODES = ("K8sJobMode", "SidecarMode", "HTTPMode")
 
-pytestmark = pytest.mark.skipif(not JOBS, reason="KubeRay samples directory not available")
+pytestmark = requires_kuberay_samples
 
 
 def _as_seen_by_the_controller(job: dict[str, Any], mode: str) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from kuberay.controllers.common import (
     build_rayjob_cluster,
     build_submitter_job,
 )
+from tests.kuberay_samples import requires_kuberay_samples
 
 
 def _sample_rayjobs() -> list[tuple[str, dict[str, Any]]]:
@@ -66,10 +67,12 @@ def _bash_syntax_ok(script: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@requires_kuberay_samples
 def test_every_rayjob_sample_is_covered() -> None:
     assert len(SAMPLE_JOBS) >= 25
 
 
+@requires_kuberay_samples
 @pytest.mark.parametrize("name,rayjob", SAMPLE_JOBS, ids=[n for n, _ in SAMPLE_JOBS])
 @pytest.mark.parametrize("mode", ["K8sJobMode", "SidecarMode"])
 @pytest.mark.parametrize("restart_gate", [False, True])

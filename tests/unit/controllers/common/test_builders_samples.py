@@ -31,6 +31,7 @@ from kuberay.controllers.common.predicates import (
     is_gcs_fault_tolerance_embedded,
     is_gcs_fault_tolerance_enabled,
 )
+from tests.kuberay_samples import requires_kuberay_samples
 
 ALL_GATES_ON = {
     "GCSFaultToleranceEmbeddedStorage": True,
@@ -77,7 +78,7 @@ def _clusters() -> list[tuple[str, dict[str, Any]]]:
 CLUSTERS = _clusters()
 
 
-@pytest.mark.skipif(not CLUSTERS, reason="KubeRay samples directory not available")
+@requires_kuberay_samples
 @pytest.mark.parametrize(("name", "cluster"), CLUSTERS, ids=[n for n, _ in CLUSTERS])
 def test_sample_builds(name: str, cluster: dict[str, Any]) -> None:
     options = BuildOptions()

@@ -1,9 +1,9 @@
 """The mTLS builders against what KubeRay's own controller created for the same cluster.
 
-``data/kuberay_mtls_go_golden.json.gz`` comes from
-``common/go_reference/mtls_golden_harness_test.go`` (KubeRay ``feeaf72``: one
-``RayClusterMTLSController.Reconcile`` against controller-runtime's fake client holding the
-RayCluster and its pods): the ``ray-cluster.mtls.yaml`` sample without pods, with pods (live
+``common/data/kuberay_mtls_go_golden.json.gz`` records what one
+``RayClusterMTLSController.Reconcile`` of KubeRay ``feeaf72`` created against controller-runtime's
+fake client holding the RayCluster and its pods (see ``common/data/README.md``), for the
+``ray-cluster.mtls.yaml`` sample without pods, with pods (live
 ones of both node types and ones that must not count) and with a custom head Service name.
 Every Issuer and Certificate is compared exactly as JSON (the fake client's empty ``status``
 aside); the cluster domain is KubeRay's default ``cluster.local``.

@@ -1,9 +1,8 @@
 """The NetworkPolicy builders against what KubeRay's own Go code built for the same cluster.
 
-``data/kuberay_netpol_go_golden.json.gz`` comes from
-``common/go_reference/netpol_golden_harness_test.go`` (KubeRay ``feeaf72``,
-``buildHeadNetworkPolicy`` / ``buildWorkerGroupNetworkPolicy`` with the mode defaulted as
-``Reconcile`` does and ``SetControllerReference`` applied): the
+``common/data/kuberay_netpol_go_golden.json.gz`` records what KubeRay ``feeaf72``'s
+``buildHeadNetworkPolicy`` / ``buildWorkerGroupNetworkPolicy`` returned (mode defaulted as
+``Reconcile`` does, ``SetControllerReference`` applied; see ``common/data/README.md``) for the
 ``ray-cluster.network-policy-deny-all.yaml`` sample and variants (each mode, no mode, an empty
 config, per-group overrides incl. an empty one, rules without a protocol, named ports,
 ``namespaceSelector: {}``, RayJob owners in every submission mode, owners that are not a

@@ -1,6 +1,7 @@
 """The RayCluster, head Service and serve Service built for every RayService sample equal what
-KubeRay's Go code builds (``common/data/kuberay_rayservice_golden.json.gz``, produced by
-``common/go_reference/rayservice_golden_harness_test.go``)."""
+KubeRay's Go code builds (``common/data/kuberay_rayservice_golden.json.gz``; see
+``common/data/README.md``). The inputs are KubeRay's samples themselves, read from outside the
+repository (``tests/kuberay_samples.py``)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from kuberay.controllers.common.service import (
     build_head_service_for_ray_service,
     build_serve_service_for_ray_service,
 )
+from tests.kuberay_samples import requires_kuberay_samples
 from tests.unit.controllers.common.builders_testlib import SAMPLES, load_gz, normalize
 
+pytestmark = requires_kuberay_samples
 GOLDEN = load_gz("kuberay_rayservice_golden.json.gz")
 FEATURES = {"RayServiceIncrementalUpgrade": True}
 
