@@ -47,11 +47,14 @@ from tests.e2e.realcluster import (
     host_operator,
     wait_for,
 )
+from tests.kuberay_samples import requires_kuberay_samples, sample
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a real node needs root")
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="a real node needs root"),
+    requires_kuberay_samples,
+]
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "tests" / "kuberay-samples" / "ray-cluster.mtls.yaml"  # KubeRay's, unchanged
+SAMPLE = sample("ray-cluster.mtls.yaml")  # KubeRay's, unchanged
 NAME = "raycluster-mtls"
 RAY_VERSION = "2.52.0"  # hack/images.RAY_VERSION (checked below)
 MOUNT = "/etc/ray/tls"

@@ -23,7 +23,6 @@ import json
 import time
 import urllib.request
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,9 +38,10 @@ from tests.e2e.realcluster import (
     host_operator,
     wait_for,
 )
+from tests.kuberay_samples import requires_kuberay_samples, sample
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "tests" / "kuberay-samples" / "ray-job.sample.yaml"  # KubeRay's, unchanged
+SAMPLE = sample("ray-job.sample.yaml")  # KubeRay's, unchanged
+pytestmark = requires_kuberay_samples
 #: What the sample job prints (its counter actor, five increments).
 EXPECTED_OUTPUT = [f"test_counter got {i}" for i in range(1, 6)]
 

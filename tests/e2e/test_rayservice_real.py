@@ -34,7 +34,6 @@ import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -49,9 +48,10 @@ from tests.e2e.realcluster import (
     host_operator,
     wait_for,
 )
+from tests.kuberay_samples import requires_kuberay_samples, sample
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "tests" / "kuberay-samples" / "ray-service.sample.yaml"  # KubeRay's, unchanged
+SAMPLE = sample("ray-service.sample.yaml")  # KubeRay's, unchanged
+pytestmark = requires_kuberay_samples
 OLD_IMAGE = "rayproject/ray:2.52.0"
 NEW_VERSION = "2.60.0"  # hack/images.RAY_NEW_VERSION (checked below)
 APPS_DIR = "/home/ray/serve_apps"

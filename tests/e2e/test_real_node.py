@@ -43,9 +43,10 @@ from tests.e2e.harness import (
     pod_ready,
 )
 from tests.e2e.realcluster import RealCluster, RealIdentity, real_namespace
+from tests.kuberay_samples import KUBERAY_SAMPLES, requires_kuberay_samples
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = Path(__file__).resolve().parent / "kuberay-samples"  # KubeRay's, unchanged
+SAMPLES = KUBERAY_SAMPLES  # KubeRay's, unchanged
 RAY_IMAGE = "rayproject/ray:2.52.0"
 KWOK_POD_IP = "10.244.3.7"  # inside controlplane.FAKE_POD_CIDR
 
@@ -348,6 +349,7 @@ def _pod_memory_mib(uid: str) -> tuple[int, int] | None:
     return None
 
 
+@requires_kuberay_samples
 async def test_autoscaler_sample_ready_scale_up_and_down(
     real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
 ) -> None:
@@ -442,6 +444,7 @@ def _alive_ray_nodes(real_cluster: RealCluster, ns: str, head: str) -> int:
     return int(found[-1]) if found else -1
 
 
+@requires_kuberay_samples
 async def test_autoscaler_v2_head_container_killed_head_recreated_worker_rejoins(
     real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
 ) -> None:
@@ -508,6 +511,7 @@ async def test_autoscaler_v2_head_container_killed_head_recreated_worker_rejoins
     await _wait("RayCluster ready again", lambda: _ray_cluster_ready(real_admin, rns, name), 60)
 
 
+@requires_kuberay_samples
 async def test_autoscaler_v2_scales_the_higher_priority_group(
     real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
 ) -> None:
@@ -565,6 +569,7 @@ async def test_autoscaler_v2_scales_the_higher_priority_group(
 
 
 # last: it stops the host operator (one operator at a time)
+@requires_kuberay_samples
 async def test_helm_chart_operator_in_cluster_brings_a_raycluster_to_ready(
     real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
 ) -> None:

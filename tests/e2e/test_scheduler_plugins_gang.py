@@ -29,9 +29,9 @@ from tests.e2e import schedulerplugins
 from tests.e2e.conftest import E2ECluster, OperatorIdentity, _operator_starter, _stop_all
 from tests.e2e.harness import OperatorProcess, cluster_pods
 from tests.helpers import eventually
+from tests.kuberay_samples import requires_kuberay_samples, sample
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "tests" / "kuberay-samples" / "ray-cluster.scheduler-plugins.yaml"
+SAMPLE = sample("ray-cluster.scheduler-plugins.yaml")  # KubeRay's, unchanged
 GANG_NODE_LABEL = "kuberay-e2e/gang-pool"
 POD_GROUP_API = "scheduling.x-k8s.io/v1alpha1"
 #: the rule the Helm chart adds for ``batchScheduler.name: scheduler-plugins`` (KubeRay's)
@@ -42,7 +42,10 @@ SCHEDULER_PLUGINS_RULE = {
 }
 _next_node = iter(range(200, 250))
 
-pytestmark = pytest.mark.usefixtures("needs_local_cluster")  # kwok nodes with set capacity
+pytestmark = [
+    requires_kuberay_samples,
+    pytest.mark.usefixtures("needs_local_cluster"),  # kwok nodes with set capacity
+]
 
 
 @pytest.fixture(scope="module")

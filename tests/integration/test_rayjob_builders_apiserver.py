@@ -28,8 +28,9 @@ from kuberay.controllers.common import (
 )
 from kuberay.kube import ApiError, Client
 from tests.crds import install_crds
+from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES_DIR
+from tests.kuberay_samples import requires_kuberay_samples
 
-SAMPLES_DIR = Path(__file__).resolve().parents[1] / "kuberay-samples"
 VARIANTS = (("K8sJobMode", False), ("SidecarMode", False), ("SidecarMode", True))
 
 
@@ -113,7 +114,7 @@ def _restarts_always(job: dict[str, Any]) -> bool:
     return policy not in ("Never", "OnFailure")
 
 
-@pytest.mark.skipif(not SAMPLE_JOBS, reason="KubeRay samples directory not available")
+@requires_kuberay_samples
 @pytest.mark.parametrize(("mode", "restart_gate"), VARIANTS)
 async def test_sample_rayjob_children_are_accepted_by_the_apiserver(
     env: Env, mode: str, restart_gate: bool

@@ -16,11 +16,11 @@ import yaml
 from kuberay.kube import AlreadyExists, Client
 from tests.crds import install_crds
 from tests.integration.rayjob.conftest import Operator, dashboard, start_operator
+from tests.kuberay_samples import sample, skip_unless_available
 
 __all__ = ["dashboard"]
 
 ROOT = Path(__file__).resolve().parents[3]
-SAMPLES = ROOT / "tests" / "kuberay-samples"
 
 
 def _crd_dir(name: str) -> Path:
@@ -55,9 +55,11 @@ _CREATABLE = {"ray.io/v1", "v1", "scheduling.volcano.sh/v1beta1"}
 
 async def create_sample(client: Client, file: str, namespace: str) -> dict[str, Any]:
     """Create every document of a KubeRay sample (cluster-scoped ones tolerate
-    AlreadyExists); the Ray object (RayCluster / RayJob) it holds."""
+    AlreadyExists); the Ray object (RayCluster / RayJob) it holds. Skips the test where
+    KubeRay's samples are absent (``tests/kuberay_samples.py``)."""
+    skip_unless_available()
     ray: dict[str, Any] = {}
-    for doc in yaml.safe_load_all((SAMPLES / file).read_text()):
+    for doc in yaml.safe_load_all(sample(file).read_text()):
         if not doc or doc["apiVersion"] not in _CREATABLE:
             continue  # e.g. KAI's queues: that scheduler's CRDs are not installed
         if doc["kind"] != "Queue":

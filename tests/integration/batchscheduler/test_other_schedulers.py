@@ -15,6 +15,9 @@ from tests.helpers import eventually
 from tests.integration.batchscheduler.conftest import create_sample, start_scheduler_operator
 from tests.integration.batchscheduler.test_volcano import pods
 from tests.integration.rayjob.helpers import rayjob, wait_job
+from tests.kuberay_samples import requires_kuberay_samples
+
+pytestmark = requires_kuberay_samples  # every test creates one of KubeRay's samples
 
 
 @pytest.fixture

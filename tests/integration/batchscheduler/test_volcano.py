@@ -22,6 +22,7 @@ from tests.integration.rayjob.helpers import (
     wait_job,
     wait_state,
 )
+from tests.kuberay_samples import requires_kuberay_samples
 
 PG = ("scheduling.volcano.sh/v1beta1", "PodGroup")
 
@@ -49,6 +50,7 @@ async def pods(client: Client, namespace: str, cluster: str, count: int) -> list
     return result
 
 
+@requires_kuberay_samples
 async def test_headonly_sample_gets_a_pod_group_of_one(
     volcano: Operator, kclient: Client, namespace: str
 ) -> None:
@@ -61,6 +63,7 @@ async def test_headonly_sample_gets_a_pod_group_of_one(
     assert pod["metadata"]["annotations"]["volcano.sh/task-spec"] == "headgroup"
 
 
+@requires_kuberay_samples
 async def test_cluster_sample_gets_pod_group_and_pod_metadata(
     volcano: Operator, kclient: Client, namespace: str
 ) -> None:
@@ -89,6 +92,7 @@ async def test_cluster_sample_gets_pod_group_and_pod_metadata(
     assert pg["metadata"]["generation"] == 1
 
 
+@requires_kuberay_samples
 async def test_scaling_resizes_and_suspend_releases_the_cluster_pod_group(
     volcano: Operator, kclient: Client, namespace: str
 ) -> None:
@@ -125,6 +129,7 @@ async def test_scaling_resizes_and_suspend_releases_the_cluster_pod_group(
     await eventually(released, timeout=60, message="PodGroup zeroed on suspend")
 
 
+@requires_kuberay_samples
 async def test_rayjob_sample_pod_group_includes_the_submitter(
     volcano: Operator, kclient: Client, namespace: str
 ) -> None:

@@ -39,13 +39,14 @@ from tests.integration.rayservice.helpers import (
     wait_put,
     wait_rs,
 )
+from tests.kuberay_samples import requires_kuberay_samples, sample
 
-SAMPLES = Path(__file__).resolve().parents[2] / "kuberay-samples"
+pytestmark = requires_kuberay_samples  # both tests render and create KubeRay's samples
 Obj = dict[str, Any]
 
 
 def _sample(file: str, kind: str) -> tuple[list[Obj], Obj]:
-    docs = [d for d in yaml.safe_load_all((SAMPLES / file).read_text()) if d]
+    docs = [d for d in yaml.safe_load_all(sample(file).read_text()) if d]
     return docs, next(d for d in docs if d.get("kind") == kind)
 
 

@@ -21,8 +21,10 @@ from kuberay.kube import ApiError, Client
 from tests.helpers import eventually
 from tests.integration.kubectl_ray.conftest import Cli
 from tests.integration.raycluster.conftest import start_operator
+from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
+from tests.kuberay_samples import requires_kuberay_samples
 
-SAMPLES = Path(__file__).resolve().parents[2] / "kuberay-samples"
+pytestmark = requires_kuberay_samples
 REPLICA_NAME_LABEL = "ray.io/worker-group-replica-name"
 
 

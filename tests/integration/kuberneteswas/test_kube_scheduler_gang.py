@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,11 +19,13 @@ from tests.crds import install_crds
 from tests.helpers import eventually
 from tests.integration.kuberneteswas.conftest import WAS_APISERVER_ARGS
 from tests.integration.raycluster.conftest import start_operator
+from tests.kuberay_samples import requires_kuberay_samples, sample
 
-ROOT = Path(__file__).resolve().parents[3]
-SAMPLE = ROOT / "tests" / "kuberay-samples" / "ray-cluster.scheduler-plugins.yaml"
+SAMPLE = sample("ray-cluster.scheduler-plugins.yaml")  # KubeRay's, unchanged
 POOL_LABEL = "kuberay-test/gang-pool"
 GATES = "--feature-gates=GenericWorkload=true,GangScheduling=true"
+
+pytestmark = requires_kuberay_samples
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ object the cluster does not control is left alone; an unchanged world writes not
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,12 +25,12 @@ from kuberay.kube import Client, NotFound
 from kuberay.reconcile import Controller, Request
 from tests.helpers import eventually, wait_quiet
 from tests.integration.raycluster.conftest import start_operator
+from tests.kuberay_samples import requires_kuberay_samples, sample
 
-ROOT = Path(__file__).resolve().parents[3]
-SAMPLE = ROOT / "tests" / "kuberay-samples" / "ray-cluster.scheduler-plugins.yaml"
+SAMPLE = sample("ray-cluster.scheduler-plugins.yaml")  # KubeRay's, unchanged
 RAY = "ray.io/v1"
 
-pytestmark = pytest.mark.usefixtures("was_crds")
+pytestmark = [requires_kuberay_samples, pytest.mark.usefixtures("was_crds")]
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ conditions, the RayJob's status, which clusters and pods exist and where they wo
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -31,8 +30,10 @@ from tests.integration.kueue.objects import (
 from tests.integration.kueue.process import KueueProcess
 from tests.integration.rayjob.conftest import start_operator
 from tests.integration.rayjob.helpers import get_job, head_pod, state
+from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
+from tests.kuberay_samples import requires_kuberay_samples
 
-SAMPLES = Path(__file__).resolve().parents[2] / "kuberay-samples"
+pytestmark = requires_kuberay_samples  # both tests queue one of KubeRay's samples
 
 Obj = dict[str, Any]
 

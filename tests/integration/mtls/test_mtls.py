@@ -5,7 +5,6 @@ with cert-manager's real CRDs; the test plays cert-manager's controller (see
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,8 +18,9 @@ from tests.helpers import eventually
 from tests.integration.mtls.conftest import start_mtls_operator
 from tests.integration.mtls.fake_cert_manager import CM, FakeCertManager
 from tests.integration.raycluster.helpers import pods_of, set_running, wait_event_reasons
+from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
+from tests.kuberay_samples import requires_kuberay_samples
 
-SAMPLES = Path(__file__).parents[2] / "kuberay-samples"
 NAME = "raycluster-mtls"
 
 
@@ -46,6 +46,7 @@ async def wait_cert(
     return result
 
 
+@requires_kuberay_samples
 async def test_sample_gets_kuberays_pki_and_pods_wait_for_it(
     cert_manager_crds: None, kclient: Client, namespace: str
 ) -> None:
@@ -145,6 +146,7 @@ async def test_sample_gets_kuberays_pki_and_pods_wait_for_it(
             await eventually(owned, timeout=60, message=f"{cert_name} owns its Secret")
 
 
+@requires_kuberay_samples
 async def test_ip_sans_follow_the_pods(
     cert_manager_crds: None, kclient: Client, namespace: str
 ) -> None:
@@ -189,6 +191,7 @@ async def test_cert_manager_api_is_discovered(cert_manager_crds: None, kclient: 
     assert await cert_manager_available(kclient) is True
 
 
+@requires_kuberay_samples
 async def test_tls_without_cert_manager_is_refused(
     cert_manager_crds: None, kclient: Client, namespace: str
 ) -> None:

@@ -7,7 +7,6 @@ The objects are what matters here (no CNI enforces them in this control plane)."
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -17,8 +16,10 @@ from kuberay.kube import Client, NotFound
 from kuberay.reconcile import Request
 from tests.helpers import eventually, wait_quiet
 from tests.integration.raycluster.helpers import get_cluster, wait_event_reasons
+from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
+from tests.kuberay_samples import requires_kuberay_samples
 
-SAMPLES = Path(__file__).parents[2] / "kuberay-samples"
+pytestmark = requires_kuberay_samples  # every test starts from KubeRay's deny-all sample
 NP = ("networking.k8s.io/v1", "NetworkPolicy")
 
 

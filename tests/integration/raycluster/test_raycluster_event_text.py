@@ -4,7 +4,6 @@ formats KubeRay's Go source uses for that reason (tests/kuberay_events.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +14,9 @@ from tests.helpers import eventually
 from tests.integration.raycluster.conftest import Operator, start_operator
 from tests.integration.raycluster.helpers import pods_of, raycluster, wait_event_reasons
 from tests.kuberay_events import fills, kuberay_formats
+from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
+from tests.kuberay_samples import requires_kuberay_samples
 
-SAMPLES = Path(__file__).resolve().parents[2] / "kuberay-samples"
 CREATED = {"CreatedService", "CreatedHeadPod", "CreatedWorkerPod"}
 
 
@@ -25,6 +25,7 @@ def _docs(sample: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
 
 
+@requires_kuberay_samples
 @pytest.mark.parametrize(
     ("sample", "reasons"),
     [

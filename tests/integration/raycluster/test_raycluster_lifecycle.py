@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from kuberay.controllers.common.hashing import generate_hash_without_replicas_and_workers_to_delete
@@ -22,8 +21,9 @@ from tests.integration.raycluster.helpers import (
     raycluster,
     wait_event_reasons,
 )
+from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
+from tests.kuberay_samples import requires_kuberay_samples
 
-SAMPLES = Path(__file__).resolve().parents[2] / "kuberay-samples"
 WORKER = {"ray.io/node-type": "worker"}
 HEAD = {"ray.io/node-type": "head"}
 
@@ -228,8 +228,6 @@ async def test_gcs_ft_stuck_deletion_is_forced_after_timeout(
 
 
 def _sample_clusters() -> list[Path]:
-    if not SAMPLES.is_dir():
-        return []
     out = []
     for path in sorted(SAMPLES.glob("*.yaml")):
         docs = [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
@@ -238,7 +236,7 @@ def _sample_clusters() -> list[Path]:
     return out
 
 
-@pytest.mark.skipif(not SAMPLES.is_dir(), reason="kuberay-samples not present")
+@requires_kuberay_samples
 async def test_every_sample_raycluster_reconciles(
     crds_installed: None, kclient: Client, namespace: str
 ) -> None:

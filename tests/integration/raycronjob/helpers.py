@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -15,8 +14,8 @@ from kuberay.controllers.raycronjob import CONTROLLER_NAME
 from kuberay.kube import Client
 from tests.helpers import eventually
 from tests.integration.raycronjob.conftest import CronOperator
+from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
 
-SAMPLES = Path(__file__).resolve().parents[2] / "kuberay-samples"
 RAY_IMAGE = "rayproject/ray:2.52.0"
 Obj = dict[str, Any]
 

@@ -24,6 +24,9 @@ from tests.integration.raycronjob.helpers import (
     settle,
     utc_stamp,
 )
+from tests.kuberay_samples import requires_kuberay_samples
+
+pytestmark = requires_kuberay_samples  # KubeRay's RayCronJob samples
 
 Tick = Callable[[dt.datetime], dt.datetime]
 

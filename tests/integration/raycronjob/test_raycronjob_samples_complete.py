@@ -25,6 +25,9 @@ from tests.integration.raycronjob.helpers import (
 from tests.integration.rayjob.conftest import start_operator
 from tests.integration.rayjob.helpers import finish_submitter, wait_job, wait_state
 from tests.integration.rayjob.test_rayjob_samples import documents, play_kubelet, pod_count
+from tests.kuberay_samples import requires_kuberay_samples
+
+pytestmark = requires_kuberay_samples  # KubeRay's RayCronJob samples
 
 Tick = Callable[[dt.datetime], dt.datetime]
 

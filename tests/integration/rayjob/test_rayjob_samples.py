@@ -1,5 +1,6 @@
-"""Every RayJob in KubeRay's vendored samples, on the real apiserver with the RayCluster and
-RayJob controllers running: we play the kubelet (pods Running/Ready, the head's IP is a fake
+"""Every RayJob in KubeRay's samples (read from outside the repository, see
+``tests/kuberay_samples.py``), on the real apiserver with the RayCluster and RayJob controllers
+running: we play the kubelet (pods Running/Ready, the head's IP is a fake
 Ray dashboard), the Job controller (the submitter Job completes) and Ray (the job SUCCEEDED),
 and each sample reaches the end state KubeRay reaches for its spec."""
 
@@ -10,7 +11,6 @@ import contextlib
 import copy
 import random
 import uuid
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -31,8 +31,10 @@ from tests.integration.rayjob.helpers import (
     wait_job,
     wait_state,
 )
+from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
+from tests.kuberay_samples import requires_kuberay_samples
 
-SAMPLES = Path(__file__).parents[2] / "kuberay-samples"
+pytestmark = requires_kuberay_samples  # plays every one of KubeRay's RayJob samples
 
 # Kinds a sample ships that the plain apiserver does not serve (no Volcano CRDs installed).
 UNSERVED = {"Queue"}
