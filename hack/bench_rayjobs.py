@@ -388,7 +388,7 @@ async def run(n: int, workdir: Path, operator_args: list[str]) -> dict[str, Any]
         beside = await converge("beside")
         asked_after = sum(len(f.requests) for f in hung)
         hung_states = await states(client, "RayJob")
-        for name in hung_names:  # the RayJobs go (their finalizer: a stop, fire and forget)
+        for name in hung_names:  # the RayJobs go (their finalizer: one bounded stop)
             await client.delete("ray.io/v1", "RayJob", name, NAMESPACE)
 
         async def hung_gone() -> bool:

@@ -13,10 +13,14 @@ RayJob/RayService that uses it, and a steady dashboard causes no extra reconcile
   is repeated with exponential backoff (``retry_after`` doubled per consecutive failure, up to
   ``max_backoff``) instead of every ``max_age``.
 * A call's identity is its name plus its target and arguments: asking the same name with a
-  different target or job id drops the old outcome and cancels the old call.
+  different target, job id or ``key`` drops the old outcome and cancels the old call. So an
+  owner has one entry per call name (a retried RayJob's new job id, a RayService's next Serve
+  config replace the old entry), and memory is bounded by what exists now as long as owners
+  prune names they no longer use (:meth:`DashboardPoller.forget` with ``keep``, e.g. the
+  calls to a retired cluster) and forget themselves when deleted.
 * :meth:`DashboardPoller.forget` drops an owner's outcomes and cancels its calls, except stop
-  requests, which are fire-and-forget and run to their end (a RayJob is gone right after it
-  asked to stop its job). :meth:`DashboardPoller.close` cancels everything and waits.
+  requests, which run to their end. :meth:`DashboardPoller.close` cancels everything and
+  waits.
 """
 
 from __future__ import annotations
@@ -46,15 +50,24 @@ Target = DashboardTarget | ServeProxyTarget
 _Key = tuple[ObjectKey, str]
 
 JOB_INFO = "job_info"
+SUBMIT_JOB = "submit_job"
+STOP_JOB = "stop_job"
 
 
 @attrs.frozen
 class Observed(Generic[T]):
-    """The outcome of one finished call: ``value`` on success, else ``error``."""
+    """The outcome of one finished call: ``value`` on success, else ``error``;
+    ``started_at`` / ``finished_at``: when the request was sent (its turn came) and when it
+    ended, on the poller's clock (``started_at`` defaults to ``finished_at``)."""
 
     value: T | None
     error: DashboardError | None
     finished_at: float
+    started_at: float = attrs.field()
+
+    @started_at.default
+    def _started_at(self) -> float:
+        return self.finished_at
 
     @property
     def ok(self) -> bool:
@@ -141,24 +154,41 @@ class DashboardPoller:
         target: DashboardTarget,
         body: Mapping[str, Any],
         submission_id: str,
+        *,
+        not_found_at: float | None = None,
     ) -> Observed[str] | None:
         """``POST /api/jobs/`` once per ``(owner, submission_id)`` in the background; its
-        outcome when done (value = the job id Ray returns, i.e. the submission id).
+        outcome when done (value = the job id Ray returns, i.e. the submission id). An owner
+        keeps one submission: a new ``submission_id`` replaces the old one.
 
-        A success is never repeated. A failure is retried at an ask ``retry_after`` seconds
-        later, except DuplicateSubmissionId (the job exists). ``body["submission_id"]`` is set
-        to ``submission_id`` when missing.
+        A success is not repeated, unless the job was lost since: ``not_found_at`` is when a
+        lookup that found no such job was sent (``Observed.started_at``); an outcome that
+        ended before it is out of date (e.g. the head that had the job was replaced) and the
+        job is submitted again under the same id. A failure is retried at an ask
+        ``retry_after`` seconds later, except DuplicateSubmissionId (the job exists).
+        ``body["submission_id"]`` is set to ``submission_id`` when missing.
         """
         payload = dict(body)
         payload.setdefault("submission_id", submission_id)
+        signature = (target, submission_id)
+        slot = self._slots.get((owner, SUBMIT_JOB))
+        if (
+            not_found_at is not None
+            and slot is not None
+            and slot.signature == signature
+            and slot.task is None
+            and slot.outcome is not None
+            and slot.outcome.finished_at <= not_found_at
+        ):
+            slot.stale = True
 
         async def submit(client: DashboardClient) -> str:
             return await client.submit_job(payload)
 
         return self._ask(
             owner,
-            f"submit_job/{submission_id}",
-            (target, submission_id),
+            SUBMIT_JOB,
+            signature,
             target,
             submit,
             max_age=math.inf,
@@ -166,21 +196,24 @@ class DashboardPoller:
             invalidates=JOB_INFO,
         )
 
-    def stop_job(self, owner: ObjectKey, target: DashboardTarget, job_id: str) -> None:
-        """Fire and forget ``POST /api/jobs/{job_id}/stop`` (errors logged). Sent once per
-        ``(owner, job_id)``; a failed attempt is retried at a call ``retry_after`` later."""
+    def stop_job(
+        self, owner: ObjectKey, target: DashboardTarget, job_id: str
+    ) -> Observed[None] | None:
+        """``POST /api/jobs/{job_id}/stop`` in the background, once per ``(owner, job_id)``
+        (one attempt: its outcome, error or not, is final); the outcome when done. A stop
+        that was sent runs to its end (bounded by the call timeout) even if ``owner`` is
+        forgotten meanwhile; only :meth:`close` cancels it."""
 
         async def stop(client: DashboardClient) -> None:
             await client.stop_job(job_id)
 
-        self._ask(
+        return self._ask(
             owner,
-            f"stop_job/{job_id}",
+            STOP_JOB,
             (target, job_id),
             target,
             stop,
             max_age=math.inf,
-            retry_failures=True,
             invalidates=JOB_INFO,
             detached=True,
         )
@@ -195,19 +228,21 @@ class DashboardPoller:
         max_age: float,
         retry_failures: bool = False,
         invalidates: str | None = None,
+        key: Hashable = None,
     ) -> Observed[T] | None:
         """Generic keyed background call ``fn(client)`` (RayService's Serve calls).
 
-        ``name`` must change when ``fn``'s arguments do (e.g. include a config hash): the
-        poller cannot compare functions. ``max_age=math.inf``: run once per name and target;
-        with ``retry_failures`` a failed outcome is retried at an ask ``retry_after`` seconds
+        ``key`` must change when ``fn``'s arguments do (e.g. a config sequence number): the
+        poller cannot compare functions; a new ``key`` (or target) replaces the old outcome
+        of ``name``. ``max_age=math.inf``: run once per name, target and key; with
+        ``retry_failures`` a failed outcome is retried at an ask ``retry_after`` seconds
         later. ``invalidates``: the name of another call of the owner whose outcome a success
         makes out of date (e.g. a Serve config update and the Serve status).
         """
         return self._ask(
             owner,
             name,
-            target,
+            (target, key),
             target,
             fn,
             max_age=max_age,
@@ -221,9 +256,12 @@ class DashboardPoller:
         if slot is not None:
             slot.stale = True
 
-    def forget(self, owner: ObjectKey) -> None:
-        """Drop ``owner``'s outcomes and cancel its calls (stop requests run on)."""
+    def forget(self, owner: ObjectKey, keep: Callable[[str], bool] | None = None) -> None:
+        """Drop ``owner``'s outcomes and cancel its calls (stop requests run on); with
+        ``keep``, only those of the calls whose name ``keep(name)`` rejects."""
         for key in [k for k in self._slots if k[0] == owner]:
+            if keep is not None and keep(key[1]):
+                continue
             slot = self._slots.pop(key)
             if slot.task is not None and not slot.detached:
                 slot.task.cancel()
@@ -243,6 +281,11 @@ class DashboardPoller:
     def in_flight(self) -> int:
         """Calls started and not finished (running or waiting for a slot)."""
         return len(self._tasks)
+
+    @property
+    def entries(self) -> int:
+        """Calls kept (one per owner and call name, with its latest outcome)."""
+        return len(self._slots)
 
     def outcome(self, owner: ObjectKey, name: str) -> Observed[Any] | None:
         """The stored outcome of ``owner``'s call ``name`` (no refresh)."""
@@ -310,11 +353,13 @@ class DashboardPoller:
         owner, name = key
         value: Any = None
         error: DashboardError | None = None
+        started = math.nan
         try:
             async with contextlib.AsyncExitStack() as slots:
                 if slot.unreachable:
                     await slots.enter_async_context(self._suspect)
                 await slots.enter_async_context(self._semaphore)
+                started = self._clock()
                 try:
                     async with asyncio.timeout(self.call_timeout):
                         client = await self.factory.client_for(target)
@@ -333,7 +378,10 @@ class DashboardPoller:
         finally:
             if slot.task is asyncio.current_task():
                 slot.task = None
-        outcome: Observed[Any] = Observed(value=value, error=error, finished_at=self._clock())
+        finished = self._clock()
+        outcome: Observed[Any] = Observed(
+            value=value, error=error, finished_at=finished, started_at=started
+        )
         self._finish(key, slot, outcome, invalidates)
 
     def _finish(

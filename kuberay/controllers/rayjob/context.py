@@ -60,9 +60,13 @@ class JobDashboard(Protocol):
         target: DashboardTarget,
         body: Mapping[str, Any],
         submission_id: str,
+        *,
+        not_found_at: float | None = None,
     ) -> Observed[str] | None: ...
 
-    def stop_job(self, owner: ObjectKey, target: DashboardTarget, job_id: str) -> None: ...
+    def stop_job(
+        self, owner: ObjectKey, target: DashboardTarget, job_id: str
+    ) -> Observed[None] | None: ...
 
     def forget(self, owner: ObjectKey) -> None: ...
 

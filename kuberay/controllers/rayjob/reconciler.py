@@ -1,8 +1,9 @@
 """The RayJob controller's reconcile entry point (KubeRay ``RayJobReconciler.Reconcile``).
 
 One pass: skip RayJobs another controller manages (``spec.managedBy``); a RayJob being
-deleted gets its Ray job stopped (fire and forget, through the dashboard poller) unless
-it already ended, and loses ``ray.io/rayjob-finalizer``; validate (an invalid RayJob is
+deleted gets its Ray job stopped (through the dashboard poller, bounded by its call timeout)
+unless it already ended, and loses ``ray.io/rayjob-finalizer`` once the stop was answered,
+whatever the answer (KubeRay's order); validate (an invalid RayJob is
 set ``ValidationFailed`` with a Warning Event naming the field, nothing else happens);
 ``observe`` the world from the cache and the poller; ``decide`` (the pure state machine
 of :mod:`~kuberay.controllers.rayjob.machine`); lay the "why it waits" message over the
@@ -125,8 +126,10 @@ class RayJobReconciler:
 
     # ----- deletion -----------------------------------------------------------------------
     async def finalize(self, job: Obj, key: ObjectKey) -> Result:
-        """Stop a Ray job that has not ended, then drop our finalizer (KubeRay removes it
-        whether or not stopping worked)."""
+        """Stop a Ray job that has not ended, then drop our finalizer. The stop runs in the
+        poller (one attempt, bounded by its timeout) and the finalizer stays until it was
+        answered, so an operator that shuts down meanwhile leaves the stop to the next one;
+        a failed stop is logged and the finalizer removed anyway (as KubeRay)."""
         meta = job["metadata"]
         finalizers = list(meta.get("finalizers") or [])
         if S.RAYJOB_FINALIZER not in finalizers:
@@ -137,8 +140,21 @@ class RayJobReconciler:
             cluster = self._cluster(job)
             job_id = status.get("jobId")
             if cluster is not None and job_id:
-                self.ctx.dashboard.stop_job(key, DashboardTarget.from_cluster(cluster), job_id)
-                log.info("asked the dashboard to stop the Ray job", job_id=job_id)
+                target = DashboardTarget.from_cluster(cluster)
+                stopped = self.ctx.dashboard.stop_job(key, target, job_id)
+                if stopped is None:  # in flight: the poller enqueues us when it ends
+                    log.debug("waiting for the Ray job to stop", job_id=job_id)
+                    return Result(requeue_after=self.ctx.settings.requeue_seconds)
+                if stopped.error is None:
+                    log.info("stopped the Ray job", job_id=job_id)
+                elif isinstance(stopped.error, JobNotFound):
+                    log.info("no Ray job to stop: the dashboard does not know it", job_id=job_id)
+                else:
+                    log.warning(
+                        "failed to stop the Ray job; removing the finalizer anyway",
+                        job_id=job_id,
+                        error=str(stopped.error),
+                    )
             else:
                 log.info("no Ray job to stop", job_id=job_id, cluster=status.get("rayClusterName"))
         try:
@@ -248,7 +264,11 @@ class RayJobReconciler:
                     body = build_job_submit_body(job)
                 except RayJobBuildError as exc:
                     raise RequeueError(f"cannot build the job submission: {exc}") from exc
-                submit = self.ctx.dashboard.submit_job(key, target, body, job_id)
+                # KubeRay submits on every "not found": a submission the job has been lost
+                # since (e.g. with its head) is sent again, under the same id.
+                submit = self.ctx.dashboard.submit_job(
+                    key, target, body, job_id, not_found_at=job_info.started_at
+                )
         fresh = state == S.NEW
         return M.World(
             now=self.ctx.now().replace(microsecond=0),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any, Protocol, TypeVar
 
 import attrs
@@ -54,9 +54,10 @@ class ServeDashboard(Protocol):
         max_age: float,
         retry_failures: bool = False,
         invalidates: str | None = None,
+        key: Hashable = None,
     ) -> Observed[T] | None: ...
 
-    def forget(self, owner: ObjectKey) -> None: ...
+    def forget(self, owner: ObjectKey, keep: Callable[[str], bool] | None = None) -> None: ...
 
 
 @attrs.define

@@ -8,8 +8,9 @@ and ``updateHeadPodServeLabel``); nothing here awaits a dashboard.
   describes the previous config).
 * Submission: ``PUT /api/serve/applications/`` when nothing is cached for the cluster, the
   cached config differs from ``serveConfigV2``, or a fresh answer lists zero applications
-  (head restarted without GCS FT). Each submission has its own poller call name, so a config
-  that returns to an earlier value is sent again; a failed one is retried by the poller.
+  (head restarted without GCS FT). Each submission has its own poller key (it replaces the
+  previous one's outcome), so a config that returns to an earlier value is sent again; a
+  failed one is retried by the poller.
   Events ``UpdatedServeApplications`` / ``FailedToUpdateServeApplications`` once per
   submission outcome.
 * Proxy health: ``GET /-/healthz`` on the head pod's serve port.
@@ -99,10 +100,14 @@ class ServeReconciler:
         self._seq = 0
 
     def forget(self, owner: ObjectKey, keep: set[str] | None = None) -> None:
-        """Drop the submission state of ``owner``'s clusters not in ``keep`` (all if None)."""
+        """Drop the submission state of ``owner``'s clusters not in ``keep`` (all if None);
+        with ``keep``, also ``owner``'s poller calls to other clusters (every RayService call
+        name is ``<what>/<cluster>``), so retired clusters leave nothing behind."""
         for key in [k for k in self._submissions if k[0] == owner]:
             if keep is None or key[1] not in keep:
                 del self._submissions[key]
+        if keep is not None:
+            self.ctx.dashboard.forget(owner, keep=lambda call: call.partition("/")[2] in keep)
 
     def reconcile_clusters(
         self,
@@ -238,12 +243,13 @@ class ServeReconciler:
 
         outcome = self.ctx.dashboard.call(
             owner,
-            f"serve-update/{name}/{sub.seq}",
+            f"serve-update/{name}",
             target,
             put,
             max_age=math.inf,
             retry_failures=True,
             invalidates=details_call,
+            key=sub.seq,
         )
         if outcome is None:
             return ServeResult(

@@ -266,12 +266,13 @@ class TrafficReconciler:
 
         outcome = self.ctx.dashboard.call(
             owner,
-            f"target-capacity/{name}/{sending.seq}",
+            f"target-capacity/{name}",
             DashboardTarget.from_cluster(cluster),
             put,
             max_age=math.inf,
             retry_failures=True,
             invalidates=f"serve-details/{name}",
+            key=sending.seq,
         )
         ns = cluster["metadata"]["namespace"]
         if outcome is None:

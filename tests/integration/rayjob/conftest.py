@@ -45,10 +45,12 @@ async def start_operator(
     env: dict[str, str] | None = None,
     registry: Any = None,
     batch_scheduler: str = "",
+    dashboard_timeout: float | None = None,
     **settings: Any,
 ) -> AsyncIterator[Operator]:
     """RayCluster + RayJob controllers with gates ``gates`` and ``--batch-scheduler``
-    ``batch_scheduler``; ``settings`` go to the RayJob controller."""
+    ``batch_scheduler``; ``settings`` go to the RayJob controller. ``dashboard_timeout``:
+    the dashboard client's timeout (None: the operator's 2 s)."""
     features = feature_gates(gates)
     mgr = new_manager(client, namespace, registry=registry)
     options = BuildOptions.from_env(env or {})
@@ -61,7 +63,7 @@ async def start_operator(
             batch_scheduler=batch_scheduler,
         ),
     )
-    factory = DashboardClientFactory(client, environ={})
+    factory = DashboardClientFactory(client, environ={}, timeout=dashboard_timeout)
     poller = DashboardPoller(factory)
     rayjob = setup_rayjob_controller(
         mgr,

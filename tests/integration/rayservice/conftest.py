@@ -14,7 +14,7 @@ import attrs
 import pytest
 
 from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.dashboard import setup_dashboard_poller
+from kuberay.controllers.dashboard import DashboardPoller, setup_dashboard_poller
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.controllers.rayservice import RayServiceSettings, setup_rayservice_controller
 from kuberay.kube import Client
@@ -53,6 +53,7 @@ class ServiceOperator:
     client: Client
     namespace: str
     task: asyncio.Task[None]
+    poller: DashboardPoller
 
     @property
     def reconciler(self) -> Any:
@@ -84,7 +85,7 @@ async def start_service_operator(
     )
     try:
         async with running(mgr) as task:
-            yield ServiceOperator(mgr, ctrl, client, namespace, task)
+            yield ServiceOperator(mgr, ctrl, client, namespace, task, poller)
     finally:
         await client.close()
 

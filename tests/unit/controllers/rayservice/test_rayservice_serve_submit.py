@@ -37,16 +37,17 @@ class FakePoller:
             )
             return Observed(value=details, error=None, finished_at=self.details_at)
         if name.startswith("serve-update/"):
-            if name not in self.put_results:
-                self.put_names.append(name)
+            call = f"{name}#{kw.get('key')}"  # a new key is a new submission
+            if call not in self.put_results:
+                self.put_names.append(call)
                 error = DashboardError("503") if self.fail_puts else None
-                self.put_results[name] = Observed(
+                self.put_results[call] = Observed(
                     value=None, error=error, finished_at=float(next(self.clock))
                 )
-            return self.put_results[name]
+            return self.put_results[call]
         raise AssertionError(name)
 
-    def forget(self, owner: Any) -> None:
+    def forget(self, owner: Any, keep: Any = None) -> None:
         pass
 
     def refresh(self) -> None:
