@@ -187,8 +187,8 @@ class RayServiceReconciler:
                 pending,
                 pending_ready=pending_ready,
                 pending_head_ready=self._head_ready(pending, pending_pod),
-                serve_read={
-                    c["metadata"]["name"]: r.applications is not None
+                serve={
+                    c["metadata"]["name"]: r
                     for c, r in ((active, active_serve), (pending, pending_serve))
                     if c is not None
                 },

@@ -50,6 +50,8 @@ class ServeResult:
     applications: dict[str, Any] | None = None
     #: Why the cluster is not ready, in words (None when ready).
     problem: str | None = None
+    #: Serve's answer this pass (None: nothing read yet / read failed).
+    details: ServeDetails | None = None
 
 
 @attrs.define
@@ -208,12 +210,14 @@ class ServeReconciler:
         count = len(apps) if fresh else max(len(apps), 1)
         need, why = need_serve_submit(cached, config, count)
         if need and not skip_config_update:
-            return self._submit(
+            result = self._submit(
                 rs, cluster, owner, target, details_call, config, target_capacity, why, apps
             )
+            result.details = details
+            return result
         ready = fresh and details.all_running
         problem = None if ready else _apps_problem(name, apps)
-        return ServeResult(ready=ready, applications=apps, problem=problem)
+        return ServeResult(ready=ready, applications=apps, problem=problem, details=details)
 
     def _submit(
         self,
