@@ -129,7 +129,10 @@ class ServeDeploymentStatus:
 @attrs.frozen
 class ServeApplicationStatus:
     """One Serve application: ``RUNNING``, ``DEPLOYING``, ``DEPLOY_FAILED``, ``UNHEALTHY``,
-    ``DELETING`` or ``NOT_STARTED``, with its deployments by name."""
+    ``DELETING`` or ``NOT_STARTED``, with its deployments by name, and (beyond KubeRay's
+    struct) ``deployed_app_config``: the application's part of the config Serve was last
+    given, as Ray reports it (None when absent or not an object; never an error, since
+    KubeRay ignores the field)."""
 
     name: str
     status: str
@@ -137,6 +140,7 @@ class ServeApplicationStatus:
     route_prefix: str | None = None
     docs_path: str | None = None
     deployments: Mapping[str, ServeDeploymentStatus] = attrs.field(factory=dict)
+    deployed_app_config: Mapping[str, Any] | None = None
 
     @classmethod
     def from_json(cls, body: Any) -> ServeApplicationStatus:
@@ -153,6 +157,11 @@ class ServeApplicationStatus:
             route_prefix=_opt_str(obj, "route_prefix"),
             docs_path=_opt_str(obj, "docs_path"),
             deployments=deployments,
+            deployed_app_config=(
+                dict(config)
+                if isinstance(config := obj.get("deployed_app_config"), Mapping)
+                else None
+            ),
         )
 
 

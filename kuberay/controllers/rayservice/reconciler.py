@@ -95,7 +95,6 @@ class RayServiceReconciler:
         self.children = ChildReconciler(ctx)
         self.serve = ServeReconciler(ctx)
         self.traffic = TrafficReconciler(ctx)
-        self._gateway_api_missing = False
         self._written = WrittenObjects()
 
     # ----- entry point --------------------------------------------------------------------
@@ -132,10 +131,9 @@ class RayServiceReconciler:
             return requeue
 
         incremental = is_incremental_upgrade(rs, self.ctx.settings.features)
-        if await self.validate(rs):
-            if self._gateway_api_missing:
-                return Result(requeue_after=GATEWAY_API_RECHECK_SECONDS)
-            return Result()
+        invalid = await self.validate(rs)
+        if invalid is not None:
+            return invalid
 
         suspend_result = await handle_suspend(
             self.ctx, self.children, rs, self.traffic.delete_routing if incremental else None
@@ -189,8 +187,8 @@ class RayServiceReconciler:
                 pending,
                 pending_ready=pending_ready,
                 pending_head_ready=self._head_ready(pending, pending_pod),
-                serve_read={
-                    c["metadata"]["name"]: r.applications is not None
+                serve={
+                    c["metadata"]["name"]: r
                     for c, r in ((active, active_serve), (pending, pending_serve))
                     if c is not None
                 },
@@ -238,11 +236,14 @@ class RayServiceReconciler:
         self.serve.forget(owner_key(meta["namespace"], meta["name"]), keep)
         self.traffic.forget(owner_key(meta["namespace"], meta["name"]), keep)
 
-    async def validate(self, rs: Obj) -> bool:
+    async def validate(self, rs: Obj) -> Result | None:
         """KubeRay ``validateRayService``, plus (beyond KubeRay) the Gateway API CRDs an
-        incremental upgrade needs; True when the RayService is invalid (status and Event
-        written once per message)."""
-        self._gateway_api_missing = False
+        incremental upgrade needs; None when the RayService is valid, else the pass's result
+        (status and Event written once per message): no requeue, or a recheck after
+        ``GATEWAY_API_RECHECK_SECONDS`` while only the CRDs are missing (nothing watched
+        announces their installation). The answer is this RayService's alone: concurrent
+        reconciles share this reconciler."""
+        recheck = False
         errors = validate_rayservice(rs, gates=dict(self.ctx.settings.features))
         fatal = [e for e in errors if e.source in ("metadata", "spec")] or [
             e for e in errors if e.source not in ("webhook",)
@@ -266,25 +267,26 @@ class RayServiceReconciler:
         elif is_incremental_upgrade(rs, self.ctx.settings.features):
             missing = await gateway_api_missing(self.ctx)
             if missing is not None:
-                self._gateway_api_missing = True
+                recheck = True
                 reason = "InvalidRayServiceSpec"
                 message = missing
         if not reason:
-            return False
+            return None
+        result = Result(requeue_after=GATEWAY_API_RECHECK_SECONDS) if recheck else Result()
         previous = S.find(rs, S.READY)
         if (
             previous is not None
             and previous.get("reason") == S.VALIDATION_FAILED
             and previous.get("message") == message
         ):
-            return True  # already reported; KubeRay rewrites it each pass, we do not
+            return result  # already reported; KubeRay rewrites it each pass, we do not
         self.ctx.event(
             rs, WARNING, reason, f"{meta['namespace']}/{meta['name']}: {message}", "Validate"
         )
         S.set_cond(rs, S.READY, False, S.VALIDATION_FAILED, message, rfc3339(self.ctx.now()))
         rs["status"]["lastUpdateTime"] = rfc3339(self.ctx.now())
         await self._update_status(rs)
-        return True
+        return result
 
     def calculate_status(
         self,

@@ -4,8 +4,9 @@ and ``updateHeadPodServeLabel``); nothing here awaits a dashboard.
 * Readiness: the head is ready (cluster ``HeadPodReady`` with gate RayClusterStatusConditions,
   else the head pod Running and Ready); then ``GET /api/serve/applications/`` (refreshed every
   ``serve_max_age``); the cluster is ready when at least one application exists and all are
-  ``RUNNING`` in an answer read *after* the last config this operator sent (an older answer
-  describes the previous config).
+  ``RUNNING`` in an answer whose request was *sent after* the last config this operator sent
+  had been accepted (an answer to a request sent earlier may describe the previous config,
+  however late it arrives).
 * Submission: ``PUT /api/serve/applications/`` when nothing is cached for the cluster, the
   cached config differs from ``serveConfigV2``, or a fresh answer lists zero applications
   (head restarted without GCS FT). Each submission has its own poller key (it replaces the
@@ -50,6 +51,8 @@ class ServeResult:
     applications: dict[str, Any] | None = None
     #: Why the cluster is not ready, in words (None when ready).
     problem: str | None = None
+    #: Serve's answer this pass (None: nothing read yet / read failed).
+    details: ServeDetails | None = None
 
 
 @attrs.define
@@ -58,8 +61,17 @@ class _Submission:
     config: str
     payload: bytes
     ok: bool = False
-    finished_at: float | None = None
     reported: str | None = None
+
+
+@attrs.frozen
+class _Read:
+    """A Serve status answer, and the last submission (``seq``) Ray had accepted when its
+    request was sent; the latter does not count in equality (the poller compares outcomes to
+    decide whether a RayService is to be woken)."""
+
+    details: ServeDetails
+    after: int = attrs.field(eq=False)
 
 
 def app_statuses(details: ServeDetails) -> dict[str, Any]:
@@ -97,15 +109,19 @@ class ServeReconciler:
     def __init__(self, ctx: Ctx) -> None:
         self.ctx = ctx
         self._submissions: dict[tuple[ObjectKey, str], _Submission] = {}
+        #: the last submission Ray accepted, per (RayService, cluster), set when its PUT
+        #: returned (not when a reconcile next looks)
+        self._accepted: dict[tuple[ObjectKey, str], int] = {}
         self._seq = 0
 
     def forget(self, owner: ObjectKey, keep: set[str] | None = None) -> None:
         """Drop the submission state of ``owner``'s clusters not in ``keep`` (all if None);
         with ``keep``, also ``owner``'s poller calls to other clusters (every RayService call
         name is ``<what>/<cluster>``), so retired clusters leave nothing behind."""
-        for key in [k for k in self._submissions if k[0] == owner]:
-            if keep is None or key[1] not in keep:
-                del self._submissions[key]
+        for table in (self._submissions, self._accepted):
+            for key in [k for k in table if k[0] == owner]:
+                if keep is None or key[1] not in keep:
+                    del table[key]
         if keep is not None:
             self.ctx.dashboard.forget(owner, keep=lambda call: call.partition("/")[2] in keep)
 
@@ -173,9 +189,11 @@ class ServeReconciler:
             return ServeResult(problem=None)
         target = DashboardTarget.from_cluster(cluster)
         details_call = f"serve-details/{name}"
+        key = (owner, name)
 
-        async def get_details(client: DashboardClient) -> ServeDetails:
-            return await client.get_serve_details()
+        async def get_details(client: DashboardClient) -> _Read:
+            after = self._accepted.get(key, 0)  # read as the request is sent
+            return _Read(await client.get_serve_details(), after)
 
         observed = self.ctx.dashboard.call(
             owner, details_call, target, get_details, max_age=self.ctx.settings.serve_max_age
@@ -187,23 +205,24 @@ class ServeReconciler:
                 problem=f"failed to get Serve application statuses of RayCluster {name}: "
                 f"{observed.error}"
             )
-        details = observed.value
+        details = observed.value.details
         apps = app_statuses(details)
-        key = (owner, name)
         sub = self._submissions.get(key)
-        fresh = sub is None or sub.finished_at is None or observed.finished_at > sub.finished_at
+        fresh = sub is None or not sub.ok or observed.value.after >= sub.seq
         cache_key = f"{meta['namespace']}/{meta['name']}"
         cached = self.ctx.serve_configs.get(cache_key, name)
         config = as_str((rs.get("spec") or {}).get("serveConfigV2"))
         count = len(apps) if fresh else max(len(apps), 1)
         need, why = need_serve_submit(cached, config, count)
         if need and not skip_config_update:
-            return self._submit(
+            result = self._submit(
                 rs, cluster, owner, target, details_call, config, target_capacity, why, apps
             )
+            result.details = details
+            return result
         ready = fresh and details.all_running
         problem = None if ready else _apps_problem(name, apps)
-        return ServeResult(ready=ready, applications=apps, problem=problem)
+        return ServeResult(ready=ready, applications=apps, problem=problem, details=details)
 
     def _submit(
         self,
@@ -238,8 +257,12 @@ class ServeReconciler:
             self._submissions[key] = sub
             log.info("submitting the Serve config", cluster=name, reason=why)
 
+        seq = sub.seq
+
         async def put(client: DashboardClient) -> None:
             await client.update_serve_applications(payload)
+            if key in self._submissions:  # not forgotten meanwhile
+                self._accepted[key] = max(self._accepted.get(key, 0), seq)
 
         outcome = self.ctx.dashboard.call(
             owner,
@@ -274,7 +297,6 @@ class ServeReconciler:
             )
             return ServeResult(applications=apps, problem=message)
         sub.ok = True
-        sub.finished_at = outcome.finished_at
         meta = rs["metadata"]
         self.ctx.serve_configs.put(f"{meta['namespace']}/{meta['name']}", name, config)
         self._report(

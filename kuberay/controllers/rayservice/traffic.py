@@ -11,7 +11,9 @@
   not watch Gateway API kinds, so it also runs where they are not installed). No HTTPRoute
   without an active cluster.
 * ``target_capacity``: sent through the dashboard poller (never awaited here) with the Serve
-  config last applied to that cluster, only while the gateway reports the HTTPRoute's current
+  config last applied to that cluster (when this process does not remember it, e.g. after a
+  restart: the config Serve reports it runs, see ``running``; else ``serveConfigV2`` as
+  KubeRay), only while the gateway reports the HTTPRoute's current
   generation (beyond KubeRay; a lowered capacity also waits ``ROUTE_SETTLE_SECONDS`` after
   that cluster's weight changed); a value counts in the status only once Serve accepted
   it (:attr:`Routing.confirmed`). A value is sent once per change of the wanted value.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -54,6 +57,8 @@ from kuberay.controllers.rayservice.incremental_plan import (
     rollback_wanted,
 )
 from kuberay.controllers.rayservice.incremental_status import routing_problem, share_of
+from kuberay.controllers.rayservice.running import running_serve_config
+from kuberay.controllers.rayservice.serve import ServeResult
 from kuberay.kube import AlreadyExists, ApiError, NotFound
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 
@@ -169,11 +174,11 @@ class TrafficReconciler:
         *,
         pending_ready: bool,
         pending_head_ready: bool,
-        serve_read: dict[str, bool],
+        serve: Mapping[str, ServeResult],
     ) -> Routing:
         """Per-cluster serve Services, Gateway, HTTPRoute and ``target_capacity`` for this
-        pass. ``serve_read``: per cluster name, whether its Serve status was read this pass
-        (its head is ready and its dashboard answers), which a capacity change needs."""
+        pass. ``serve``: per cluster name, what this pass read of its Serve applications; a
+        capacity change needs them read (its head ready and its dashboard answering)."""
         for cluster in (active, pending):
             if cluster is not None:
                 await self._per_cluster_serve_service(rs, cluster)
@@ -217,7 +222,7 @@ class TrafficReconciler:
         if pending is None or routing.plan is None:
             if active_share.capacity not in (None, 100) and is_gateway_ready(gateway):
                 # Beyond KubeRay: an abandoned upgrade left the active cluster scaled down.
-                self._send(rs, active, 100, "active", routing, serve_read)
+                self._send(rs, active, 100, "active", routing, serve)
             return routing
         routing.ready = is_gateway_ready(gateway) and is_http_route_ready(live, gateway)
         if not routing.ready:
@@ -231,9 +236,9 @@ class TrafficReconciler:
             log.debug("waiting for the gateway to observe the HTTPRoute's generation")
             return routing
         if routing.plan.send_active is not None:
-            self._send(rs, active, routing.plan.send_active, "active", routing, serve_read)
+            self._send(rs, active, routing.plan.send_active, "active", routing, serve)
         if routing.plan.send_pending is not None:
-            self._send(rs, pending, routing.plan.send_pending, "pending", routing, serve_read)
+            self._send(rs, pending, routing.plan.send_pending, "pending", routing, serve)
         return routing
 
     # ----- target_capacity ----------------------------------------------------------------
@@ -244,13 +249,23 @@ class TrafficReconciler:
         value: int,
         role: str,
         routing: Routing,
-        serve_read: dict[str, bool],
+        serve: Mapping[str, ServeResult],
     ) -> None:
         name = cluster["metadata"]["name"]
         meta = rs["metadata"]
+        read = serve.get(name)
+        if read is None or read.details is None:
+            return  # Serve cannot be reached: wait
         config = self.ctx.serve_configs.get(f"{meta['namespace']}/{meta['name']}", name)
-        if config is None or not serve_read.get(name):
-            return  # Serve has no config of ours yet (or cannot be reached): wait
+        if config is None:
+            # Nothing sent by this process (restart, failover, evicted): never only memory.
+            spec_config = as_str(as_map(rs.get("spec")).get("serveConfigV2"))
+            config = running_serve_config(read.details, spec_config) or spec_config
+        try:
+            payload = serve_config_payload(config, value)
+        except Exception as exc:  # a YAML error in serveConfigV2
+            routing.problem = f"cannot set the target_capacity of RayCluster {name}: {exc}"
+            return
         owner = owner_key(meta["namespace"], meta["name"])
         key = (owner, name)
         sending = self._sending.get(key)
@@ -259,7 +274,6 @@ class TrafficReconciler:
             sending = _Capacity(value, self._seq)
             self._sending[key] = sending
             log.info("setting the Serve target_capacity", cluster=name, target_capacity=value)
-        payload = serve_config_payload(config, value)
 
         async def put(client: DashboardClient) -> None:
             await client.update_serve_applications(payload)
