@@ -49,7 +49,7 @@ V = TypeVar("V")
 SourceObject = tuple[str, str, str]
 
 
-class _LRU(Generic[K, V]):
+class LRU(Generic[K, V]):
     """A dict of at most ``size`` keys; reads and writes make a key most recent."""
 
     def __init__(self, size: int) -> None:
@@ -57,18 +57,21 @@ class _LRU(Generic[K, V]):
         self.items: OrderedDict[K, V] = OrderedDict()
 
     def get(self, key: K) -> V | None:
+        """The value of ``key`` (now the most recent), or None."""
         value = self.items.get(key)
         if value is not None:
             self.items.move_to_end(key)
         return value
 
     def put(self, key: K, value: V) -> None:
+        """Set ``key`` (the most recent); the least recent beyond ``size`` go."""
         self.items[key] = value
         self.items.move_to_end(key)
         while len(self.items) > self.size:
             self.items.popitem(last=False)
 
     def pop(self, key: K) -> None:
+        """Remove ``key`` if present."""
         self.items.pop(key, None)
 
     def __len__(self) -> int:
@@ -149,9 +152,9 @@ class EventCorrelator:
         self.interval = interval
         self.spam_filter = spam_filter
         self.aggregate = aggregate
-        self.groups: _LRU[tuple[str, ...], _Group] = _LRU(max_keys)
-        self.seen: _LRU[tuple[str, ...], _Seen] = _LRU(max_keys)
-        self.buckets: _LRU[SourceObject, _Bucket] = _LRU(max_keys)
+        self.groups: LRU[tuple[str, ...], _Group] = LRU(max_keys)
+        self.seen: LRU[tuple[str, ...], _Seen] = LRU(max_keys)
+        self.buckets: LRU[SourceObject, _Bucket] = LRU(max_keys)
 
     def correlate(
         self, source: SourceObject, namespace: str, event_type: str, reason: str, message: str

@@ -7,6 +7,15 @@ from typing import Any
 
 from kuberay.kube import Client
 from kuberay.reconcile import CORE_V1, EVENTS_V1, NORMAL, WARNING, EventRecorder
+from tests.helpers import eventually
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
 
 
 class FakeEventsClient:
@@ -216,4 +225,84 @@ async def test_the_queue_bound_counts_every_writer() -> None:
     assert rec.pending() == 10  # the other 20 were dropped, as client-go drops
     await rec.flush()
     assert len(client.created) == 10
+    await rec.close()
+
+
+class MissingEventsClient(FakeEventsClient):
+    """Every patch finds its Event gone (expired)."""
+
+    async def patch(
+        self, api_version: str, kind: str, name: str, body: dict[str, Any], namespace: str
+    ) -> dict[str, Any]:
+        from kuberay.kube import NotFound
+
+        raise NotFound(404, "NotFound", f"events {name!r} not found")
+
+
+async def test_a_repeated_event_is_created_made_a_series_then_only_counted() -> None:
+    """client-go's events.k8s.io broadcaster: the first occurrence is created, the
+    second writes ``series.count`` 2, the rest count locally until the refresh."""
+    client = FakeEventsClient()
+    rec = recorder(client, api=EVENTS_V1)
+    for _ in range(100):
+        rec.event(pod("p"), WARNING, "Unhealthy", "head is not ready", action="Check")
+    await rec.flush()
+    (created,) = client.created
+    assert "series" not in created
+    assert [(n, b["series"]["count"]) for n, b in client.patched] == [
+        (created["metadata"]["name"], 2)
+    ]
+    assert rec.written == 2
+    # Shutting down writes the count the apiserver has not seen.
+    await rec.close()
+    assert [b["series"]["count"] for _, b in client.patched] == [2, 100]
+    assert rec.written == 3
+
+
+async def test_the_refresh_writes_grown_series_only() -> None:
+    client = FakeEventsClient()
+    rec = recorder(client, api=EVENTS_V1, series_refresh=0.05)
+    for _ in range(5):
+        rec.event(pod("p"), NORMAL, "MTLSPKIReady", "ready", action="Reconcile")
+    rec.event(pod("q"), NORMAL, "MTLSPKIReady", "ready", action="Reconcile")  # a singleton
+    rec.event(pod("r"), NORMAL, "MTLSPKIReady", "ready", action="Reconcile")
+    rec.event(pod("r"), NORMAL, "MTLSPKIReady", "ready", action="Reconcile")  # series of 2
+
+    def counts() -> list[int]:
+        return [b["series"]["count"] for _, b in client.patched]
+
+    await eventually(lambda: counts() == [2, 2, 5], timeout=10)
+    rec.event(pod("p"), NORMAL, "MTLSPKIReady", "ready", action="Reconcile")
+    await eventually(lambda: counts() == [2, 2, 5, 6], timeout=10)
+    await rec.close()  # nothing grew since: nothing more is written
+    assert counts() == [2, 2, 5, 6]
+    assert len(client.created) == 3
+
+
+async def test_an_idle_series_is_finished_and_its_next_occurrence_is_a_new_event() -> None:
+    clock = Clock()
+    client = FakeEventsClient()
+    rec = recorder(client, api=EVENTS_V1, now=clock, series_finish=0.05)
+    for _ in range(3):
+        rec.event(pod("p"), WARNING, "RayClusterNotFound", "not found", action="Validate")
+    await rec.flush()
+    clock.t += 1000  # idle for longer than series_finish
+    await eventually(lambda: len(rec.series) == 0, timeout=10)
+    await rec.flush()
+    assert [b["series"]["count"] for _, b in client.patched] == [2, 3]
+    rec.event(pod("p"), WARNING, "RayClusterNotFound", "not found", action="Validate")
+    await rec.flush()
+    assert len(client.created) == 2
+    await rec.close()
+
+
+async def test_a_series_whose_event_expired_is_created_again() -> None:
+    client = MissingEventsClient()
+    rec = recorder(client, api=EVENTS_V1)
+    rec.event(pod("p"), WARNING, "Unhealthy", "down", action="Check")
+    rec.event(pod("p"), WARNING, "Unhealthy", "down", action="Check")
+    await rec.flush()
+    first, again = client.created
+    assert again["metadata"]["name"] == first["metadata"]["name"]
+    assert again["series"]["count"] == 2 and again["note"] == "down"
     await rec.close()
