@@ -980,17 +980,19 @@ def _apiserver_args(cp: ControlPlane) -> list[str]:
     return [
         f"--etcd-servers={cp.etcd_url}",
         f"--secure-port={cp.apiserver_port}",
+        # loopback only, real node or not: never reachable from another machine
+        "--bind-address=127.0.0.1",
         # with a real node, pods reach the API through the kubernetes Service, whose endpoint
-        # is the node's bridge address (the host side)
+        # is the node's bridge address (the host side), where hack/apiserver_forward.py
+        # (started by the real node) listens and pipes to 127.0.0.1
         *(
             [
-                "--bind-address=0.0.0.0",
                 f"--advertise-address={REAL_NODE_IP}",
                 # dial kubelets by InternalIP: a node name looked up in host DNS leaves the box
                 "--kubelet-preferred-address-types=InternalIP",
             ]
             if cp.real_nodes
-            else ["--bind-address=127.0.0.1"]
+            else []
         ),
         f"--cert-dir={cp.dir / 'certs'}",
         f"--tls-cert-file={c.serving_cert}",

@@ -10,6 +10,11 @@ the kernel makes global, which is set up on start and removed on stop:
 * ``unreachable`` routes for kwok's fake pod and node ranges (dialling them fails at once);
 * a FORWARD rule rejecting anything from the pod CIDR that would leave through another
   interface, and ``net.ipv4.ip_forward=1`` (restored on stop);
+* an INPUT rule dropping packets for the pod CIDR (the bridge address) that arrive from
+  neither loopback nor the bridge: what listens there (the kubelet, the apiserver forwarder)
+  answers only this machine and its pods;
+* ``hack/apiserver_forward.py`` on ``NODE_IP:<apiserver port>``: the ``kubernetes`` Service's
+  endpoint, piped to the loopback-only kube-apiserver;
 * kube-proxy's iptables chains (``kube-proxy --cleanup`` on stop); the kubelet's ``/kubepods``
   cgroups and ``/var/log/containers`` links; mounts under ``DIR/node``.
 
@@ -35,6 +40,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -61,6 +67,7 @@ REAL_NODE_LABEL = "kuberay.io/real-node"  # label value "true"; taint <label>=tr
 RUN_DIR = Path("/run/kuberay-node")  # containerd's state and socket (short unix socket paths)
 LOCK_FILE = Path("/run/kuberay-node.lock")
 FWD_CHAIN = "KUBERAY-NODE-FWD"
+IN_CHAIN = "KUBERAY-NODE-IN"
 KUBEPODS_CGROUP = "kubepods"
 
 
@@ -197,6 +204,7 @@ class RealNode:
             self._acquire_lock()
             self.dir.mkdir(parents=True, exist_ok=True)
             self._network_up()
+            self._start_apiserver_forward()
             self._start_containerd()
             t0 = time.monotonic()
             self.import_images(archives)
@@ -212,7 +220,7 @@ class RealNode:
     def stop(self) -> None:
         if self._lock_fd is None:  # never got the node lock: nothing here is ours to undo
             return
-        for name in ("kube-proxy", "kubelet"):
+        for name in ("kube-proxy", "kubelet", "apiserver-forward"):
             proc = self.procs.pop(name, None)
             if proc is not None:
                 proc.stop()
@@ -265,6 +273,15 @@ class RealNode:
             self._undo.append(
                 lambda c=cidr: _sh("ip", "route", "del", "unreachable", c, check=False) and None
             )
+        # what listens on the bridge address (kubelet, the apiserver forwarder, NodePorts)
+        # answers the host and the pods only: a packet for it from another interface (another
+        # machine routing 10.250.0.0/24 to this one) is dropped
+        _sh("iptables", "-N", IN_CHAIN)
+        _sh("iptables", "-A", IN_CHAIN, "-i", "lo", "-j", "RETURN")
+        _sh("iptables", "-A", IN_CHAIN, "-i", BRIDGE, "-j", "RETURN")
+        _sh("iptables", "-A", IN_CHAIN, "-j", "DROP")
+        _sh("iptables", "-I", "INPUT", "1", "-d", POD_CIDR, "-j", IN_CHAIN)
+        self._undo.append(_remove_in_chain)
         # pods reach the bridge and the host, never another interface
         _sh("iptables", "-N", FWD_CHAIN)
         _sh("iptables", "-A", FWD_CHAIN, "-s", POD_CIDR, "!", "-o", BRIDGE, "-j", "REJECT")
@@ -279,6 +296,26 @@ class RealNode:
         bnf = Path("/proc/sys/net/bridge/bridge-nf-call-iptables")
         if bnf.exists():
             bnf.write_text("1\n")
+
+    # ------------------------------------------------------------------ apiserver access
+    def _start_apiserver_forward(self) -> None:
+        """Pods' way to the loopback-only apiserver: ``NODE_IP:<port>`` (the ``kubernetes``
+        Service's endpoint) piped to ``127.0.0.1:<port>`` (see hack/apiserver_forward.py)."""
+        port = self.cp.apiserver_port
+        argv = [
+            sys.executable,
+            str(HACK / "apiserver_forward.py"),
+            f"--listen={NODE_IP}:{port}",
+            f"--to=127.0.0.1:{port}",
+        ]
+        self._spawn("apiserver-forward", argv)
+
+        def listening() -> bool:
+            with contextlib.suppress(OSError), socket.create_connection((NODE_IP, port), 1):
+                return True
+            return False
+
+        self._wait("apiserver-forward", listening)
 
     # ------------------------------------------------------------------ containerd
     def _start_containerd(self) -> None:
@@ -589,6 +626,15 @@ def _restore_ip_forward() -> None:
         IP_FORWARD_SAVED.unlink()
 
 
+def _remove_in_chain() -> None:
+    while (
+        _sh("iptables", "-D", "INPUT", "-d", POD_CIDR, "-j", IN_CHAIN, check=False).returncode == 0
+    ):
+        pass
+    _sh("iptables", "-F", IN_CHAIN, check=False)
+    _sh("iptables", "-X", IN_CHAIN, check=False)
+
+
 def _remove_fwd_chain() -> None:
     while _sh("iptables", "-D", "FORWARD", "-j", FWD_CHAIN, check=False).returncode == 0:
         pass
@@ -640,7 +686,13 @@ def _kill_pod_processes() -> None:
 def _kill_leftover_node_processes() -> None:
     """containerd, its shims, kubelet and kube-proxy of an earlier run that died uncleanly
     (found by the paths only a real node uses: RUN_DIR, DIR/node/*.yaml|toml)."""
-    markers = (str(RUN_DIR), "/node/containerd.toml", "/node/kubelet.yaml", "/node/kube-proxy.yaml")
+    markers = (
+        str(RUN_DIR),
+        "/node/containerd.toml",
+        "/node/kubelet.yaml",
+        "/node/kube-proxy.yaml",
+        f"apiserver_forward.py --listen={NODE_IP}:",
+    )
     me = os.getpid()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == me:
@@ -675,6 +727,7 @@ def _cleanup_leftovers() -> None:
     _kill_leftover_node_processes()
     _kill_pod_processes()
     _remove_fwd_chain()
+    _remove_in_chain()
     _restore_ip_forward()
     _remove_veths()
     _sh("ip", "link", "del", BRIDGE, check=False)

@@ -3,7 +3,8 @@
 
 Rules (as KubeRay's ``main.go``): with ``--config FILE`` the file decides and the
 other flags are ignored, except ``--feature-gates`` and the two log-encoder
-flags, which are always read from the command line. Anything wrong ends in a
+flags, which are always read from the command line (so are ``--kubeconfig`` and
+``--cache-sync-timeout``, which KubeRay's file has no field for). Anything wrong ends in a
 :class:`ConfigError` whose message is one line naming the flag or field.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 import attrs
 import yaml
 
+from kuberay.api.v1.goutil import parse_go_duration
 from kuberay.controllers.features import UNIMPLEMENTED_GATES
 from kuberay.featuregates import FeatureGate, FeatureGateError, parse_bool
 
@@ -56,6 +58,10 @@ class OperatorConfig:
     burst: int = 200
     kubeconfig: str = ""
     feature_gates: str = ""
+    #: Seconds each controller waits at start for its kinds to be served (a CRD applied
+    #: together with the operator) and its caches to sync (controller-runtime's
+    #: CacheSyncTimeout, 2 minutes); then the operator exits.
+    cache_sync_timeout: float = 120.0
     head_sidecar_containers: list[dict[str, Any]] = attrs.field(factory=list)
     worker_sidecar_containers: list[dict[str, Any]] = attrs.field(factory=list)
     default_container_envs: list[dict[str, Any]] = attrs.field(factory=list)
@@ -105,6 +111,17 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from exc
 
 
+def _duration(text: str) -> float:
+    """A Go duration (``2m``, ``30s``, ``1m30s``) in seconds; not negative."""
+    try:
+        nanos = parse_go_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    if nanos < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {text!r}")
+    return nanos / 1e9
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``kuberay-operator`` flags (Go-style ``-flag`` and ``--flag`` both work)."""
     p = _Parser(prog="kuberay-operator", description="KubeRay-compatible Ray operator")
@@ -139,6 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
     flag("qps", type=_non_negative_float, default=100.0, help="client-side requests per second")
     flag("burst", type=_int, default=200, help="client-side burst")
     flag("kubeconfig", default="", help="kubeconfig file (default $KUBECONFIG, then in-cluster)")
+    flag(
+        "cache-sync-timeout",
+        type=_duration,
+        default=120.0,
+        help="how long to wait at start for every watched kind to be served (its CRD "
+        "installed) and its cache to sync, e.g. 2m (the default) or 30s; then exit",
+    )
     bool_flag("zap-devel", False, "development logging (console encoder, debug level)")
     flag("zap-encoder", default="", choices=("", *ENCODERS), help="log encoder (zap compatible)")
     flag("zap-log-level", default="info", help="debug, info or error")
@@ -274,6 +298,7 @@ def parse_config(argv: list[str], gates: FeatureGate) -> tuple[OperatorConfig, l
     cfg.log_stdout_encoder = args.zap_encoder or args.log_stdout_encoder
     cfg.log_file_encoder = args.log_file_encoder
     cfg.kubeconfig = args.kubeconfig
+    cfg.cache_sync_timeout = args.cache_sync_timeout
     cfg.feature_gates = args.feature_gates
     cfg.log_level = "debug" if args.zap_devel else args.zap_log_level
     if args.zap_devel and not args.zap_encoder:

@@ -6,6 +6,11 @@ webhooks on :9443 when ``ENABLE_WEBHOOKS=true`` (as KubeRay), builds a Manager w
 KubeRay's cache scoping, leader election id ``ray-operator-leader``, metrics and
 probe addresses, registers the controllers the feature gates allow, and runs
 until SIGTERM. Bad flags or config: one line on stderr and exit code 2.
+
+Started together with its CRDs (Helm, GitOps, one ``kubectl apply``), it waits for
+each kind to be served, logging which one, for up to ``--cache-sync-timeout`` (2m,
+controller-runtime's default); a kind still not served then ends the process with
+one error line naming it and exit code 1.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from kuberay.controllers.features import KUBERNETES_WAS, RAY_CLUSTER_MTLS, new_f
 from kuberay.featuregates import FeatureGate
 from kuberay.kube import Client, KubeError
 from kuberay.logging import configure_logging
-from kuberay.reconcile import ByObject, LeaderElectionLost, Manager
+from kuberay.reconcile import ByObject, CacheSyncTimeout, LeaderElectionLost, Manager
 
 log = structlog.get_logger("kuberay.operator")
 
@@ -55,6 +60,7 @@ def build_manager(cfg: OperatorConfig, client: Client) -> Manager:
         metrics_bind_address=cfg.metrics_addr,
         health_probe_bind_address=cfg.probe_addr,
         max_concurrent_reconciles=cfg.reconcile_concurrency,
+        cache_sync_timeout=cfg.cache_sync_timeout,
     )
 
 
@@ -151,6 +157,9 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
                 await webhook.stop()
     except LeaderElectionLost as exc:
         log.error("leader election lost; exiting", error=str(exc))
+        return 1
+    except CacheSyncTimeout as exc:
+        log.error("cannot start; exiting (see --cache-sync-timeout)", error=str(exc))
         return 1
     except ValueError as exc:
         log.error("invalid operator setup", error=str(exc))

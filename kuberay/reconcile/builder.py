@@ -107,6 +107,7 @@ class Builder:
             )
         options = dict(self._options)
         options.setdefault("max_concurrent_reconciles", self._manager.max_concurrent_reconciles)
+        options.setdefault("cache_sync_timeout", self._manager.cache_sync_timeout)
         ctrl = Controller(self._name, reconciler, **options)
         api_version, kind, preds = self._for
         glob = list(self._global)

@@ -5,6 +5,11 @@ registered raises :class:`NotRegistered` rather than silently starting an
 informer (an empty, unsynced cache would look like "no objects" and make a
 controller create duplicates).
 
+A kind the apiserver does not serve yet (its CRD applied a moment ago, or not yet)
+is waited for, as controller-runtime's ``Kind`` source does: :meth:`Cache.register`
+polls discovery until the kind is served or its ``timeout`` ends (then
+:class:`KindNotServed`), logging which kind it waits for.
+
 Scope: ``namespaces`` (None = all) applies to namespaced kinds; ``by_object``
 narrows one kind with a label/field selector, e.g. only pods labelled
 ``app.kubernetes.io/created-by=kuberay-operator``, and can make its cache
@@ -13,17 +18,32 @@ metadata-only (e.g. Secrets: names, labels and owners without the data).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
+import structlog
 
 from kuberay.informers import SharedIndexInformer, SharedInformerFactory
 from kuberay.informers.store import IndexFunc
-from kuberay.kube import Client
+from kuberay.kube import Client, NotFound, ResourceInfo
+
+log = structlog.get_logger("kuberay.cache")
 
 Obj = dict[str, Any]
 GVK = tuple[str, str]
+
+#: Discovery is asked again after this long at first, then less and less often.
+SERVED_POLL_FIRST = 0.5
+SERVED_POLL_MAX = 5.0
+#: While waiting for a kind, "still waiting" is logged at most this often.
+SERVED_LOG_EVERY = 30.0
+
+
+class KindNotServed(LookupError):
+    """The apiserver did not serve the kind within the wait (its CRD is not
+    installed, or not established yet). The message is one line naming the kind."""
 
 
 class NotRegistered(LookupError):
@@ -66,13 +86,18 @@ class Cache:
         self._informers: dict[GVK, list[SharedIndexInformer]] = {}
         self._indexers: dict[GVK, dict[str, IndexFunc]] = {}
 
-    async def register(self, api_version: str, kind: str) -> list[SharedIndexInformer]:
-        """The informers backing ``kind`` (one per watched namespace), created if needed."""
+    async def register(
+        self, api_version: str, kind: str, *, timeout: float = 0.0
+    ) -> list[SharedIndexInformer]:
+        """The informers backing ``kind`` (one per watched namespace), created if needed.
+
+        A kind the apiserver does not serve is waited for up to ``timeout`` seconds
+        (0: not at all), then :class:`KindNotServed`."""
         key = (api_version, kind)
         found = self._informers.get(key)
         if found is not None:
             return found
-        info = await self.client.resource(api_version, kind)
+        info = await self._served(api_version, kind, timeout)
         scope = self.by_object.get(key, ByObject())
         namespaces: list[str | None] = (
             list(self.namespaces) if (self.namespaces and info.namespaced) else [None]
@@ -91,6 +116,33 @@ class Cache:
         ]
         self._informers[key] = informers
         return informers
+
+    async def _served(self, api_version: str, kind: str, timeout: float) -> ResourceInfo:
+        """Where ``kind`` is served, waiting for discovery to show it (see register)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        interval = SERVED_POLL_FIRST
+        logged_at: float | None = None
+        while True:
+            try:
+                return await self.client.resource(api_version, kind)
+            except NotFound:
+                now = loop.time()
+                if now >= deadline:
+                    raise KindNotServed(
+                        f"the API server does not serve kind {kind} of {api_version} "
+                        "(is its CRD installed?)"
+                    ) from None
+                if logged_at is None or now - logged_at >= SERVED_LOG_EVERY:
+                    log.info(
+                        "waiting for the API server to serve a kind (is its CRD installed?)",
+                        kind=kind,
+                        api_version=api_version,
+                        gives_up_in=f"{deadline - now:.0f}s",
+                    )
+                    logged_at = now
+                await asyncio.sleep(min(interval, deadline - now))
+                interval = min(interval * 2, SERVED_POLL_MAX)
 
     def add_index(self, api_version: str, kind: str, name: str, fn: IndexFunc) -> None:
         """Add a named index to ``kind``'s informers (now, or when they are created)."""

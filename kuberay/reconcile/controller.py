@@ -21,7 +21,7 @@ import structlog
 
 from kuberay.informers import ResourceEventHandler
 from kuberay.reconcile import metrics
-from kuberay.reconcile.cache import Cache
+from kuberay.reconcile.cache import Cache, KindNotServed
 from kuberay.reconcile.supervisor import TaskHook
 from kuberay.reconcile.types import Reconciler, Request, RequeueError, Result, TerminalError
 from kuberay.workqueue import RateLimitingQueue, default_controller_rate_limiter
@@ -41,7 +41,8 @@ class WatchSource:
 
 
 class CacheSyncTimeout(RuntimeError):
-    """The caches a controller needs did not sync within ``cache_sync_timeout``."""
+    """The caches a controller needs did not sync within ``cache_sync_timeout`` (or a
+    kind it watches was not served that long); the message is one line."""
 
 
 class Controller:
@@ -105,22 +106,35 @@ class Controller:
     async def prepare(self, cache: Cache) -> None:
         """Create the queue, hook sources to the cache and wait for it to sync.
 
+        Within ``cache_sync_timeout`` (one deadline for both), each watched kind must
+        be served by the apiserver (waited for, as controller-runtime does when a CRD
+        is not installed yet) and every informer must sync; else
+        :class:`CacheSyncTimeout`, whose message is one line naming what was missing.
         Events are queued from now on; workers only start with :meth:`start`
         (a standby replica keeps a warm cache and queue while another leads).
         """
         if self.queue is not None:
             return
         self.queue = self._make_queue()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.cache_sync_timeout
         informers = []
         for source in self.sources:
-            for informer in await cache.register(source.api_version, source.kind):
+            try:
+                registered = await cache.register(
+                    source.api_version, source.kind, timeout=max(0.0, deadline - loop.time())
+                )
+            except KindNotServed as exc:
+                raise CacheSyncTimeout(
+                    f"controller {self.name}: {exc}; gave up after {self.cache_sync_timeout:g}s"
+                ) from None
+            for informer in registered:
                 informer.add_event_handler(source.make_handler(self.queue))
                 informers.append(informer)
         for informer in informers:
             informer.start()
-        synced = await asyncio.gather(
-            *(i.wait_for_sync(self.cache_sync_timeout) for i in informers)
-        )
+        remaining = max(0.0, deadline - loop.time())
+        synced = await asyncio.gather(*(i.wait_for_sync(remaining) for i in informers))
         if not all(synced):
             raise CacheSyncTimeout(
                 f"controller {self.name}: caches did not sync in {self.cache_sync_timeout}s"

@@ -121,6 +121,15 @@ class Expectations:
             return None
         return max(0.0, min(entry.adds.values()) + self.ttl - self._now())
 
+    def creations_pending(self, owner: str) -> frozenset[str]:
+        """Names ``owner`` created that the cache has not shown yet and whose
+        expectation has not expired."""
+        entry = self._pending.get(owner)
+        if entry is None:
+            return frozenset()
+        deadline = self._now() - self.ttl
+        return frozenset(name for name, at in entry.adds.items() if at >= deadline)
+
     def pending(self, owner: str) -> tuple[frozenset[str], frozenset[str]]:
         """(names expected to appear, names expected to disappear)."""
         entry = self._pending.get(owner)

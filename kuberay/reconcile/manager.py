@@ -75,7 +75,10 @@ class Manager:
 
     Defaults: no leader election; ``metrics_bind_address=":8080"``,
     ``health_probe_bind_address=":8081"`` ("0" disables either);
-    ``max_concurrent_reconciles=1`` per controller; ``graceful_shutdown_timeout=30`` s;
+    ``max_concurrent_reconciles=1`` per controller; ``cache_sync_timeout=120`` s per
+    controller built with :meth:`controller` (how long it waits for its kinds to be
+    served and its caches to sync before :meth:`run` raises
+    :class:`~kuberay.reconcile.controller.CacheSyncTimeout`); ``graceful_shutdown_timeout=30`` s;
     no informer resync; lease timings 15 s / 10 s / 2 s.
     """
 
@@ -94,6 +97,7 @@ class Manager:
         metrics_bind_address: str = ":8080",
         health_probe_bind_address: str = ":8081",
         max_concurrent_reconciles: int = 1,
+        cache_sync_timeout: float = 120.0,
         graceful_shutdown_timeout: float = 30.0,
         resync_period: float = 0.0,
         registry: prometheus_client.CollectorRegistry | None = None,
@@ -107,6 +111,7 @@ class Manager:
         self.cache = Cache(client, self.factory, namespaces=namespaces, by_object=by_object)
         self.controllers: list[Controller] = []
         self.max_concurrent_reconciles = max_concurrent_reconciles
+        self.cache_sync_timeout = cache_sync_timeout
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
         self.registry = registry or prometheus_client.REGISTRY
         self.handle_signals = handle_signals

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import copy
 import errno
+import ipaddress
 import os
 import re
 import socket
@@ -44,6 +45,9 @@ from tests.e2e.harness import (
 )
 from tests.e2e.realcluster import RealCluster, RealIdentity, real_namespace
 from tests.kuberay_samples import KUBERAY_SAMPLES, requires_kuberay_samples
+from tests.listening import listening_sockets
+
+REAL_NODE_IP = "10.250.0.1"  # realnode.NODE_IP: the bridge, the node's and its pods' gateway
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = KUBERAY_SAMPLES  # KubeRay's, unchanged
@@ -243,6 +247,31 @@ async def test_cluster_ip_service_by_dns_name_from_a_pod(
         "socket.gethostbyname('kubernetes.default'))",
     )
     assert out.split() == [svc["spec"]["clusterIP"], "10.0.0.1"]
+
+
+async def test_nothing_listens_on_a_wildcard_address(
+    real_cluster: RealCluster, real_operator: OperatorProcess
+) -> None:
+    # kube-apiserver takes one --bind-address: 127.0.0.1 (the host's clients); pods come in
+    # through hack/apiserver_forward.py on the bridge address. The kubelet is on the bridge
+    # address too, everything else (and the operator's metrics and probes) on loopback.
+    cp = real_cluster.cp
+    pids = [*cp.pids().values(), *(p.popen.pid for p in cp.real_node.procs.values())]
+    listeners = listening_sockets([*pids, real_operator.pid])
+    assert {"kube-apiserver", "kubelet", "kube-proxy"} <= {x.process for x in listeners}
+    assert real_operator.pid in {x.pid for x in listeners}
+    exposed = [
+        str(x)
+        for x in listeners
+        if not (ipaddress.ip_address(x.address).is_loopback or x.address == REAL_NODE_IP)
+    ]
+    assert exposed == []
+    apiserver = {(x.process, x.address) for x in listeners if x.port == cp.apiserver_port}
+    assert ("kube-apiserver", "127.0.0.1") in apiserver
+    assert {a for _, a in apiserver} == {"127.0.0.1", REAL_NODE_IP}
+    # ... and pods still reach the API through the kubernetes Service (CoreDNS watches it;
+    # the Ray autoscaler and the in-cluster operator tests use it too).
+    real_cluster.kubectl("-n", "kube-system", "rollout", "status", "deployment/coredns")
 
 
 async def test_kwok_pod_ips_fail_at_once(real_cluster: RealCluster, rns: str) -> None:

@@ -19,6 +19,8 @@ from controlplane import KUBERNETES_VERSION, ControlPlane, iter_component_pids
 from kubernetes_asyncio import client, config, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from tests.listening import listening_sockets
+
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
@@ -58,6 +60,13 @@ def _configmap(name: str, data: dict[str, str]) -> client.V1ConfigMap:
 async def test_version(api_client: client.ApiClient) -> None:
     info = await client.VersionApi(api_client).get_code()
     assert info.git_version == KUBERNETES_VERSION == "v1.36.3"
+
+
+def test_etcd_and_apiserver_listen_on_loopback_only(control_plane: object) -> None:
+    cp = _local(control_plane)
+    listeners = listening_sockets(cp.pids().values())
+    assert {(lst.process, lst.port) for lst in listeners} >= {("kube-apiserver", cp.apiserver_port)}
+    assert {lst.address for lst in listeners} == {"127.0.0.1"}, [str(x) for x in listeners]
 
 
 async def test_configmap_roundtrip(api_client: client.ApiClient, namespace: str) -> None:

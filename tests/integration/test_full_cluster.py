@@ -34,6 +34,8 @@ from controlplane import (
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from tests.listening import listening_sockets
+
 ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 60.0  # generous: CI machines are shared and busy
 BURST_PODS = 200
@@ -168,6 +170,16 @@ async def _gone(read: Callable[[], Awaitable[Any]]) -> Literal[True] | None:
 
 
 # --------------------------------------------------------------------------- tests
+
+
+def test_no_component_listens_on_a_wildcard_address(full_cp: ControlPlane) -> None:
+    # On a laptop on a shared network a wildcard listener would expose the dev cluster's
+    # admin API (and the rest) to every other machine there: loopback only.
+    listeners = listening_sockets(full_cp.pids().values())
+    assert {lst.process for lst in listeners} >= {"etcd", "kube-apiserver", "kwok"}
+    assert [
+        str(lst) for lst in listeners if not ipaddress.ip_address(lst.address).is_loopback
+    ] == []
 
 
 async def test_fake_nodes_ready(

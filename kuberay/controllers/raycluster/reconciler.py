@@ -311,6 +311,7 @@ class RayClusterReconciler:
                 reconcile_error=error,
                 status_conditions_enabled=self._gate(RAY_CLUSTER_STATUS_CONDITIONS, True),
                 now=self.ctx.now(),
+                creations_pending=self._creations_pending(cluster, pods),
             )
         except LookupError:
             if must_write:
@@ -325,6 +326,17 @@ class RayClusterReconciler:
         if self.ctx.metrics is not None and now_prov and not was:
             self.ctx.metrics.observe_provisioned(cluster)
         return True
+
+    def _creations_pending(self, cluster: Obj, pods: list[Obj]) -> bool:
+        """Some pod created for ``cluster`` is not in the cache (``pods``) yet."""
+        meta = cluster["metadata"]
+        names = {p["metadata"]["name"] for p in pods}
+        expectations = self.ctx.expectations
+        for owner in expectations.owners(f"{meta['namespace']}/{meta['name']}/"):
+            expectations.observe(owner, lambda n: n in names)
+            if expectations.creations_pending(owner):
+                return True
+        return False
 
     def _head_service(self, cluster: Obj) -> Obj | None:
         services = self.children.head_services(cluster)

@@ -69,6 +69,22 @@ def all_pods_running(pods: list[Obj]) -> bool:
     return True
 
 
+def all_pods_provisioned(
+    head_pods: list[Obj], worker_pods: list[Obj], desired_workers: int, creations_pending: bool
+) -> bool:
+    """Whether ``RayClusterProvisioned`` may turn True: every pod the cluster wants is
+    in the cache and running. That is: no pod this operator created is still missing
+    from the cache (``creations_pending``), the cache holds exactly one head and
+    ``desired_workers`` workers, and all of them pass :func:`all_pods_running`.
+
+    KubeRay checks only the last part, on whatever pods the cache holds: a pass that
+    sees the Running head but not yet the worker it has just created (or a worker a
+    ResourceQuota refused) turns the condition True, and it never goes back."""
+    if creations_pending or len(head_pods) != 1 or len(worker_pods) != desired_workers:
+        return False
+    return all_pods_running(head_pods + worker_pods)
+
+
 def _phase(pod: Obj) -> str:
     return str((pod.get("status") or {}).get("phase") or "")
 
@@ -131,11 +147,14 @@ def calculate_status(
     reconcile_error: ReconcileError | None,
     status_conditions_enabled: bool,
     now: str,
+    creations_pending: bool = False,
 ) -> Obj:
     """The status KubeRay would write after a reconcile that ended with ``reconcile_error``.
 
-    ``pods`` are the cluster's pods (``ray.io/cluster=<name>``). Raises
-    ``LookupError`` when the head Service is missing (KubeRay then writes nothing).
+    ``pods`` are the cluster's pods (``ray.io/cluster=<name>``) in the cache;
+    ``creations_pending``: some pod created for the cluster is not in it yet (see
+    :func:`all_pods_provisioned`). Raises ``LookupError`` when the head Service is
+    missing (KubeRay then writes nothing).
     """
     spec = cluster.get("spec") or {}
     meta = cluster.get("metadata") or {}
@@ -184,7 +203,9 @@ def calculate_status(
         cond.set_condition(conditions, cond.HEAD_POD_READY, status, reason, message, now)
         suspended = cond.is_true(conditions, cond.RAY_CLUSTER_SUSPENDED)
         if not cond.is_true(conditions, cond.RAY_CLUSTER_PROVISIONED) and not suspended:
-            if all_pods_running(pods):
+            if all_pods_provisioned(
+                head_pods, worker_pods, new["desiredWorkerReplicas"], creations_pending
+            ):
                 cond.set_condition(
                     conditions,
                     cond.RAY_CLUSTER_PROVISIONED,

@@ -17,11 +17,18 @@ One pass, in order (each a named step):
    one tick never gets two RayJobs.
 5. ``record_schedule``: ``status.lastScheduleTime = tick`` (a merge patch of that one
    field on the status subresource, bound to the resourceVersion read, written only
-   when it changes). Requeue at the tick after, or, when that one is also past
-   (ticks were missed, e.g. while the operator was down), not at all: the status
-   write's watch event starts the next pass, which creates the next missed tick's
-   RayJob. Missed ticks are thus backfilled oldest first, one per pass; nothing
-   limits how many, and RayJobs are never deleted (as KubeRay).
+   when it changes). Requeue at the tick after.
+
+Missed ticks (the cronjob was suspended, or the operator down, across several ticks):
+as Kubernetes' CronJob, and unlike KubeRay (which backfills every one of them, one
+pass each: a ``*/5`` schedule suspended for a week would create about 2,000 RayJobs
+on resume), only the most recent due tick gets a RayJob, and once its
+``lastScheduleTime`` is written a Warning Event ``MissedSchedules`` says how many
+start times were missed (see :data:`MISSED_REASON`; "too many missed start times" in
+front when more than 100, as Kubernetes words it). RayCronJob has no
+``startingDeadlineSeconds``, so the most recent tick starts however late it is (as a
+CronJob without one). Finding that tick and the count takes bounded time, see
+:mod:`~kuberay.controllers.raycronjob.missed`. RayJobs are never deleted (as KubeRay).
 
 Events and idempotency. KubeRay records the two Events on every pass; our recorder
 would turn each repeat into a write (a series patch), so a pass over an unchanged
@@ -47,6 +54,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import math
 
 import attrs
 import structlog
@@ -63,6 +71,7 @@ from kuberay.controllers.raycronjob.context import (
     Obj,
 )
 from kuberay.controllers.raycronjob.gotime import Zone
+from kuberay.controllers.raycronjob.missed import count_ticks, latest_tick_unix
 from kuberay.controllers.raycronjob.ticks import next_tick
 from kuberay.kube import AlreadyExists, Conflict, NotFound
 from kuberay.reconcile import NORMAL, WARNING, Request, Result
@@ -73,8 +82,22 @@ log = structlog.get_logger("kuberay.raycronjob")
 INVALID_SPEC_REASON = "InvalidRayCronJobSpec"
 SUSPENDED_REASON = "SuspendedRayCronJob"
 SUSPENDED_MESSAGE = "RayCronJob suspended, no new RayJobs will be created"
+#: Warning Event reason when more than one tick was due and only the latest started.
+MISSED_REASON = "MissedSchedules"
+#: Kubernetes' CronJob warns "too many missed start times" beyond this many.
+TOO_MANY_MISSED = 100
 
 Key = tuple[str, str]
+
+
+@attrs.frozen
+class Due:
+    """The tick to start now and how many were due (``missed`` > 1: the earlier ones
+    are skipped; ``first`` is the oldest of them)."""
+
+    tick: dt.datetime
+    first: dt.datetime
+    missed: int
 
 
 @attrs.frozen
@@ -135,16 +158,17 @@ class RayCronJobReconciler:
             return Result()
         plan = plan_of(cronjob)
         now = self.ctx.now()
-        tick, wait = self.due_tick(cronjob, plan, now)
-        if tick is None:
+        due, wait = self.due_tick(cronjob, plan, now)
+        if due is None:
             return Result(requeue_after=wait) if wait else Result()
-        await self.create_rayjob(cronjob, tick)
-        if not await self.record_schedule(cronjob, tick):
+        await self.create_rayjob(cronjob, due.tick)
+        if not await self.record_schedule(cronjob, due.tick):
             return Result(requeue=True)
-        following = next_tick(plan.schedule, tick, plan.zone)
+        if due.missed > 1:
+            self.warn_missed(cronjob, due)
+        following = next_tick(plan.schedule, due.tick, plan.zone)
         if following is not None and following > now:
             return Result(requeue_after=(following - now).total_seconds())
-        # Another missed tick (or none ever): the status write's event runs the next pass.
         return Result()
 
     # ----- steps --------------------------------------------------------------------------
@@ -171,18 +195,26 @@ class RayCronJobReconciler:
         self._announce(cronjob, NORMAL, SUSPENDED_REASON, SUSPENDED_MESSAGE, "Suspend")
         return True
 
-    def due_tick(
-        self, cronjob: Obj, plan: Plan, now: dt.datetime
-    ) -> tuple[dt.datetime | None, float]:
-        """The tick to run now, if any; else (None, seconds until the next tick, 0 for
-        never)."""
-        tick = next_tick(plan.schedule, schedule_base(cronjob), plan.zone)
-        if tick is None:
+    def due_tick(self, cronjob: Obj, plan: Plan, now: dt.datetime) -> tuple[Due | None, float]:
+        """The tick to run now, if any (the most recent due one, with the count of all
+        due ones); else (None, seconds until the next tick, 0 for never)."""
+        base = schedule_base(cronjob)
+        first = next_tick(plan.schedule, base, plan.zone)
+        if first is None:
             log.info("schedule has no tick within five years; nothing to create")
             return None, 0.0
-        if tick > now:
-            return None, (tick - now).total_seconds()
-        return tick, 0.0
+        if first > now:
+            return None, (first - now).total_seconds()
+        second = next_tick(plan.schedule, first, plan.zone)
+        if second is None or second > now:
+            return Due(first, first, 1), 0.0
+        start = math.floor(base.timestamp())
+        latest = latest_tick_unix(plan.schedule, start, now.timestamp(), plan.zone)
+        assert latest is not None  # first <= now
+        # At least two were due (robfig's walk and the count can differ by one only in
+        # Lord Howe's half-hour DST).
+        missed = max(count_ticks(plan.schedule, start, latest, plan.zone), 2)
+        return Due(dt.datetime.fromtimestamp(latest, dt.UTC), first, missed), 0.0
 
     async def create_rayjob(self, cronjob: Obj, tick: dt.datetime) -> None:
         """Create the RayJob of ``tick``; one that already exists counts as created."""
@@ -218,6 +250,19 @@ class RayCronJobReconciler:
         self._written.remember(meta["resourceVersion"], updated)
         return True
 
+    def warn_missed(self, cronjob: Obj, due: Due) -> None:
+        """The Warning Event of a pass that skipped ticks (after its status write, so
+        once: the next pass finds nothing missed)."""
+        prefix = "too many missed start times: " if due.missed > TOO_MANY_MISSED else ""
+        message = (
+            f"{prefix}{due.missed} start times were missed "
+            f"({rfc3339(due.first)} to {rfc3339(due.tick)}); created a RayJob only for "
+            f"the most recent one, {rfc3339(due.tick)}, and skipped the "
+            f"{due.missed - 1} earlier ones"
+        )
+        log.info("missed ticks; starting only the most recent", missed=due.missed)
+        self.ctx.event(cronjob, WARNING, MISSED_REASON, message, "Create")
+
     # ----- helpers ------------------------------------------------------------------------
     def _announce(self, cronjob: Obj, etype: str, reason: str, message: str, action: str) -> None:
         meta = cronjob["metadata"]
@@ -231,8 +276,11 @@ class RayCronJobReconciler:
 
 __all__ = [
     "INVALID_SPEC_REASON",
+    "MISSED_REASON",
     "SUSPENDED_MESSAGE",
     "SUSPENDED_REASON",
+    "TOO_MANY_MISSED",
+    "Due",
     "Plan",
     "RayCronJobReconciler",
     "parse_time",

@@ -20,8 +20,8 @@ EVENT_COMPONENT = "raycronjob-controller"
 
 def setup_raycronjob_controller(mgr: Manager, settings: RayCronJobSettings) -> Controller:
     """Register the RayCronJob controller: For(RayCronJob), every change (status writes
-    included, which is how missed ticks are backfilled one pass after another); it
-    only creates RayJobs and does not watch them."""
+    included: no predicates, as KubeRay); it only creates RayJobs and does not watch
+    them."""
     ctx = Ctx(
         client=mgr.client,
         cache=mgr.cache,

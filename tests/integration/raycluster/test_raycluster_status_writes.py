@@ -1,10 +1,12 @@
 """RayCluster status writes: no write loop with the conditions gate off, and
-``RayClusterProvisioned`` judged on the pods that exist (a ResourceQuota that keeps
-some workers from being created must not keep a cluster unprovisioned forever)."""
+``RayClusterProvisioned`` True only once every pod the cluster wants is in the cache and
+running: not while the cache has not shown a worker just created, nor while a
+ResourceQuota keeps a worker from being created."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from prometheus_client import REGISTRY
 
@@ -18,6 +20,7 @@ from tests.integration.raycluster.helpers import (
     get_cluster,
     pods_of,
     raycluster,
+    set_running,
 )
 
 
@@ -75,7 +78,77 @@ async def test_gate_off_makes_no_status_writes_on_an_unchanged_cluster(
         await op_client.close()
 
 
-async def test_provisioned_when_a_quota_blocks_some_workers(
+class LaggingCache:
+    """The operator's cache with its worker pods held back while ``hide`` is set: what a
+    pass sees in the moment after it created a worker, before the watch event arrives."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.hide = True
+
+    def _hidden(self, kind: str, obj: dict[str, Any] | None) -> bool:
+        labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
+        return self.hide and kind == "Pod" and labels.get("ray.io/node-type") == "worker"
+
+    def list(self, api_version: str, kind: str, *args: Any, **kw: Any) -> list[dict[str, Any]]:
+        found = self.inner.list(api_version, kind, *args, **kw)
+        return [o for o in found if not self._hidden(kind, o)]
+
+    def get(self, api_version: str, kind: str, namespace: str | None, name: str) -> Any:
+        obj = self.inner.get(api_version, kind, namespace, name)
+        return None if self._hidden(kind, obj) else obj
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+async def test_not_provisioned_while_the_cache_lacks_the_worker_it_just_created(
+    crds_installed: None, kclient: Client, namespace: str
+) -> None:
+    # The created worker's expectation outlives the test: the hidden worker is not
+    # created again.
+    async with start_operator(kclient, namespace, expectation_timeout=600) as op:
+        lagging = LaggingCache(op.reconciler.ctx.cache)
+        op.reconciler.ctx.cache = lagging
+        await kclient.create(raycluster("lag", namespace, replicas=1))
+
+        async def two_pods() -> list[dict[str, Any]]:
+            pods = await pods_of(kclient, namespace, "lag")
+            assert len(pods) == 2, pods
+            return pods
+
+        pods = await eventually(two_pods, timeout=60, message="head and worker created")
+        (head,) = [p for p in pods if p["metadata"]["labels"]["ray.io/node-type"] == "head"]
+        await set_running(kclient, head)
+
+        async def head_seen_ready() -> dict[str, Any]:
+            rc = await get_cluster(kclient, namespace, "lag")
+            c = condition(rc, "HeadPodReady")
+            assert c and c["status"] == "True", c
+            return rc
+
+        # A pass saw the head Running and Ready, and no worker.
+        rc = await eventually(head_seen_ready, timeout=60, message="HeadPodReady=True")
+        provisioned = condition(rc, "RayClusterProvisioned")
+        assert provisioned is not None
+        assert (provisioned["status"], provisioned["reason"]) == (
+            "False",
+            "RayClusterPodsProvisioning",
+        )
+        assert len(await pods_of(kclient, namespace, "lag")) == 2  # none created twice
+
+        # The worker reaches the cache and runs: now it is provisioned.
+        lagging.hide = False
+        await all_running(kclient, namespace, "lag")
+
+        async def now_provisioned() -> bool:
+            c = condition(await get_cluster(kclient, namespace, "lag"), "RayClusterProvisioned")
+            return bool(c) and c["status"] == "True"
+
+        await eventually(now_provisioned, timeout=60, message="RayClusterProvisioned=True")
+
+
+async def test_not_provisioned_while_a_quota_blocks_a_worker(
     crds_installed: None, kclient: Client, namespace: str
 ) -> None:
     quota = {
@@ -103,15 +176,36 @@ async def test_provisioned_when_a_quota_blocks_some_workers(
         await eventually(head_and_one_worker, timeout=60)
         await all_running(kclient, namespace, "quota")
 
+        async def seen_running_and_refused() -> dict[str, Any]:
+            rc = await get_cluster(kclient, namespace, "quota")
+            assert rc["status"].get("availableWorkerReplicas") == 1, rc["status"]
+            head = condition(rc, "HeadPodReady")
+            assert head and head["status"] == "True", head
+            failure = condition(rc, "ReplicaFailure")
+            assert failure and failure["reason"] == "FailedCreateWorkerPod", failure
+            return rc
+
+        # A pass saw both pods Running and the third pod refused: still provisioning.
+        rc = await eventually(seen_running_and_refused, timeout=60, message="pods seen")
+        assert condition(rc, "RayClusterProvisioned")["status"] == "False"  # type: ignore[index]
+        assert rc["status"].get("state") != "ready"
+
+        # The quota is raised: the missing workers are created, run, and only then is
+        # the cluster provisioned.
+        raised = {"spec": {"hard": {"pods": "10"}}}
+        await kclient.patch("v1", "ResourceQuota", "two-pods", raised, namespace)
+        await kclient.patch_status(
+            "v1", "ResourceQuota", "two-pods", {"status": {"hard": {"pods": "10"}}}, namespace
+        )
+
+        async def four_pods() -> bool:
+            return len(await pods_of(kclient, namespace, "quota")) == 4
+
+        await eventually(four_pods, timeout=120, message="all three workers")
+        await all_running(kclient, namespace, "quota")
+
         async def provisioned() -> bool:
             c = condition(await get_cluster(kclient, namespace, "quota"), "RayClusterProvisioned")
             return bool(c) and c["status"] == "True"
 
         await eventually(provisioned, timeout=60, message="RayClusterProvisioned=True")
-        rc = await get_cluster(kclient, namespace, "quota")
-        assert condition(rc, "RayClusterProvisioned")["reason"] == (  # type: ignore[index]
-            "AllPodRunningAndReadyFirstTime"
-        )
-        # Not every desired worker exists: the cluster is provisioned but not "ready".
-        assert rc["status"].get("state") != "ready"
-        assert len(await pods_of(kclient, namespace, "quota")) == 2

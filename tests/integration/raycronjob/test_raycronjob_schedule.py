@@ -1,5 +1,6 @@
-"""RayCronJob scheduling on the real apiserver: missed ticks backfilled oldest first, one
-per pass; suspend; time zones; the template copied field for field."""
+"""RayCronJob scheduling on the real apiserver: of missed ticks only the most recent
+starts (as Kubernetes' CronJob, unlike KubeRay's backfill) with a Warning Event;
+suspend; time zones; the template copied field for field."""
 
 from __future__ import annotations
 
@@ -42,43 +43,55 @@ async def _last_schedule_times(
             into.append(stamp)
 
 
-async def test_missed_ticks_are_backfilled_oldest_first_one_per_pass(
+async def test_missed_ticks_start_only_the_most_recent_with_a_warning(
     cron_operator: CronOperator, kclient: Client, namespace: str
 ) -> None:
     op = cron_operator
-    created = await create_and_settle(op, kclient, cronjob("backfill", namespace, "* * * * *"))
+    created = await create_and_settle(op, kclient, cronjob("missed", namespace, "* * * * *"))
     ticks = [next_minute(parse(created["metadata"]["creationTimestamp"]))]
     for _ in range(5):
         ticks.append(ticks[-1] + dt.timedelta(minutes=1))
     seen: list[str] = []
     watch = asyncio.create_task(
         _last_schedule_times(
-            kclient, namespace, "backfill", created["metadata"]["resourceVersion"], seen
+            kclient, namespace, "missed", created["metadata"]["resourceVersion"], seen
         )
     )
     try:
         # The operator was down for six ticks.
-        op.at(ticks[-1] + dt.timedelta(seconds=20), "backfill")
-
-        async def all_six() -> bool:
-            jobs = await rayjobs_of(kclient, namespace, "backfill")
-            return len(jobs) == 6 and len(seen) == 6
-
-        await eventually(all_six, timeout=90, message="six RayJobs")
+        op.at(ticks[-1] + dt.timedelta(seconds=20), "missed")
+        (event,) = [
+            e
+            for e in await wait_event_reasons(kclient, namespace, "missed", {"MissedSchedules"})
+            if e["reason"] == "MissedSchedules"
+        ]
+        await settle(op, "missed")
+        await eventually(lambda: bool(seen), timeout=60, message="lastScheduleTime written")
     finally:
         watch.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await watch
-    jobs = await rayjobs_of(kclient, namespace, "backfill")
-    assert [j["metadata"]["name"] for j in jobs] == [expected_name("backfill", t) for t in ticks]
-    assert [j["metadata"]["annotations"]["ray.io/cronjob-scheduled-timestamp"] for j in jobs] == [
-        utc_stamp(t) for t in ticks
-    ]
-    # lastScheduleTime advanced one tick per status write, oldest first.
-    assert seen == [utc_stamp(t) for t in ticks]
+    jobs = await rayjobs_of(kclient, namespace, "missed")
+    assert [j["metadata"]["name"] for j in jobs] == [expected_name("missed", ticks[-1])]
+    assert jobs[0]["metadata"]["annotations"]["ray.io/cronjob-scheduled-timestamp"] == (
+        utc_stamp(ticks[-1])
+    )
+    # lastScheduleTime jumped straight to the latest tick, in one status write.
+    assert seen == [utc_stamp(ticks[-1])]
+    assert event["type"] == "Warning"
+    assert event["message"] == (
+        f"6 start times were missed ({utc_stamp(ticks[0])} to {utc_stamp(ticks[-1])}); "
+        f"created a RayJob only for the most recent one, {utc_stamp(ticks[-1])}, and "
+        "skipped the 5 earlier ones"
+    )
+    assert event["reportingComponent"] == "raycronjob-controller"
+    # Nothing more is due: a further pass writes nothing.
+    writes = op.client.stats.writes
+    await settle(op, "missed")
+    assert op.client.stats.writes == writes
 
 
-async def test_suspend_creates_nothing_and_resume_starts_at_the_first_missed_tick(
+async def test_suspend_creates_nothing_and_resume_starts_only_the_latest_missed_tick(
     cron_operator: CronOperator, kclient: Client, namespace: str
 ) -> None:
     op = cron_operator
@@ -103,16 +116,19 @@ async def test_suspend_creates_nothing_and_resume_starts_at_the_first_missed_tic
     resume = {"spec": {"suspend": False}}
     await kclient.patch("ray.io/v1", "RayCronJob", "paused", resume, namespace)
 
-    async def two() -> list[dict[str, Any]]:
+    async def one() -> list[dict[str, Any]]:
         jobs = await rayjobs_of(kclient, namespace, "paused")
-        assert len(jobs) == 2, jobs
+        assert len(jobs) == 1, jobs
         return jobs
 
-    jobs = await eventually(two, timeout=60, message="the two missed ticks")
+    jobs = await eventually(one, timeout=60, message="the latest missed tick")
     assert [j["metadata"]["name"] for j in jobs] == [
-        expected_name("paused", first),
-        expected_name("paused", first + dt.timedelta(minutes=1)),
+        expected_name("paused", first + dt.timedelta(minutes=1))
     ]
+    events = await wait_event_reasons(kclient, namespace, "paused", {"MissedSchedules"})
+    (missed,) = [e for e in events if e["reason"] == "MissedSchedules"]
+    assert missed["type"] == "Warning"
+    assert missed["message"].startswith("2 start times were missed")
 
     # Suspended again: the existing RayJobs are left alone.
     pause = {"spec": {"suspend": True}}

@@ -12,6 +12,7 @@ from kuberay.controllers.common.resources import desired_resource_status
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.controllers.raycluster.status import (
     ReconcileError,
+    all_pods_provisioned,
     calculate_status,
     go_status,
     head_pod_ready_condition,
@@ -103,6 +104,7 @@ def status_of(c: dict[str, Any], pods: list[dict[str, Any]], **kw: Any) -> dict[
         reconcile_error=kw.pop("err", None),
         status_conditions_enabled=kw.pop("gates", True),
         now=NOW,
+        creations_pending=kw.pop("pending", False),
     )
 
 
@@ -294,22 +296,58 @@ def test_gate_off_leaves_existing_conditions_and_writes_nothing_on_a_quiet_clust
     assert s2["conditions"] == before
 
 
-def test_provisioned_needs_every_existing_pod_running_not_every_desired_pod() -> None:
-    # A ResourceQuota lets only the head and one of three workers exist: KubeRay's
-    # CheckAllPodsRunning looks at the pods that exist, so the cluster is provisioned
-    # (but not "ready": that still needs every desired pod).
+def one_worker() -> dict[str, Any]:
+    c = cluster()
+    c["spec"]["workerGroupSpecs"][0]["replicas"] = 1
+    return c
+
+
+def test_provisioned_is_false_while_the_worker_just_created_is_not_in_the_cache() -> None:
+    # The pass that created head and worker sees the head Running and Ready, but the
+    # cache has not delivered the worker yet (KubeRay's check: True, for good).
+    head = pod("h", "head", "Running", ready=True)
+    assert not all_pods_provisioned([head], [], 1, creations_pending=True)
+    assert not all_pods_provisioned([head], [], 1, creations_pending=False)
+    s = status_of(one_worker(), [head], pending=True)
+    assert conds(s)["RayClusterProvisioned"] == (
+        "False",
+        "RayClusterPodsProvisioning",
+        "RayCluster Pods are being provisioned for first time",
+    )
+    assert conds(status_of(one_worker(), [head]))["RayClusterProvisioned"][0] == "False"
+
+
+def test_provisioned_waits_for_pending_creations_even_when_the_count_matches() -> None:
+    pods = [pod("h", "head", "Running", ready=True), pod("w0", "worker", "Running", ready=True)]
+    assert all_pods_provisioned(pods[:1], pods[1:], 1, creations_pending=False)
+    assert not all_pods_provisioned(pods[:1], pods[1:], 1, creations_pending=True)
+    assert conds(status_of(one_worker(), pods, pending=True))["RayClusterProvisioned"][0] == (
+        "False"
+    )
+    s = status_of(one_worker(), pods)
+    assert conds(s)["RayClusterProvisioned"][:2] == ("True", "AllPodRunningAndReadyFirstTime")
+    assert s["state"] == "ready"
+
+
+def test_provisioned_needs_every_desired_pod_running() -> None:
+    # A ResourceQuota lets only the head and one of three workers exist: not provisioned
+    # (KubeRay, judging the pods that exist, says True), and not "ready" either.
     pods = [pod("h", "head", "Running", ready=True), pod("w0", "worker", "Running", ready=True)]
     s = status_of(cluster(), pods)
-    assert conds(s)["RayClusterProvisioned"][:2] == ("True", "AllPodRunningAndReadyFirstTime")
+    assert conds(s)["RayClusterProvisioned"][:2] == ("False", "RayClusterPodsProvisioning")
     assert s.get("state") is None
+    # A worker no node can take (Pending, PodScheduled=False): not provisioned.
+    pending = [pod("h", "head", "Running", ready=True), pod("w0", "worker", "Pending")]
+    assert conds(status_of(one_worker(), pending))["RayClusterProvisioned"][0] == "False"
     # A pod without a Ready condition counts as ready; Ready=Unknown does not.
     no_cond = [pod("h", "head", "Running"), pod("w0", "worker", "Running")]
-    assert conds(status_of(cluster(), no_cond))["RayClusterProvisioned"][0] == "True"
+    assert conds(status_of(one_worker(), no_cond))["RayClusterProvisioned"][0] == "True"
     unknown = copy.deepcopy(no_cond)
     unknown[1]["status"]["conditions"] = [{"type": "Ready", "status": "Unknown"}]
-    assert conds(status_of(cluster(), unknown))["RayClusterProvisioned"][0] == "False"
-    pending = [pod("h", "head", "Running", ready=True), pod("w0", "worker", "Pending")]
-    assert conds(status_of(cluster(), pending))["RayClusterProvisioned"][0] == "False"
+    assert conds(status_of(one_worker(), unknown))["RayClusterProvisioned"][0] == "False"
+    # Two heads (one being replaced) or an extra worker: not yet.
+    extra = [*no_cond, pod("w1", "worker", "Running")]
+    assert conds(status_of(one_worker(), extra))["RayClusterProvisioned"][0] == "False"
 
 
 def test_status_is_serialised_like_kuberays_go_types() -> None:

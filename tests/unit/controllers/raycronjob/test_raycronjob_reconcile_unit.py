@@ -147,18 +147,53 @@ async def test_cj04_a_tick_reconciled_twice_gets_one_rayjob() -> None:
     assert world.last_schedule() == "2024-01-01T00:05:00Z"
 
 
-async def test_cj05_missed_ticks_are_backfilled_oldest_first_one_per_pass() -> None:
+async def test_cj05_missed_ticks_start_only_the_most_recent_and_warn() -> None:
     world = World()
-    world.now = T0 + dt.timedelta(minutes=17)
+    world.now = T0 + dt.timedelta(minutes=17)  # 00:05, 00:10 and 00:15 are due
     rec = world.reconciler()
-    results = [await rec.reconcile(REQ) for _ in range(4)]
-    assert list(world.rayjobs) == [f"test-cronjob-{28401120 + 5 * i}" for i in (1, 2, 3)]
+    results = [await rec.reconcile(REQ) for _ in range(3)]
+    assert list(world.rayjobs) == ["test-cronjob-28401135"]  # 00:15 only
     assert world.last_schedule() == "2024-01-01T00:15:00Z"
-    # While more ticks are missed, no timed requeue (the status write's event runs the
-    # next pass); after the last one, the wait for 00:20; then nothing more to do.
-    wait_for_0020 = Result(requeue_after=180.0)
-    assert results == [Result(), Result(), wait_for_0020, wait_for_0020]
-    assert sum(w.startswith("create") for w in world.writes) == 3
+    assert world.events == [
+        (
+            "Warning",
+            "MissedSchedules",
+            "3 start times were missed (2024-01-01T00:05:00Z to 2024-01-01T00:15:00Z); "
+            "created a RayJob only for the most recent one, 2024-01-01T00:15:00Z, and "
+            "skipped the 2 earlier ones",
+            "Create",
+        )
+    ]
+    assert results == [Result(requeue_after=180.0)] * 3  # 00:20
+    assert sum(w.startswith("create") for w in world.writes) == 1
+    assert len(world.writes) == 2  # the RayJob and lastScheduleTime, once
+
+
+async def test_a_week_suspended_resumes_with_one_rayjob_not_two_thousand() -> None:
+    world = World(suspend=True)
+    world.now = T0 + dt.timedelta(days=7, minutes=1)
+    rec = world.reconciler()
+    await rec.reconcile(REQ)
+    world.cronjob["spec"]["suspend"] = False
+    world.cronjob["metadata"]["generation"] = 2
+    for _ in range(3):
+        await rec.reconcile(REQ)
+    assert list(world.rayjobs) == [f"test-cronjob-{28401120 + 7 * 24 * 60}"]
+    assert world.last_schedule() == "2024-01-08T00:00:00Z"
+    warning = [e for e in world.events if e[1] == "MissedSchedules"]
+    assert [e[2] for e in warning] == [
+        "too many missed start times: 2016 start times were missed "
+        "(2024-01-01T00:05:00Z to 2024-01-08T00:00:00Z); created a RayJob only for the "
+        "most recent one, 2024-01-08T00:00:00Z, and skipped the 2015 earlier ones"
+    ]
+
+
+async def test_one_late_tick_is_started_without_a_warning() -> None:
+    world = World()
+    world.now = T0 + dt.timedelta(minutes=9)  # only 00:05 is due, four minutes late
+    await world.reconciler().reconcile(REQ)
+    assert list(world.rayjobs) == ["test-cronjob-28401125"]
+    assert world.events == []
 
 
 async def test_cj10_an_unchanged_world_gets_no_write() -> None:
@@ -174,10 +209,11 @@ async def test_cj10_an_unchanged_world_gets_no_write() -> None:
 
 async def test_a_stale_cache_after_our_own_write_does_not_repeat_the_tick() -> None:
     world = World()
-    world.now = T0 + dt.timedelta(minutes=11)
+    world.now = T0 + dt.timedelta(minutes=6)
     rec = world.reconciler()
     world.stale_cache = copy.deepcopy(world.cronjob)  # the cache never sees our writes
     await rec.reconcile(REQ)
+    world.now = T0 + dt.timedelta(minutes=11)
     await rec.reconcile(REQ)
     assert list(world.rayjobs) == ["test-cronjob-28401125", "test-cronjob-28401130"]
     assert sum(w.startswith("create") for w in world.writes) == 2
@@ -212,16 +248,17 @@ async def test_cj06_suspend_records_one_event_per_state_and_creates_nothing() ->
     world.cronjob["metadata"]["generation"] = 2  # an edit that keeps it suspended
     await rec.reconcile(REQ)
     assert len(world.events) == 2
-    # Resumed: the earliest tick after creation first.
+    # Resumed a day later: the most recent tick only (2024-01-02T00:00Z).
     world.cronjob["spec"]["suspend"] = False
     world.cronjob["metadata"]["generation"] = 3
     await rec.reconcile(REQ)
-    assert list(world.rayjobs) == ["test-cronjob-28401125"]
+    assert list(world.rayjobs) == [f"test-cronjob-{28401120 + 24 * 60}"]
+    assert [e[1] for e in world.events][-1] == "MissedSchedules"
     # Suspended again later: announced again.
     world.cronjob["spec"]["suspend"] = True
     world.cronjob["metadata"]["generation"] = 4
     await rec.reconcile(REQ)
-    assert [e[1] for e in world.events] == ["SuspendedRayCronJob"] * 3
+    assert [e[1] for e in world.events if e[1] != "MissedSchedules"] == ["SuspendedRayCronJob"] * 3
 
 
 @pytest.mark.parametrize(
