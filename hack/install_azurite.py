@@ -94,7 +94,9 @@ def _install(out: Path, done: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return build_cli("install_azurite.py", __doc__, lambda: [build()], binary_path, BuildError, argv)
+    return build_cli(
+        "install_azurite.py", __doc__, lambda: [build()], binary_path, BuildError, argv
+    )
 
 
 if __name__ == "__main__":

@@ -126,25 +126,23 @@ class AzureStore:
         settings = ContentSettings(content_type=content_type) if content_type else None
         body: Any = data if isinstance(data, bytes) else iter_chunks(data)
         try:
-            await self._container.upload_blob(
-                key, body, overwrite=True, content_settings=settings
-            )
+            await self._container.upload_blob(key, body, overwrite=True, content_settings=settings)
         except _FAILURES as exc:
             raise self._fail("put", key, exc) from exc
 
     async def get(self, key: str, *, byte_range: tuple[int, int] | None = None) -> bytes:
         """Get Blob (``offset``/``length`` for a slice)."""
         wanted = check_range(byte_range)
-        extra: dict[str, int] = {}
+        offset = length = None
         if wanted is not None:
             start, end = wanted
             if start == end:
                 if not await self.exists(key):
                     raise self._fail("get", key, ResourceNotFoundError("no such blob"))
                 return b""
-            extra = {"offset": start, "length": end - start}
+            offset, length = start, end - start
         try:
-            downloader = await self._container.download_blob(key, **extra)
+            downloader = await self._container.download_blob(key, offset, length)
             data: bytes = await downloader.readall()
             return data
         except _FAILURES as exc:
@@ -196,6 +194,7 @@ class AzureStore:
         """One List Blobs page (``maxresults`` counts blobs and prefixes together)."""
         check_limit(limit)
         start = prefix or None
+        paged: Any
         if delimiter:
             paged = self._container.walk_blobs(
                 name_starts_with=start, delimiter=delimiter, results_per_page=limit
@@ -230,7 +229,7 @@ class AzureStore:
 async def open_azure(config: AzureConfig) -> AzureStore:
     """A connected ``AzureStore`` on ``config.container`` (created when missing)."""
     mode = config.resolved_mode()
-    sizes = {
+    sizes: dict[str, Any] = {
         "max_single_get_size": _TRANSFER_SIZE,
         "max_chunk_get_size": _TRANSFER_SIZE,
         "max_single_put_size": _TRANSFER_SIZE,

@@ -111,9 +111,7 @@ def storage_settings(
             f"{', '.join(BACKENDS)}"
         )
     if name not in BACKENDS:
-        raise StorageError(
-            f"unknown storage backend {name!r}: use one of {', '.join(BACKENDS)}"
-        )
+        raise StorageError(f"unknown storage backend {name!r}: use one of {', '.join(BACKENDS)}")
     root = environ.get("STORAGE_ROOT_DIR", "") if root_dir is None else root_dir
     path = environ.get("STORAGE_BACKEND_CONFIG_PATH", "") if config_path is None else config_path
     document = load_config_file(path) if path else None
@@ -145,10 +143,9 @@ def backend_config(settings: StorageSettings) -> Any:
 async def open_store(settings: StorageSettings) -> ObjectStore:
     """The opened store (bucket or container created where the backend does that), under
     the root dir when one is set. Close it with ``await store.close()``."""
-    backend = BACKENDS[settings.backend]
-    module = backend_module(settings.backend)
-    config = getattr(module, backend.config_class).from_sources(settings.env, settings.document)
-    store: ObjectStore = await getattr(module, backend.opener)(config)
+    config = backend_config(settings)
+    opener = getattr(backend_module(settings.backend), BACKENDS[settings.backend].opener)
+    store: ObjectStore = await opener(config)
     head = root_head(settings.root_dir)
     if settings.backend == "local":
         head = head.lstrip("/")  # a directory tree has no key with a leading '/'

@@ -233,10 +233,7 @@ def _page(answer: Mapping[str, Any], after: tuple[str, str] | None, limit: int) 
     only items and repeats every later prefix on each page), so the page is cut here, and
     only up to the answer's last item (or last prefix, without items) when the answer says
     more follow: a range every server has answered completely."""
-    items = [
-        (str(item["name"]), int(item.get("size", 0)))
-        for item in answer.get("items", ())
-    ]
+    items = [(str(item["name"]), int(item.get("size", 0))) for item in answer.get("items", ())]
     prefixes = [str(p) for p in answer.get("prefixes", ())]
     if after is not None and after[0] == "o":
         items = [(name, size) for name, size in items if name != after[1]]

@@ -123,7 +123,7 @@ class LocalStore:
         for _ in range(10):
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                return open(temp, "xb")  # noqa: SIM115 - closed by put
+                return open(temp, "xb")
             except FileNotFoundError:
                 continue
             except (FileExistsError, NotADirectoryError) as exc:
@@ -228,20 +228,24 @@ class LocalStore:
         """One page of keys under ``prefix`` in key order (the token is the last key or
         prefix of the previous page)."""
         if delimiter not in ("/", None):
-            raise StorageError(f"the local backend lists with '/' or no delimiter, not {delimiter!r}")
+            raise StorageError(
+                f"the local backend lists with '/' or no delimiter, not {delimiter!r}"
+            )
         check_limit(limit)
         if prefix:
             _segments(prefix, what="prefix", allow_trailing_slash=True)
         return await asyncio.to_thread(self._list, prefix, delimiter, token, limit)
 
-    def _list(self, prefix: str, delimiter: str | None, token: str | None, limit: int) -> ListResult:
+    def _list(
+        self, prefix: str, delimiter: str | None, token: str | None, limit: int
+    ) -> ListResult:
         head, _, name_start = prefix.rpartition("/")
         base = self._root.joinpath(*head.split("/")) if head else self._root
         key_base = f"{head}/" if head else ""
         entries = (
-            self._one_level(base, key_base, name_start, token)
+            _one_level(base, key_base, name_start, token)
             if delimiter
-            else self._walk(base, key_base, name_start, token)
+            else _walk(base, key_base, name_start, token)
         )
         objects: list[ObjectInfo] = []
         prefixes: list[str] = []
@@ -256,67 +260,70 @@ class LocalStore:
             last = key
         return ListResult(tuple(objects), tuple(prefixes))
 
-    @staticmethod
-    def _scan(directory: Path, key_base: str, name_start: str) -> list[tuple[str, os.DirEntry[str]]]:
-        """The entries of ``directory`` whose names start with ``name_start``, as
-        ``(key, entry)`` in key order (a directory's key ends with ``/``)."""
-        try:
-            with os.scandir(directory) as it:
-                found = []
-                for entry in it:
-                    if not entry.name.startswith(name_start) or entry.name.endswith(TEMP_SUFFIX):
-                        continue
-                    if entry.is_dir(follow_symlinks=False):
-                        found.append((f"{key_base}{entry.name}/", entry))
-                    elif entry.is_file(follow_symlinks=False):
-                        found.append((f"{key_base}{entry.name}", entry))
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        except OSError as exc:
-            raise StorageError(f"cannot list {key_base!r}: {exc}", key=key_base) from exc
-        found.sort(key=lambda pair: pair[0])
-        return found
-
-    def _one_level(
-        self, base: Path, key_base: str, name_start: str, token: str | None
-    ) -> Iterator[tuple[str, int | None]]:
-        for key, entry in self._scan(base, key_base, name_start):
-            if token is not None and key <= token:
-                continue
-            if key.endswith("/"):
-                if self._has_files(Path(entry.path)):
-                    yield key, None
-            else:
-                yield key, self._size(entry)
-
-    def _walk(
-        self, base: Path, key_base: str, name_start: str, token: str | None
-    ) -> Iterator[tuple[str, int | None]]:
-        for key, entry in self._scan(base, key_base, name_start):
-            if key.endswith("/"):
-                # every key under this directory starts with ``key``: skip it when the token
-                # is past all of them
-                if token is not None and token > key and not token.startswith(key):
-                    continue
-                yield from self._walk(Path(entry.path), key, "", token)
-            elif token is None or key > token:
-                yield key, self._size(entry)
-
-    @staticmethod
-    def _size(entry: os.DirEntry[str]) -> int:
-        try:
-            return entry.stat(follow_symlinks=False).st_size
-        except FileNotFoundError:
-            return 0
-
-    def _has_files(self, directory: Path) -> bool:
-        for _key, entry in self._scan(directory, "", ""):
-            if entry.is_file(follow_symlinks=False) or self._has_files(Path(entry.path)):
-                return True
-        return False
-
     async def close(self) -> None:
         """Nothing to release."""
+
+
+def _scan(directory: Path, key_base: str, name_start: str) -> list[tuple[str, os.DirEntry[str]]]:
+    """The entries of ``directory`` whose names start with ``name_start``, as
+    ``(key, entry)`` in key order (a directory's key ends with ``/``)."""
+    try:
+        with os.scandir(directory) as it:
+            found = []
+            for entry in it:
+                if not entry.name.startswith(name_start) or entry.name.endswith(TEMP_SUFFIX):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    found.append((f"{key_base}{entry.name}/", entry))
+                elif entry.is_file(follow_symlinks=False):
+                    found.append((f"{key_base}{entry.name}", entry))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        raise StorageError(f"cannot list {key_base!r}: {exc}", key=key_base) from exc
+    found.sort(key=lambda pair: pair[0])
+    return found
+
+
+def _one_level(
+    base: Path, key_base: str, name_start: str, token: str | None
+) -> Iterator[tuple[str, int | None]]:
+    for key, entry in _scan(base, key_base, name_start):
+        if token is not None and key <= token:
+            continue
+        if key.endswith("/"):
+            if _has_files(Path(entry.path)):
+                yield key, None
+        else:
+            yield key, _size(entry)
+
+
+def _walk(
+    base: Path, key_base: str, name_start: str, token: str | None
+) -> Iterator[tuple[str, int | None]]:
+    for key, entry in _scan(base, key_base, name_start):
+        if key.endswith("/"):
+            # every key under this directory starts with ``key``: skip it when the token
+            # is past all of them
+            if token is not None and token > key and not token.startswith(key):
+                continue
+            yield from _walk(Path(entry.path), key, "", token)
+        elif token is None or key > token:
+            yield key, _size(entry)
+
+
+def _size(entry: os.DirEntry[str]) -> int:
+    try:
+        return entry.stat(follow_symlinks=False).st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _has_files(directory: Path) -> bool:
+    for _key, entry in _scan(directory, "", ""):
+        if entry.is_file(follow_symlinks=False) or _has_files(Path(entry.path)):
+            return True
+    return False
 
 
 async def open_local(config: LocalConfig) -> LocalStore:

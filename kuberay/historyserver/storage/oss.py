@@ -49,6 +49,10 @@ class OSSConfig:
     region: str
     endpoint: str = ""
     local_test: bool = False
+    #: RRSA: the role to assume with the pod's OIDC token (from the env, never the JSON)
+    role_arn: str = ""
+    oidc_provider_arn: str = ""
+    oidc_token_file: str = ""
 
     @classmethod
     def from_sources(cls, env: Mapping[str, str], doc: Mapping[str, Any] | None) -> OSSConfig:
@@ -66,7 +70,13 @@ class OSSConfig:
                     f"the aliyunoss storage backend needs a {name}: set {env_key} "
                     f"(or oss{name.capitalize()} in the storage backend config file)"
                 )
-        return cls(local_test=env.get("LOCAL_TEST") == "true", **values)
+        return cls(
+            local_test=env.get("LOCAL_TEST") == "true",
+            role_arn=env.get("ALIBABA_CLOUD_ROLE_ARN", ""),
+            oidc_provider_arn=env.get("ALIBABA_CLOUD_OIDC_PROVIDER_ARN", ""),
+            oidc_token_file=env.get("ALIBABA_CLOUD_OIDC_TOKEN_FILE", ""),
+            **values,
+        )
 
 
 _ENV_KEYS = (("bucket", "OSS_BUCKET"), ("region", "OSS_REGION"), ("endpoint", "OSS_ENDPOINT"))
@@ -83,7 +93,11 @@ def credential_source(config: OSSConfig) -> Any:
 
     if config.local_test:
         return DefaultCredentialsProvider()
-    return OIDCRoleArnCredentialsProvider()
+    return OIDCRoleArnCredentialsProvider(
+        role_arn=config.role_arn or None,
+        oidc_provider_arn=config.oidc_provider_arn or None,
+        oidc_token_file_path=config.oidc_token_file or None,
+    )
 
 
 class _Credentials(oss.credentials.CredentialsProvider):  # type: ignore[misc]
@@ -268,9 +282,7 @@ class OSSStore:
         """DeleteObject (OSS answers 204 for a missing key too)."""
         await self._ready("delete", key)
         try:
-            await self._client.delete_object(
-                oss.DeleteObjectRequest(bucket=self._bucket, key=key)
-            )
+            await self._client.delete_object(oss.DeleteObjectRequest(bucket=self._bucket, key=key))
         except _FAILURES as exc:
             error = _service_error(exc)
             if error is not None and error.code == "NoSuchKey":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -323,6 +324,13 @@ async def _ensure_bucket(client: Any, config: S3Config) -> None:
         raise StorageError(f"cannot create bucket {config.bucket!r}: {exc}") from exc
 
 
+@functools.cache
+def _session() -> Any:
+    """One botocore session per process: it caches the loaded service models (loading
+    them takes about a second)."""
+    return get_session()
+
+
 async def open_s3(config: S3Config) -> S3Store:
     """A connected ``S3Store`` on ``config.bucket`` (created when missing)."""
     boto_config = AioConfig(
@@ -343,7 +351,7 @@ async def open_s3(config: S3Config) -> S3Store:
         }
         if config.session_token:
             credentials["aws_session_token"] = config.session_token
-    creator = get_session().create_client(
+    creator = _session().create_client(
         "s3",
         region_name=config.region or None,
         endpoint_url=config.endpoint_url(),

@@ -37,13 +37,16 @@ CONTRACT_BACKENDS = ("local", "s3", "gcs", "azureblob")
 
 
 @pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
+def moto_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """moto's S3 server for the session."""
-    server, endpoint = start_moto()
+    try:
+        process, endpoint = start_moto(tmp_path_factory.mktemp("moto"))
+    except ServerError as exc:
+        pytest.fail(f"moto_server did not start: {exc}", pytrace=False)
     try:
         yield endpoint
     finally:
-        server.stop()
+        process.stop()
 
 
 def _built(script: str, what: str) -> Path:
@@ -105,9 +108,7 @@ def backend_env(name: str, request: pytest.FixtureRequest, directory: Path) -> d
         }
     if name == "azureblob":
         return {
-            "AZURE_STORAGE_CONNECTION_STRING": request.getfixturevalue(
-                "azurite_connection_string"
-            ),
+            "AZURE_STORAGE_CONNECTION_STRING": request.getfixturevalue("azurite_connection_string"),
             "AZURE_STORAGE_CONTAINER": BUCKET,
         }
     raise AssertionError(f"no test server for {name}")

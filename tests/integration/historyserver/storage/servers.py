@@ -1,6 +1,6 @@
 """The real storage servers the contract suite runs against, each on 127.0.0.1 only:
 
-* moto's S3 server (``moto.server.ThreadedMotoServer``, from PyPI, in this process);
+* moto's S3 server (``moto_server`` from PyPI's ``moto[server]``), a subprocess;
 * fake-gcs-server (``hack/build_fake_gcs_server.py``), a subprocess with the memory backend;
 * Azurite's blob service (``hack/install_azurite.py``), a subprocess with a temp location
   and telemetry off.
@@ -105,14 +105,16 @@ class Subprocess:
                 self.process.wait()
 
 
-def start_moto() -> tuple[Any, str]:
-    """moto's S3 server in a thread on 127.0.0.1 (an ephemeral port); (server, endpoint)."""
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    return server, f"http://{host}:{port}"
+def start_moto(workdir: Path) -> tuple[Subprocess, str]:
+    """moto's S3 server (``moto_server``, beside this interpreter) on 127.0.0.1, an
+    ephemeral port; (process, endpoint). A process of its own, not moto's in-process
+    thread, so it does not share the tests' interpreter lock."""
+    binary = Path(sys.executable).with_name("moto_server")
+    if not binary.exists():
+        raise ServerError(f"no {binary}: install the dev extra (moto[server])")
+    process = Subprocess([str(binary), "-H", "127.0.0.1", "-p", "0"], workdir / "moto.log", workdir)
+    port = process.wait_port()
+    return process, f"http://127.0.0.1:{port}"
 
 
 def start_fake_gcs(binary: Path, workdir: Path) -> tuple[Subprocess, str]:

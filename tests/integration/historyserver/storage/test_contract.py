@@ -85,9 +85,10 @@ async def test_streamed_put_and_open_of_a_multi_mib_object(backend: Backend) -> 
         received.append(chunk)
     assert len(received) > 1
     assert b"".join(received) == data
-    assert await store.get("logs/big.log", byte_range=(8 * MIB - 3, 8 * MIB + 3)) == data[
-        8 * MIB - 3 : 8 * MIB + 3
-    ]
+    assert (
+        await store.get("logs/big.log", byte_range=(8 * MIB - 3, 8 * MIB + 3))
+        == data[8 * MIB - 3 : 8 * MIB + 3]
+    )
 
 
 async def test_streamed_put_of_small_and_empty_streams(backend: Backend) -> None:
