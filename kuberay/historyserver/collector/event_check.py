@@ -156,3 +156,25 @@ def category_of(event: dict[str, Any]) -> str:
         return NODE_EVENTS_DIR
     job = job_id_of(event)
     return f"{JOB_EVENTS_DIR}/{job}" if job else NODE_EVENTS_DIR
+
+
+def job_finished_in(events: list[dict[str, Any]]) -> bool:
+    """Whether a batch says a job ended: a driver job's ``FINISHED`` transition or a
+    submission job's ``SUCCEEDED``/``FAILED``/``STOPPED``."""
+    for event in events:
+        kind = event.get("eventType")
+        if kind == "DRIVER_JOB_LIFECYCLE_EVENT":
+            payload, done = event.get("driverJobLifecycleEvent"), _DRIVER_DONE
+        elif kind == "SUBMISSION_JOB_LIFECYCLE_EVENT":
+            payload, done = event.get("submissionJobLifecycleEvent"), _SUBMISSION_DONE
+        else:
+            continue
+        transitions = payload.get("stateTransitions") if isinstance(payload, dict) else None
+        for t in transitions if isinstance(transitions, list) else []:
+            if isinstance(t, dict) and t.get("state") in done:
+                return True
+    return False
+
+
+_DRIVER_DONE = frozenset({"FINISHED"})
+_SUBMISSION_DONE = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})

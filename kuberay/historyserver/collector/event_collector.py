@@ -15,12 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import structlog
 from aiohttp import web
 
-from kuberay.historyserver.collector.event_check import BadEvents, category_of, parse_batch
+from kuberay.historyserver.collector.event_check import (
+    BadEvents,
+    category_of,
+    job_finished_in,
+    parse_batch,
+)
 from kuberay.historyserver.collector.event_files import EventFiles
 from kuberay.historyserver.collector.event_upload import EventUploader
 
@@ -42,7 +48,9 @@ class EventCollector:
         flush_interval: float,
         rotation_check: float = ROTATION_CHECK,
         reconcile_interval: float = DISK_RECONCILE,
+        on_job_finished: Callable[[], None] | None = None,
     ) -> None:
+        self.on_job_finished = on_job_finished
         self.files = files
         self.uploader = uploader
         self.flush_interval = flush_interval
@@ -87,6 +95,8 @@ class EventCollector:
                 log.error("failed to write events to disk", error=str(exc))
                 return web.Response(status=500, text=f"failed to write events: {exc}")
             self.accepted += len(events)
+            if self.on_job_finished is not None and job_finished_in(events):
+                self.on_job_finished()
             return web.Response(status=200)
         finally:
             self._inflight -= 1
