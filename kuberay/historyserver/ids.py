@@ -26,10 +26,10 @@ def to_hex(value: str) -> str:
     decoded as unpadded URL-safe base64, then as standard base64 (Ray's encoding, with ``=``
     padding). Raises ``InvalidID`` when neither decodes.
     """
-    if _HEX.match(value):
+    if _HEX.fullmatch(value):
         return value.lower()
     raw: bytes | None = None
-    if _RAW_URL.match(value) and len(value) % 4 != 1:
+    if _RAW_URL.fullmatch(value) and len(value) % 4 != 1:
         try:
             raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
         except (binascii.Error, ValueError):

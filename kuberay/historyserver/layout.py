@@ -64,7 +64,7 @@ class LayoutError(ValueError):
 def check_segment(value: str, what: str) -> str:
     """``value`` if it is safe as one key segment: ``^[A-Za-z0-9._-]+$`` and not ``.``/``..``
     (KubeRay's ``isSafePathComponent``); raises ``LayoutError`` otherwise."""
-    if not isinstance(value, str) or value in (".", "..") or not _SAFE_SEGMENT.match(value):
+    if not isinstance(value, str) or value in (".", "..") or not _SAFE_SEGMENT.fullmatch(value):
         raise LayoutError(
             f"invalid {what} {value!r}: must match [A-Za-z0-9._-]+ and not be . or .."
         )
@@ -73,7 +73,9 @@ def check_segment(value: str, what: str) -> str:
 
 def is_safe_segment(value: object) -> bool:
     """Whether :func:`check_segment` accepts ``value``."""
-    return isinstance(value, str) and value not in (".", "..") and bool(_SAFE_SEGMENT.match(value))
+    return (
+        isinstance(value, str) and value not in (".", "..") and bool(_SAFE_SEGMENT.fullmatch(value))
+    )
 
 
 def check_relative_path(rel: str) -> str:
@@ -131,7 +133,7 @@ class EventFileName:
 
 def parse_event_file_name(name: str) -> EventFileName | None:
     """The parts of a name :func:`event_file_name` wrote, or ``None`` for any other name."""
-    m = _OUR_EVENT_FILE.match(name)
+    m = _OUR_EVENT_FILE.fullmatch(name)
     if m is None:
         return None
     return EventFileName(

@@ -188,7 +188,7 @@ class _Resolver:
 
 
 def _check_dns1123(value: str, what: str) -> None:
-    if not value or len(value) > 253 or not _DNS1123_SUBDOMAIN.match(value):
+    if not value or len(value) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(value):
         raise ConfigError(
             f"invalid {what} {value!r}: must be a lowercase RFC 1123 subdomain "
             "(a-z, 0-9, '-', '.', starting and ending alphanumeric)"

@@ -62,7 +62,7 @@ def valid_timestamp(value: object) -> bool:
     """Whether ``value`` parses as Go's ``time.RFC3339Nano``."""
     if not isinstance(value, str):
         return False
-    m = _RFC3339.match(value)
+    m = _RFC3339.fullmatch(value)
     if m is None:
         return False
     try:
