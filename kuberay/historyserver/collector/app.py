@@ -159,12 +159,12 @@ class Collector:
         )
         app = web.Application(client_max_size=MAX_BODY)
         self.events.routes(app)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=5.0)
         await runner.setup()
         self._runner = runner
         bound = 0
         for host in o.events_hosts:
-            site = web.TCPSite(runner, host, o.events_port, shutdown_timeout=5.0)
+            site = web.TCPSite(runner, host, o.events_port)
             try:
                 await site.start()
             except OSError as exc:
