@@ -26,6 +26,7 @@ from typing import Any, cast
 
 from kuberay.historyserver.collector.config import CollectorOptions, ConfigError
 from kuberay.historyserver.storage.base import ObjectStore
+from kuberay.historyserver.storage.errors import StorageError
 
 
 def read_backend_config(path: str) -> dict[str, Any] | None:
@@ -46,7 +47,12 @@ async def open_configured_store(
 ) -> ObjectStore:
     """The store the options name, opened through ``storage.config.open_store``."""
     config = read_backend_config(options.storage_backend_config_path)
-    module = importlib.import_module("kuberay.historyserver.storage.config")
-    open_store = module.open_store
-    store = await open_store(options.storage_backend, config=config, environ=environ)
+    try:
+        module = importlib.import_module("kuberay.historyserver.storage.config")
+    except ImportError as exc:
+        raise ConfigError(f"storage backends are not available: {exc}") from None
+    try:
+        store = await module.open_store(options.storage_backend, config=config, environ=environ)
+    except (StorageError, ValueError) as exc:
+        raise ConfigError(f"cannot open the {options.storage_backend} store: {exc}") from None
     return cast(ObjectStore, store)
