@@ -10,6 +10,7 @@ from kuberay.historyserver.collector.event_check import (
     BadEvents,
     camel,
     category_of,
+    job_finished_in,
     parse_batch,
     valid_timestamp,
 )
@@ -125,3 +126,17 @@ def test_recorded_events_are_filed_by_job() -> None:
 def test_camel_rule() -> None:
     assert camel("creation_request_received_ns") == "creationRequestReceivedNs"
     assert camel("taskId") == "taskId"
+
+
+def test_a_finished_driver_in_the_recording_is_noticed() -> None:
+    bodies = camel_bodies()
+    finished = [i for i, b in enumerate(bodies) if job_finished_in(b)]
+    assert finished, "the recording has DRIVER_JOB_LIFECYCLE FINISHED transitions"
+    assert not job_finished_in(
+        [e for e in bodies[0] if e["eventType"] != "DRIVER_JOB_LIFECYCLE_EVENT"]
+    )
+    submission = _event(
+        eventType="SUBMISSION_JOB_LIFECYCLE_EVENT",
+        submissionJobLifecycleEvent={"stateTransitions": [{"state": "FAILED"}]},
+    )
+    assert job_finished_in([submission])
