@@ -96,9 +96,7 @@ class ObjectStore(Protocol):
         ...
 
 
-async def list_all(
-    store: ObjectStore, prefix: str, *, delimiter: str | None = "/"
-) -> ListResult:
+async def list_all(store: ObjectStore, prefix: str, *, delimiter: str | None = "/") -> ListResult:
     """Every page of ``store.list(prefix, delimiter=...)`` joined into one result (no token)."""
     objects: list[ObjectInfo] = []
     prefixes: list[str] = []
