@@ -12,7 +12,7 @@ REAL_NODES_ONLY ?= 0
 RUN_FLAGS := $(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only)
 
-.PHONY: helm kueue cert-manager scheduler-plugins traefik e2e-gateway go-components-background third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
+.PHONY: helm kueue cert-manager scheduler-plugins traefik e2e-gateway storage-servers go-components-background third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
 
 deps: $(VENV)/.installed
 
@@ -67,6 +67,15 @@ kueue: deps
 cert-manager: deps
 	$(BIN)/python hack/build_cert_manager.py
 
+# the history server's storage test servers: fake-gcs-server (GCS emulator, v1.56.1 from the Go
+# module proxy, ~2.5 min cold) into ~/.cache/kuberay/fake-gcs-server-<version> and Azurite
+# (Azure Blob emulator, npm, ~20 s) into ~/.cache/kuberay/azurite-<version>; moto (S3) comes
+# with the dev extra. make test starts them in the background (go-components-background) and
+# tests/integration/historyserver/storage waits for them
+storage-servers: deps
+	$(BIN)/python hack/install_azurite.py
+	$(BIN)/python hack/build_fake_gcs_server.py
+
 lint: deps
 	$(BIN)/ruff check kuberay tests hack $(wildcard examples)
 	$(BIN)/mypy kuberay
@@ -78,11 +87,12 @@ integration: binaries third-party-crds go-components-background
 	KUBERAY_REQUIRE_CERT_MANAGER=1 $(BIN)/pytest -q tests/integration $(PYTEST_ARGS)
 
 # third-party controllers built from the Go module proxy (Kueue, cert-manager, Traefik,
-# scheduler-plugins; in the order the suite needs them), started in
+# scheduler-plugins) and the history server's storage emulators (Azurite, fake-gcs-server;
+# tests/integration/historyserver runs before kueue), in the order the suite needs them, started in
 # the background so a first build overlaps the tests; a test needing one waits for its build
 # (each build holds a lock in its cache dir) and builds it itself if the background one failed
 go-components-background: deps
-	$(BIN)/python hack/build_in_background.py build_kueue.py build_cert_manager.py build_traefik.py build_scheduler_plugins.py
+	$(BIN)/python hack/build_in_background.py install_azurite.py build_fake_gcs_server.py build_kueue.py build_cert_manager.py build_traefik.py build_scheduler_plugins.py
 
 test: lint binaries-all helm images third-party-crds go-components-background
 	KUBERAY_REQUIRE_CERT_MANAGER=1 $(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)

@@ -1,0 +1,180 @@
+"""Checking, normalising and filing Ray's exported events (KubeRay ``PersistEvents``).
+
+A body is a JSON array of ``RayEvent`` objects. Each needs a ``timestamp`` string in RFC 3339
+(nanosecond precision allowed) and a ``sessionName`` that is one safe key segment; one bad
+event rejects the whole batch before anything is written.
+
+Ray sends camelCase by default and snake_case with
+``RAY_DASHBOARD_AGGREGATOR_AGENT_PRESERVE_PROTO_FIELD_NAME=true``; a snake_case event is
+renamed to protobuf's JSON names (``task_id`` -> ``taskId``) before it is written, so every
+stored event is camelCase as KubeRay's server reads it. Map fields (``labels``,
+``requiredResources``, ...) keep their keys: those are user data, not field names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from kuberay.historyserver.ids import InvalidID, to_hex
+from kuberay.historyserver.layout import JOB_EVENTS_DIR, NODE_EVENTS_DIR, is_safe_segment
+
+NODE_EVENT_TYPES = frozenset({"NODE_DEFINITION_EVENT", "NODE_LIFECYCLE_EVENT"})
+#: Payloads whose ``jobId`` files the event under ``job_events/<job>`` (KubeRay's list).
+JOB_PAYLOADS = (
+    "driverJobDefinitionEvent",
+    "driverJobLifecycleEvent",
+    "taskDefinitionEvent",
+    "taskLifecycleEvent",
+    "taskProfileEvents",
+    "actorTaskDefinitionEvent",
+    "actorDefinitionEvent",
+)
+#: proto map fields reachable from ``RayEvent`` (Ray 2.60): their keys are data.
+MAP_FIELDS = frozenset(
+    {
+        "custom_fields",
+        "custom_resources",
+        "label_selector",
+        "labels",
+        "metadata",
+        "ref_ids",
+        "required_resources",
+        "resources",
+        "unit_resources",
+    }
+)
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-](\d{2}):(\d{2}))$"
+)
+
+
+class BadEvents(ValueError):
+    """The batch is not acceptable (answered 400); the message says why."""
+
+
+def valid_timestamp(value: object) -> bool:
+    """Whether ``value`` parses as Go's ``time.RFC3339Nano``."""
+    if not isinstance(value, str):
+        return False
+    m = _RFC3339.fullmatch(value)
+    if m is None:
+        return False
+    try:
+        datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]))
+    except ValueError:
+        return False
+    return m[9] is None or (int(m[9]) < 24 and int(m[10]) < 60)
+
+
+def camel(name: str) -> str:
+    """protobuf's JSON name of a field: each ``_x`` becomes ``X``."""
+    if "_" not in name:
+        return name
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def _camel_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        return _camel_message(value)
+    if isinstance(value, list):
+        return [_camel_value(v) for v in value]
+    return value
+
+
+def _camel_message(msg: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in msg.items():
+        if key in MAP_FIELDS and isinstance(value, dict):
+            out[camel(key)] = {
+                k: _camel_value(v) if isinstance(v, dict | list) else v for k, v in value.items()
+            }
+        else:
+            out[camel(key)] = _camel_value(value)
+    return out
+
+
+def to_camel(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` with camelCase field names; camelCase input is returned as it is."""
+    if not any("_" in key for key in event):
+        return event
+    return _camel_message(event)
+
+
+def parse_batch(body: bytes) -> list[dict[str, Any]]:
+    """The events of one POST, checked and in camelCase; raises ``BadEvents``."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadEvents(f"body is not JSON: {exc}") from None
+    if not isinstance(data, list):
+        raise BadEvents("body must be a JSON array of events")
+    events: list[dict[str, Any]] = []
+    for index, raw in enumerate(data):
+        if not isinstance(raw, dict):
+            raise BadEvents(f"event {index} is not an object")
+        event = to_camel(raw)
+        timestamp = event.get("timestamp")
+        if not isinstance(timestamp, str):
+            raise BadEvents(f"event {index}: timestamp not found")
+        session = event.get("sessionName")
+        if not isinstance(session, str):
+            raise BadEvents(f"event {index}: sessionName not found")
+        if not is_safe_segment(session):
+            raise BadEvents(f"event {index}: invalid sessionName {session!r}")
+        if not valid_timestamp(timestamp):
+            raise BadEvents(f"event {index}: timestamp {timestamp!r} is not RFC 3339")
+        events.append(event)
+    return events
+
+
+def job_id_of(event: dict[str, Any]) -> str:
+    """The hex job ID from the first job-bearing payload, ``""`` when none (or unsafe)."""
+    for payload in JOB_PAYLOADS:
+        nested = event.get(payload)
+        if not isinstance(nested, dict):
+            continue
+        job = nested.get("jobId")
+        if job is None or job == "":
+            continue
+        text = job if isinstance(job, str) else str(job)
+        with contextlib.suppress(InvalidID):
+            text = to_hex(text)
+        return text if is_safe_segment(text) else ""
+    return ""
+
+
+def category_of(event: dict[str, Any]) -> str:
+    """``node_events`` or ``job_events/<jobHex>`` (KubeRay ``categorize``)."""
+    if event.get("eventType") in NODE_EVENT_TYPES:
+        return NODE_EVENTS_DIR
+    job = job_id_of(event)
+    return f"{JOB_EVENTS_DIR}/{job}" if job else NODE_EVENTS_DIR
+
+
+def job_finished_in(events: list[dict[str, Any]]) -> bool:
+    """Whether a batch says a job ended: a driver job's ``FINISHED`` transition or a
+    submission job's ``SUCCEEDED``/``FAILED``/``STOPPED``."""
+    for event in events:
+        kind = event.get("eventType")
+        if kind == "DRIVER_JOB_LIFECYCLE_EVENT":
+            payload, done = event.get("driverJobLifecycleEvent"), _DRIVER_DONE
+        elif kind == "SUBMISSION_JOB_LIFECYCLE_EVENT":
+            payload, done = event.get("submissionJobLifecycleEvent"), _SUBMISSION_DONE
+        else:
+            continue
+        transitions = payload.get("stateTransitions") if isinstance(payload, dict) else None
+        for t in transitions if isinstance(transitions, list) else []:
+            if isinstance(t, dict) and t.get("state") in done:
+                return True
+    return False
+
+
+_DRIVER_DONE = frozenset({"FINISHED"})
+_SUBMISSION_DONE = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
