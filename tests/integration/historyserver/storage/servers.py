@@ -1,6 +1,6 @@
 """The real storage servers the contract suite runs against, each on 127.0.0.1 only:
 
-* moto's S3 server (``moto_server`` from PyPI's ``moto[server]``), a subprocess;
+* moto's S3 server (``moto_server``, from PyPI's moto with flask and flask-cors), a subprocess;
 * fake-gcs-server (``hack/build_fake_gcs_server.py``), a subprocess with the memory backend;
 * Azurite's blob service (``hack/install_azurite.py``), a subprocess with a temp location
   and telemetry off.
@@ -111,7 +111,7 @@ def start_moto(workdir: Path) -> tuple[Subprocess, str]:
     thread, so it does not share the tests' interpreter lock."""
     binary = Path(sys.executable).with_name("moto_server")
     if not binary.exists():
-        raise ServerError(f"no {binary}: install the dev extra (moto[server])")
+        raise ServerError(f"no {binary}: install the dev extra (moto, flask, flask-cors)")
     process = Subprocess([str(binary), "-H", "127.0.0.1", "-p", "0"], workdir / "moto.log", workdir)
     port = process.wait_port()
     return process, f"http://127.0.0.1:{port}"
