@@ -24,7 +24,7 @@ from kuberay.controllers.dashboard.models import (
     ServeDetails,
 )
 from kuberay.controllers.dashboard.poller import DashboardPoller, ObjectKey, Observed
-from kuberay.controllers.dashboard.setup import setup_dashboard_poller
+from kuberay.controllers.dashboard.setup import cached_secret_reader, setup_dashboard_poller
 from kuberay.controllers.dashboard.target import DashboardTarget, ServeProxyTarget
 
 __all__ = [
@@ -46,5 +46,6 @@ __all__ = [
     "ServeDeploymentStatus",
     "ServeDetails",
     "ServeProxyTarget",
+    "cached_secret_reader",
     "setup_dashboard_poller",
 ]

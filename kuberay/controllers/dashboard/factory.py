@@ -10,8 +10,12 @@
   outside a cluster: a ready endpoint of the head Service (EndpointSlices, else ready pods),
   dialled only if the :class:`~.guard.DialGuard` allows it; timeout 2 s. Resolved addresses are
   kept for ``address_ttl`` seconds and dropped as soon as a call gets no answer.
-* Token auth: the token is read from the cluster's auth Secret on every ``client_for`` (straight
-  from the apiserver: the operator's cache holds only Secrets labelled ``ray.io/cluster``).
+* Token auth: the token is read from the cluster's auth Secret on every ``client_for``, from
+  the operator's cache (``cached_secret``, as KubeRay reads it through its cached client: the
+  cache holds the Secrets labelled ``ray.io/cluster``, i.e. the token Secrets the operator
+  creates). A Secret the cache does not hold (a user's ``authOptions.secretName`` without that
+  label, or one created a moment ago) is read from the apiserver and its token kept for
+  ``address_ttl`` seconds, so dashboard polling costs at most one Secret GET per Secret per TTL.
 
 Lookups use a view of the kube client with its own rate limit, so dashboard traffic never
 queues the controllers' API requests behind it.
@@ -24,7 +28,7 @@ import binascii
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 import aiohttp
 import structlog
@@ -43,6 +47,10 @@ __all__ = ["DashboardClientFactory", "KubeAccess"]
 log = structlog.get_logger("kuberay.dashboard")
 
 Target = DashboardTarget | ServeProxyTarget
+
+#: ``(namespace, name) -> Secret or None``: a read of the operator's cache. None means the cache
+#: does not hold it; a LookupError (e.g. the cache has no Secret informer) means the same.
+SecretLookup: TypeAlias = Callable[[str, str], Mapping[str, Any] | None]
 
 
 class KubeAccess(Protocol):
@@ -84,6 +92,8 @@ class DashboardClientFactory:
     ``allowed_networks`` None: ``KUBERAY_DASHBOARD_ALLOWED_NETWORKS`` or ``127.0.0.0/8``
     (ignored in a pod). ``timeout`` None: 2 s direct, 10 s through the apiserver proxy.
     ``environ`` (default ``os.environ``) decides whether the operator runs in a pod.
+    ``cached_secret`` reads auth Secrets from the operator's cache (None: every token is read
+    from the apiserver, kept ``address_ttl`` seconds).
     """
 
     def __init__(
@@ -99,8 +109,12 @@ class DashboardClientFactory:
         api_qps: float = 20.0,
         api_burst: int = 40,
         clock: Callable[[], float] = time.monotonic,
+        cached_secret: SecretLookup | None = None,
     ) -> None:
         self._kube = kube_client
+        self._cached_secret = cached_secret
+        # (namespace, name) -> (token, expiry) of Secrets read from the apiserver
+        self._fetched_tokens: dict[tuple[str, str], tuple[str, float]] = {}
         self._api = kube_client.view(qps=api_qps, burst=api_burst)
         self.use_kubernetes_proxy = use_kubernetes_proxy
         self.cluster_domain = cluster_domain
@@ -234,9 +248,18 @@ class DashboardClientFactory:
         return host, port
 
     async def auth_token(self, target: DashboardTarget) -> str:
-        """The token in the cluster's auth Secret (key ``auth_token``), read now."""
+        """The token in the cluster's auth Secret (key ``auth_token``): from the cache when it
+        holds the Secret, else from the apiserver (then kept ``address_ttl`` seconds)."""
         name = target.auth_secret or ""
         where = f"{target.namespace}/{name}"
+        secret = self._secret_from_cache(target.namespace, name)
+        if secret is not None:
+            return _token_of(secret, where)
+        key = (target.namespace, name)
+        now = self._clock()
+        fetched = self._fetched_tokens.get(key)
+        if fetched is not None and fetched[1] > now:
+            return fetched[0]
         hint = (
             " (the cluster uses enableK8sTokenAuth, for which the operator creates no Secret)"
             if target.k8s_token_auth
@@ -245,18 +268,42 @@ class DashboardClientFactory:
         try:
             secret = await self._api.get("v1", "Secret", name, target.namespace)
         except NotFound as exc:
+            self._fetched_tokens.pop(key, None)
             raise DashboardUnreachable(
                 f"failed to get auth secret {where}: not found{hint}"
             ) from exc
         except KubeError as exc:
             raise DashboardUnreachable(f"failed to get auth secret {where}: {exc}") from exc
-        data = secret.get("data") if isinstance(secret.get("data"), Mapping) else {}
-        encoded = data.get(c.RAY_AUTH_TOKEN_SECRET_KEY) if data else None
-        if not isinstance(encoded, str):
-            raise DashboardUnreachable(
-                f"auth token key '{c.RAY_AUTH_TOKEN_SECRET_KEY}' not found in secret {where}"
-            )
+        token = _token_of(secret, where)
+        self._prune_fetched(now)
+        self._fetched_tokens[key] = (token, now + self.address_ttl)
+        return token
+
+    def _secret_from_cache(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        if self._cached_secret is None:
+            return None
         try:
-            return base64.b64decode(encoded, validate=True).decode()
-        except (binascii.Error, UnicodeDecodeError) as exc:
-            raise DashboardUnreachable(f"auth secret {where}: undecodable token: {exc}") from exc
+            return self._cached_secret(namespace, name)
+        except LookupError:
+            return None
+
+    def _prune_fetched(self, now: float) -> None:
+        """Forget expired apiserver-read tokens (memory bounded by the Secrets in use)."""
+        expired = [k for k, (_, expiry) in self._fetched_tokens.items() if expiry <= now]
+        for k in expired:
+            del self._fetched_tokens[k]
+
+
+def _token_of(secret: Mapping[str, Any], where: str) -> str:
+    """The decoded ``auth_token`` of a Secret; DashboardUnreachable naming ``where`` if absent
+    or undecodable."""
+    data = secret.get("data") if isinstance(secret.get("data"), Mapping) else {}
+    encoded = data.get(c.RAY_AUTH_TOKEN_SECRET_KEY) if data else None
+    if not isinstance(encoded, str):
+        raise DashboardUnreachable(
+            f"auth token key '{c.RAY_AUTH_TOKEN_SECRET_KEY}' not found in secret {where}"
+        )
+    try:
+        return base64.b64decode(encoded, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError) as exc:
+        raise DashboardUnreachable(f"auth secret {where}: undecodable token: {exc}") from exc

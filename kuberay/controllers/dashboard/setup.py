@@ -10,14 +10,25 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
+from typing import Any
 
 from kuberay.controllers.common import constants as c
 from kuberay.reconcile import Manager
 
-from .factory import DashboardClientFactory
+from .factory import DashboardClientFactory, SecretLookup
 from .poller import DashboardPoller
 
-__all__ = ["setup_dashboard_poller"]
+__all__ = ["cached_secret_reader", "setup_dashboard_poller"]
+
+
+def cached_secret_reader(mgr: Manager) -> SecretLookup:
+    """Reads auth Secrets from ``mgr``'s cache (the Secrets it holds: those labelled
+    ``ray.io/cluster``); None, or LookupError when the cache has no Secret informer."""
+
+    def read(namespace: str, name: str) -> Mapping[str, Any] | None:
+        return mgr.cache.get("v1", "Secret", namespace, name)
+
+    return read
 
 
 def setup_dashboard_poller(
@@ -36,6 +47,7 @@ def setup_dashboard_poller(
         use_kubernetes_proxy=use_kubernetes_proxy,
         cluster_domain=environ.get(c.CLUSTER_DOMAIN_ENV_KEY) or c.DEFAULT_DOMAIN_NAME,
         environ=environ,
+        cached_secret=cached_secret_reader(mgr),
     )
     poller = DashboardPoller(factory, max_in_flight=max_in_flight)
 

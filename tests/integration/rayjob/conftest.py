@@ -14,6 +14,7 @@ import pytest
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.dashboard.factory import DashboardClientFactory
 from kuberay.controllers.dashboard.poller import DashboardPoller
+from kuberay.controllers.dashboard.setup import cached_secret_reader
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
 from kuberay.kube import Client
@@ -63,7 +64,9 @@ async def start_operator(
             batch_scheduler=batch_scheduler,
         ),
     )
-    factory = DashboardClientFactory(client, environ={}, timeout=dashboard_timeout)
+    factory = DashboardClientFactory(
+        client, environ={}, timeout=dashboard_timeout, cached_secret=cached_secret_reader(mgr)
+    )
     poller = DashboardPoller(factory)
     rayjob = setup_rayjob_controller(
         mgr,

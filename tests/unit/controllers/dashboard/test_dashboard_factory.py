@@ -232,23 +232,56 @@ async def test_kubernetes_proxy_urls_and_credentials() -> None:
         await kube.close()
 
 
-async def test_token_read_from_secret_each_time(fake: FakeDashboard) -> None:
+async def test_token_read_from_the_cache_follows_rotation_without_api_reads(
+    fake: FakeDashboard,
+) -> None:
+    """The operator's cache holds the token Secret: no Secret GET, and a rotated token (the
+    cache updated by its watch) is used by the next client."""
     fake.require_token = "first"
     fake.add_job("j")
-    kube = FakeKube(
-        [service(port=fake.port), endpoint_slice(fake.host, fake.port), secret("rc", "first")]
-    )
-    factory = await make(kube)
+    kube = FakeKube([service(port=fake.port), endpoint_slice(fake.host, fake.port)])
+    cache = {(NS, "rc"): secret("rc", "first")}
+    factory = await make(kube, cached_secret=lambda ns, name: cache.get((ns, name)))
     target = DashboardTarget.from_cluster(cluster({"mode": "token"}))
     try:
-        assert (await (await factory.client_for(target)).get_job_info("j")).submission_id == "j"
+        for _ in range(5):
+            assert (await (await factory.client_for(target)).get_job_info("j")).submission_id == "j"
         assert fake.request_headers[-1]["x-ray-authorization"] == "Bearer first"
-        # The Secret rotates: the next client uses the new token.
-        kube.objects[-1] = secret("rc", "second")
+        cache[(NS, "rc")] = secret("rc", "second")
         fake.require_token = "second"
         await (await factory.client_for(target)).get_job_info("j")
         assert fake.request_headers[-1]["x-ray-authorization"] == "Bearer second"
-        assert kube.reads.count(("Secret", "rc")) == 2
+        assert ("Secret", "rc") not in kube.reads
+    finally:
+        await factory.close()
+        await kube.close()
+
+
+async def test_uncached_secret_is_read_from_the_api_once_per_ttl(fake: FakeDashboard) -> None:
+    """A Secret the cache does not hold (a user's unlabelled secretName, or no Secret informer)
+    is read from the apiserver at most once per ``address_ttl``; a rotation shows after it."""
+    fake.require_token = "first"
+    fake.add_job("j")
+    kube = FakeKube(
+        [service(port=fake.port), endpoint_slice(fake.host, fake.port), secret("mine", "first")]
+    )
+    now = [0.0]
+
+    def no_informer(ns: str, name: str) -> dict[str, Any] | None:
+        raise LookupError("no informer registered for Secret.v1")
+
+    factory = await make(kube, clock=lambda: now[0], address_ttl=30, cached_secret=no_informer)
+    target = DashboardTarget.from_cluster(cluster({"mode": "token", "secretName": "mine"}))
+    try:
+        for _ in range(5):
+            await (await factory.client_for(target)).get_job_info("j")
+        assert kube.reads.count(("Secret", "mine")) == 1
+        kube.objects[-1] = secret("mine", "second")
+        now[0] = 31.0
+        fake.require_token = "second"
+        await (await factory.client_for(target)).get_job_info("j")
+        assert fake.request_headers[-1]["x-ray-authorization"] == "Bearer second"
+        assert kube.reads.count(("Secret", "mine")) == 2
     finally:
         await factory.close()
         await kube.close()
