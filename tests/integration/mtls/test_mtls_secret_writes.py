@@ -19,7 +19,7 @@ from tests.helpers import eventually
 from tests.integration.mtls.conftest import start_mtls_operator
 from tests.integration.mtls.fake_cert_manager import FakeCertManager
 from tests.integration.mtls.test_mtls import NAME, certificates, sample, wait_cert
-from tests.integration.raycluster.helpers import wait_event_reasons
+from tests.integration.raycluster.helpers import pods_of, wait_event_reasons
 from tests.kuberay_samples import requires_kuberay_samples
 
 METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
@@ -128,10 +128,13 @@ async def test_secret_owner_is_patched_metadata_only_never_put(
                     assert secret["type"] == "kubernetes.io/tls"
                     assert secret["metadata"]["labels"] == theirs["labels"]
                     assert secret["metadata"]["annotations"]["example.com/note"] == "keep"
+            # pods are created (the pod gate reads the leaf Secrets whole while it does)
+            await eventually(lambda: _n_pods(kclient, namespace, 2), timeout=90, message="two pods")
+            assert op.mtls is not None
+            await op.mtls.reconciler.reconcile(Request(namespace, NAME))
             issued = list(sent)
 
             # An unchanged world: two more passes send nothing for any Secret.
-            assert op.mtls is not None
             for _ in range(2):
                 await op.mtls.reconciler.reconcile(Request(namespace, NAME))
             steady = sent[len(issued) :]
@@ -148,4 +151,11 @@ async def test_secret_owner_is_patched_metadata_only_never_put(
         assert set(s.body["metadata"]) == {"ownerReferences", "resourceVersion"}
     # The CA Secret is only the mTLS controller's: read metadata-only, never whole.
     assert {s.accept for s in issued if s.secret == ca_secret} == {METADATA}
-    assert steady == [], f"steady passes sent {summary(steady)}"
+    # No write, and no read by the mTLS controller (the only one reading metadata-only).
+    assert [s for s in steady if s.method != "GET" or s.accept == METADATA] == [], (
+        f"steady passes sent {summary(steady)}"
+    )
+
+
+async def _n_pods(client: Client, namespace: str, n: int) -> bool:
+    return len(await pods_of(client, namespace, NAME)) == n
