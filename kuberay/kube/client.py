@@ -37,8 +37,9 @@ Contracts:
 * A write guard (:meth:`Client.set_write_guard`) is asked before every mutating
   request; when it says no, :class:`~kuberay.kube.errors.WriteRefused` is raised
   and nothing is sent (a process that lost its leader lease writes nothing).
-* ``metadata_only`` lists and watches ask for ``PartialObjectMetadata`` (no spec,
-  data or status on the wire); their items are labelled with the listed kind.
+* ``metadata_only`` gets, lists, watches and patches ask for ``PartialObjectMetadata``
+  (no spec, data or status on the wire, e.g. no Secret's keys); the objects they return
+  are labelled with the requested ``apiVersion``/``kind``.
 """
 
 from __future__ import annotations
@@ -548,12 +549,23 @@ class Client:
         namespace: str | None = None,
         *,
         subresource: str | None = None,
+        metadata_only: bool = False,
     ) -> dict[str, Any]:
-        """One object, live from the apiserver (controllers read their cache instead)."""
+        """One object, live from the apiserver (controllers read their cache instead).
+
+        ``metadata_only`` asks for ``PartialObjectMetadata``: the answer holds only
+        ``metadata`` (a Secret's data never leaves the apiserver) and is labelled with
+        ``api_version``/``kind``; what a cache-less controller reads to learn owners,
+        labels or a resourceVersion to patch against."""
         info = await self.resource(api_version, kind)
         result: dict[str, Any] = await self.request(
-            "GET", info.path(namespace, name, subresource), verb="get"
+            "GET",
+            info.path(namespace, name, subresource),
+            verb="get",
+            accept=_ACCEPT_METADATA if metadata_only else _ACCEPT_JSON,
         )
+        if metadata_only:
+            _label(result, api_version, kind)
         return result
 
     async def list(
@@ -626,8 +638,7 @@ class Client:
             )
             for item in page.get("items") or []:
                 if metadata_only:
-                    item["apiVersion"] = api_version
-                    item["kind"] = kind
+                    _label(item, api_version, kind)
                 else:
                     item.setdefault("apiVersion", api_version)
                     item.setdefault("kind", kind)
@@ -721,8 +732,7 @@ class Client:
                 if etype == "ERROR":
                     raise error_from_status(obj)
                 if metadata_only:
-                    obj["apiVersion"] = api_version
-                    obj["kind"] = kind
+                    _label(obj, api_version, kind)
                 yield WatchEvent(etype, obj)
         except (aiohttp.ClientError, OSError) as exc:
             raise TransportError(f"watch {info.plural}: {exc!r}") from exc
@@ -781,8 +791,13 @@ class Client:
         subresource: str | None = None,
         field_manager: str | None = None,
         force: bool | None = None,
+        metadata_only: bool = False,
     ) -> dict[str, Any]:
-        """Patch one object; ``patch_type`` picks merge, json, strategic or apply (SSA)."""
+        """Patch one object; ``patch_type`` picks merge, json, strategic or apply (SSA).
+
+        Only ``patch`` travels to the apiserver. ``metadata_only`` asks for the answer
+        as ``PartialObjectMetadata`` (labelled ``api_version``/``kind``), so a patch of
+        a Secret's metadata brings none of its data back either."""
         info = await self.resource(api_version, kind)
         body = patch if isinstance(patch, bytes) else orjson.dumps(patch)
         params: dict[str, Any] = {"fieldManager": field_manager}
@@ -795,7 +810,10 @@ class Client:
             body=body,
             content_type=_PATCH_CONTENT_TYPES[patch_type],
             params=params,
+            accept=_ACCEPT_METADATA if metadata_only else _ACCEPT_JSON,
         )
+        if metadata_only:
+            _label(result, api_version, kind)
         return result
 
     async def patch_status(
@@ -903,6 +921,12 @@ def _dns_trace_config() -> aiohttp.TraceConfig:
     config.on_dns_resolvehost_start.append(start)
     config.on_dns_resolvehost_end.append(end)
     return config
+
+
+def _label(obj: dict[str, Any], api_version: str, kind: str) -> None:
+    """Label a ``PartialObjectMetadata`` answer with the kind it was asked for."""
+    obj["apiVersion"] = api_version
+    obj["kind"] = kind
 
 
 def _clean_params(params: dict[str, Any] | None) -> dict[str, str]:

@@ -55,6 +55,32 @@ async def test_patches_and_server_side_apply(kclient: Client, namespace: str) ->
     assert "test-ssa" in managers
 
 
+async def test_metadata_only_get_and_patch_leave_the_data_on_the_server(
+    kclient: Client, namespace: str
+) -> None:
+    await kclient.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "s", "namespace": namespace, "labels": {"a": "1"}},
+            "stringData": {"tls.key": "private"},
+        }
+    )
+    meta = await kclient.get("v1", "Secret", "s", namespace, metadata_only=True)
+    assert set(meta) == {"apiVersion", "kind", "metadata"}
+    assert (meta["apiVersion"], meta["kind"]) == ("v1", "Secret")
+    rv = meta["metadata"]["resourceVersion"]
+    patch = {"metadata": {"annotations": {"b": "2"}, "resourceVersion": rv}}
+    patched = await kclient.patch("v1", "Secret", "s", patch, namespace, metadata_only=True)
+    assert set(patched) == {"apiVersion", "kind", "metadata"}
+    assert patched["metadata"]["annotations"] == {"b": "2"}
+    assert patched["metadata"]["labels"] == {"a": "1"}
+    with pytest.raises(Conflict):  # the resourceVersion guards the merge patch
+        await kclient.patch("v1", "Secret", "s", patch, namespace, metadata_only=True)
+    full = await kclient.get("v1", "Secret", "s", namespace)
+    assert full["data"] == {"tls.key": "cHJpdmF0ZQ=="}
+
+
 async def test_invalid_object_reports_causes(kclient: Client, namespace: str) -> None:
     bad = cm("Bad_Name", namespace)
     with pytest.raises(Invalid) as info:

@@ -9,6 +9,14 @@ its DNS-name / IP-address sets differ from the desired ones -- the IPs follow th
 live pods. Each Certificate's Secret, once cert-manager wrote it, gets a (non-controller) owner
 reference to the Certificate so it goes with it.
 
+The Secret holds the private key, so it is never read or written whole: its metadata is read
+(``PartialObjectMetadata``) and the owner reference added with a JSON merge patch of
+``metadata.ownerReferences`` (the full new list) guarded by ``metadata.resourceVersion``,
+answered metadata-only too. Once a Secret is seen owned, it is not read again while its
+Certificate keeps the same uid, ``secretName`` and issued ``status.revision`` (cert-manager
+re-issues, so bumps the revision, when the Secret is deleted), for at most
+:data:`OWNER_RECHECK` -- a steady-state pass sends no Secret request at all.
+
 A failed step records Warning ``MTLSFailedToReconcile`` and the pass is retried with backoff.
 Then readiness: both leaf Certificates ``Ready`` at their current generation -> Event
 ``MTLSPKIReady``, a Warning ``MTLSCertificateExpiringSoon`` per certificate (leaves and CA)
@@ -16,7 +24,9 @@ expiring within 24 h, requeue in 60 s; otherwise Event ``MTLSCertsNotReady``, re
 
 Differences from KubeRay, none visible in the objects: existence is read from the informer
 cache (KubeRay GETs, and creates on NotFound), and a Secret already owned by its Certificate is
-not written again (KubeRay updates it on every pass). A 409 on update requeues quietly.
+not written again (KubeRay GETs and updates it whole on every pass); an owner reference removed
+by hand comes back within :data:`OWNER_RECHECK` or at the next issuance. A 409 on an update or
+on the Secret's patch requeues quietly.
 """
 
 from __future__ import annotations
@@ -60,6 +70,8 @@ MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
 NOT_READY_REQUEUE = 30.0
 PERIODIC_REQUEUE = 60.0
 EXPIRY_WARNING = dt.timedelta(hours=24)
+#: How long a Secret seen owned by its (unchanged) Certificate is trusted to stay so.
+OWNER_RECHECK = dt.timedelta(minutes=10)
 
 
 def utc_now() -> dt.datetime:
@@ -103,6 +115,17 @@ def _go_list(values: list[str]) -> str:
     return "[" + " ".join(values) + "]"
 
 
+@attrs.frozen
+class _Owned:
+    """A Secret seen owned by its Certificate: which Certificate state it was seen at
+    (uid, ``secretName``, ``status.revision``) and until when that is trusted."""
+
+    cert_uid: str
+    secret_name: str
+    revision: object
+    until: dt.datetime
+
+
 class MTLSReconciler:
     """Reconciles the cert-manager PKI of one RayCluster per call."""
 
@@ -115,18 +138,23 @@ class MTLSReconciler:
             ("head certificate", self.reconcile_head_certificate),
             ("worker certificate", self.reconcile_worker_certificate),
         ]
+        # (namespace, Certificate name) -> the last time its Secret was seen owned by it.
+        self._owned: dict[tuple[str, str], _Owned] = {}
 
     async def reconcile(self, request: Request) -> Result:
         cluster = self.ctx.cache.get(
             RAY_API_VERSION, RAY_CLUSTER_KIND, request.namespace, request.name
         )
         if cluster is None or (cluster.get("metadata") or {}).get("deletionTimestamp"):
+            self._forget(request)
             return Result()
         managed_by = (cluster.get("spec") or {}).get("managedBy")
         if managed_by and managed_by != MANAGED_BY_KUBERAY:
             log.info("skipping RayCluster managed by a custom controller", managed_by=managed_by)
+            self._forget(request)
             return Result()
         if not is_tls_enabled(cluster, self.ctx.settings.features):
+            self._forget(request)
             return Result()
         for step_name, step in self.steps:
             try:
@@ -238,42 +266,78 @@ class MTLSReconciler:
         await self._own_secret(existing)
 
     async def _own_secret(self, cert: Obj) -> None:
-        """Give the Certificate's Secret an owner reference to it (if it exists yet)."""
+        """Give the Certificate's Secret an owner reference to it (if it exists yet).
+
+        Reads the Secret metadata-only and adds the reference with a merge patch of
+        ``metadata.ownerReferences`` at the read ``resourceVersion`` (a 409 raises
+        :class:`_StaleCache`); no request at all while the Secret was seen owned by this
+        Certificate at its current revision within :data:`OWNER_RECHECK`."""
         meta = cert["metadata"]
+        namespace, cert_name, cert_uid = meta["namespace"], meta["name"], meta.get("uid")
         secret_name = (cert.get("spec") or {}).get("secretName")
-        if not secret_name or not meta.get("uid"):
+        if not secret_name or not cert_uid:
             return
+        revision = (cert.get("status") or {}).get("revision")
+        key = (namespace, cert_name)
+        now = self.ctx.settings.now()
+        seen = self._owned.get(key)
+        if (
+            seen is not None
+            and (seen.cert_uid, seen.secret_name, seen.revision)
+            == (cert_uid, secret_name, revision)
+            and now < seen.until
+        ):
+            return
+        self._owned.pop(key, None)
+        client = self.ctx.client
         try:
-            secret = await self.ctx.client.get("v1", "Secret", secret_name, meta["namespace"])
+            secret = await client.get("v1", "Secret", secret_name, namespace, metadata_only=True)
         except NotFound:
             return
-        refs = list((secret.get("metadata") or {}).get("ownerReferences") or [])
-        if any(r.get("uid") == meta["uid"] for r in refs):
-            return
-        refs = [
-            r
-            for r in refs
-            if not (
-                str(r.get("apiVersion", "")).startswith("cert-manager.io/")
-                and r.get("kind") == CERTIFICATE_KIND
-                and r.get("name") == meta["name"]
+        smeta = secret.get("metadata") or {}
+        refs = list(smeta.get("ownerReferences") or [])
+        if not any(r.get("uid") == cert_uid for r in refs):
+            refs = [r for r in refs if not _is_certificate_ref(r, cert_name)]
+            refs.append(
+                {
+                    "apiVersion": CERT_MANAGER_API_VERSION,
+                    "kind": CERTIFICATE_KIND,
+                    "name": cert_name,
+                    "uid": cert_uid,
+                }
             )
-        ]
-        refs.append(
-            {
-                "apiVersion": CERT_MANAGER_API_VERSION,
-                "kind": CERTIFICATE_KIND,
-                "name": meta["name"],
-                "uid": meta["uid"],
+            patch = {
+                "metadata": {
+                    "ownerReferences": refs,
+                    "resourceVersion": smeta.get("resourceVersion"),
+                }
             }
-        )
-        secret["metadata"]["ownerReferences"] = refs
-        secret.setdefault("apiVersion", "v1")
-        secret.setdefault("kind", "Secret")
-        try:
-            await self.ctx.client.update(secret, field_manager=FIELD_MANAGER)
-        except Conflict as exc:
-            raise _StaleCache(str(exc)) from exc
+            try:
+                await client.patch(
+                    "v1",
+                    "Secret",
+                    secret_name,
+                    patch,
+                    namespace,
+                    patch_type="merge",
+                    field_manager=FIELD_MANAGER,
+                    metadata_only=True,
+                )
+            except NotFound:
+                return  # gone since the read: cert-manager will write it again
+            except Conflict as exc:
+                raise _StaleCache(str(exc)) from exc
+            log.info("secret owned by its certificate", secret=secret_name, certificate=cert_name)
+        self._owned[key] = _Owned(cert_uid, secret_name, revision, now + OWNER_RECHECK)
+
+    def _forget(self, request: Request) -> None:
+        """Drop what was remembered about the Secrets of a cluster no longer handled."""
+        for cert_name in (
+            ca_certificate_name(request.name),
+            tls_cert_name(request.name, c.HEAD_NODE),
+            tls_cert_name(request.name, c.WORKER_NODE),
+        ):
+            self._owned.pop((request.namespace, cert_name), None)
 
     def _leaves_ready(self, cluster: Obj) -> bool:
         meta = cluster["metadata"]
@@ -309,6 +373,15 @@ class MTLSReconciler:
                     "hot-reload certs so a pod restart will be needed after renewal",
                     "Reconcile",
                 )
+
+
+def _is_certificate_ref(ref: Obj, cert_name: str) -> bool:
+    """An owner reference to a cert-manager Certificate named ``cert_name`` (any uid)."""
+    return (
+        str(ref.get("apiVersion", "")).startswith("cert-manager.io/")
+        and ref.get("kind") == CERTIFICATE_KIND
+        and ref.get("name") == cert_name
+    )
 
 
 __all__ = ["ISSUER_KIND", "MTLSError", "MTLSReconciler", "MTLSSettings"]

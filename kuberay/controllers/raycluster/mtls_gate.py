@@ -21,7 +21,12 @@ from kuberay.kube import NotFound
 async def require_mtls_ready(ctx: Ctx, cluster: Obj) -> None:
     """Raise :class:`ReconcileError` ("mTLS secrets not ready: ...") unless both leaf
     Certificates are Ready and both Secrets are complete (live reads: neither kind is in
-    this controller's cache)."""
+    this controller's cache).
+
+    The Secrets are read whole: which keys a Secret holds is only in its ``data`` (not in
+    ``PartialObjectMetadata``), and KubeRay refuses pods until all three are there. The
+    check runs only on a pass about to create pods (once per pass), never in a steady
+    state; the values read are not kept."""
     ns, name = cluster["metadata"]["namespace"], cluster["metadata"]["name"]
     for node_type in (C.HEAD_NODE, C.WORKER_NODE):
         cert_name = tls_cert_name(name, node_type)
