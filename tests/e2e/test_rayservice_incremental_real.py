@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import json
 import os
 import time
@@ -140,10 +141,12 @@ class GatewayLoad:
     failures: list[tuple[float, str]] = field(default_factory=list)
 
 
-async def request_loop(gateway: TraefikGateway, stop: asyncio.Event, result: GatewayLoad) -> None:
+async def request_loop(
+    gateway: TraefikGateway, stop: asyncio.Event, result: GatewayLoad, began: float
+) -> None:
     """``REQUESTS_PER_SECOND`` fruit requests (``["MANGO", 2]`` -> ``6``) to Traefik until
-    ``stop``; requests overlap if one is slow."""
-    began = time.monotonic()
+    ``stop``; requests overlap if one is slow. Failure times are seconds since ``began``
+    (``time.monotonic()``)."""
     pending: set[asyncio.Task[None]] = set()
 
     async def one() -> None:
@@ -175,17 +178,88 @@ def route_weights(route: dict[str, Any]) -> tuple[tuple[str, int], ...]:
     return tuple((r["name"], int(r.get("weight", 1))) for r in refs)
 
 
+@dataclass(frozen=True)
+class RouteState:
+    """One distinct state of the HTTPRoute, seen ``at`` seconds into the load."""
+
+    at: float
+    weights: tuple[tuple[str, int], ...]
+    generation: int
+    observed: tuple[int, ...]  # observedGeneration of each parent's Accepted condition
+
+
+def route_state(route: dict[str, Any], at: float) -> RouteState:
+    observed = tuple(
+        int(c.get("observedGeneration") or 0)
+        for p in (route.get("status") or {}).get("parents") or []
+        for c in p.get("conditions") or []
+        if c.get("type") == "Accepted"
+    )
+    generation = int(route["metadata"].get("generation") or 0)
+    return RouteState(at, route_weights(route), generation, observed)
+
+
 async def watch_weights(
-    admin: Client, ns: str, name: str, stop: asyncio.Event, seen: list[tuple[tuple[str, int], ...]]
+    admin: Client,
+    ns: str,
+    name: str,
+    stop: asyncio.Event,
+    seen: list[RouteState],
+    began: float,
 ) -> None:
-    """Append every distinct weight set of HTTPRoute ``name`` (polled twice a second)."""
+    """Append every distinct (weights, generation, observed generations) of HTTPRoute
+    ``name`` (polled five times a second), timed from ``began``."""
     while not stop.is_set():
         with contextlib.suppress(NotFound):
-            weights = route_weights(await admin.get(GATEWAY_API, "HTTPRoute", name, ns))
-            if not seen or seen[-1] != weights:
-                seen.append(weights)
+            route = await admin.get(GATEWAY_API, "HTTPRoute", name, ns)
+            state = route_state(route, time.monotonic() - began)
+            last = seen[-1] if seen else None
+            if last is None or (last.weights, last.generation, last.observed) != (
+                state.weights,
+                state.generation,
+                state.observed,
+            ):
+                seen.append(state)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), 0.5)
+            await asyncio.wait_for(stop.wait(), 0.2)
+
+
+def timeline(
+    load: GatewayLoad, states: list[RouteState], gateway: TraefikGateway, wall_began: float
+) -> str:
+    """What a failed run needs to name its step: every route state, each failure beside the
+    route state in force, and the access-log entries (seconds into the load) that did not
+    answer 200 or took over a second."""
+    lines = ["route states (s into the load: weights, generation, observed by the gateway):"]
+    lines += [
+        f"  {st.at:7.2f}  {dict(st.weights)}  gen {st.generation}  obs {st.observed}"
+        for st in states
+    ]
+    lines.append("failures (s into the load, route state in force):")
+    for at, what in load.failures[:40]:
+        current = [st for st in states if st.at <= at]
+        state = dict(current[-1].weights) if current else {}
+        lines.append(f"  {at:7.2f}  {what}  [{state}]")
+    lines.append("Traefik access log, non-200 or slower than 1 s:")
+    for entry in gateway.access_entries():
+        status = entry.get("DownstreamStatus")
+        duration = float(entry.get("Duration") or 0) / 1e9
+        if status == 200 and duration < 1.0:
+            continue
+        start = str(entry.get("StartUTC") or "")
+        lines.append(
+            f"  {_seconds_into(start, wall_began)}  status {status}  {duration:.2f}s  "
+            f"{entry.get('ServiceName')}  {entry.get('ServiceURL') or entry.get('ServiceAddr')}"
+        )
+    return "\n".join(lines)
+
+
+def _seconds_into(rfc3339: str, wall_began: float) -> str:
+    try:
+        when = dt.datetime.fromisoformat(rfc3339.replace("Z", "+00:00"))
+    except ValueError:
+        return rfc3339
+    return f"{when.timestamp() - wall_began:7.2f}"
 
 
 def _true(conditions: list[dict[str, Any]] | None, kind: str) -> bool:
@@ -290,10 +364,11 @@ async def test_incremental_upgrade_through_traefik_without_failed_requests(
         # the image change: an incremental upgrade under load, through the gateway
         stop = asyncio.Event()
         load = GatewayLoad()
-        weights: list[tuple[tuple[str, int], ...]] = []
-        loop = asyncio.create_task(request_loop(gateway, stop, load))
+        states: list[RouteState] = []
+        began, wall_began = time.monotonic(), time.time()
+        loop = asyncio.create_task(request_loop(gateway, stop, load, began))
         watcher = asyncio.create_task(
-            watch_weights(real_admin, rns, f"{name}-httproute", stop, weights)
+            watch_weights(real_admin, rns, f"{name}-httproute", stop, states, began)
         )
         try:
             after = await upgrade_image(
@@ -313,8 +388,11 @@ async def test_incremental_upgrade_through_traefik_without_failed_requests(
             [load.sent, load.ok, len(load.failures)]
         )
         old_svc, new_svc = f"{old_cluster}-serve-svc", f"{new_cluster}-serve-svc"
+        story = timeline(load, states, gateway, wall_began)
+        print(story)
+        weights = [st.weights for st in states]
         # the weights stepped by stepSizePercent, from the old cluster's Service to the new one's
-        steps = [dict(w) for w in weights]
+        steps = [dict(w) for w in dict.fromkeys(weights)]
         assert steps[0] == {old_svc: 100}, weights
         assert steps[-1] == {new_svc: 100}, weights
         two_way = [(s.get(old_svc), s.get(new_svc)) for s in steps if len(s) == 2]
@@ -324,7 +402,7 @@ async def test_incremental_upgrade_through_traefik_without_failed_requests(
         assert head["image"] == f"rayproject/ray:{NEW_VERSION}"
         assert not load.failures, (
             f"{len(load.failures)} of {load.sent} requests through Traefik failed during the "
-            f"incremental upgrade: {load.failures[:20]}; weights seen {weights}"
+            f"incremental upgrade:\n{story}"
         )
         assert load.ok == load.sent
         texts = await wait_for("the new cluster's applications answer", answers, 30, explain)

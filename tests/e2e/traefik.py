@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import random
 import socket
@@ -49,11 +50,13 @@ def free_loopback_address() -> str:
 
 @dataclass(frozen=True)
 class TraefikGateway:
-    """A running Traefik: its GatewayClass, entry point address and log file."""
+    """A running Traefik: its GatewayClass, entry point address, log file and access log
+    (one JSON line per request: when it started, the backend it went to, status, duration)."""
 
     class_name: str
     address: str
     log: Path
+    access_log: Path
 
     @property
     def url(self) -> str:
@@ -66,6 +69,20 @@ class TraefikGateway:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
         except OSError as exc:
             return f"(no Traefik log: {exc})"
+
+    def access_entries(self) -> list[dict[str, Any]]:
+        """The access log's entries so far (unparsable lines left out)."""
+        entries: list[dict[str, Any]] = []
+        try:
+            lines = self.access_log.read_text(errors="replace").splitlines()
+        except OSError:
+            return entries
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                if isinstance(entry, dict):
+                    entries.append(entry)
+        return entries
 
 
 def _accepted(obj: dict[str, Any]) -> bool:
@@ -88,6 +105,7 @@ async def traefik_gateway(
     class_name = f"traefik-{namespace}"
     workdir.mkdir(parents=True, exist_ok=True)
     log = workdir / f"traefik-{namespace}.log"
+    access_log = workdir / f"traefik-{namespace}-access.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
     env["KUBECONFIG"] = str(kubeconfig)
     args = [
@@ -98,8 +116,12 @@ async def traefik_gateway(
         "--providers.kubernetesgateway=true",
         f"--providers.kubernetesgateway.namespaces={namespace}",
         f"--providers.kubernetesgateway.statusAddress.ip={address}",
-        "--log.level=INFO",
+        "--log.level=DEBUG",
         "--log.noColor=true",
+        "--accesslog=true",
+        f"--accesslog.filepath={access_log}",
+        "--accesslog.format=json",
+        "--accesslog.bufferingsize=0",
     ]
     await admin.create(
         {
@@ -111,7 +133,7 @@ async def traefik_gateway(
     )
     with log.open("w") as out:
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
-    gateway = TraefikGateway(class_name, address, log)
+    gateway = TraefikGateway(class_name, address, log, access_log)
     try:
         deadline = time.monotonic() + 120
         while True:
