@@ -194,9 +194,7 @@ def describe(error: BaseException) -> str:
         case Cause.CONNECTION_REFUSED:
             return f"dashboard address {where}: connection refused (is the Ray head running?)"
         case Cause.TIMEOUT:
-            return f"dashboard address {where}: no answer" + (
-                f" within {detail}" if detail else ""
-            )
+            return f"dashboard address {where}: no answer" + (f" within {detail}" if detail else "")
         case Cause.TLS:
             return f"dashboard address {where}: TLS error{suffix}"
         case Cause.AUTH:
