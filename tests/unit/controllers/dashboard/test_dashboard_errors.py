@@ -14,6 +14,7 @@ from aiohttp.client_reqrep import ConnectionKey
 
 from kuberay.controllers.dashboard import (
     BadResponse,
+    DashboardError,
     DashboardUnreachable,
     DialGuard,
     JobNotFound,
@@ -129,7 +130,7 @@ def test_classify_survives_a_cyclic_chain() -> None:
             ["dashboard address 10.0.0.5:8265 unreachable: No route to host"],
         ),
     ],
-    ids=lambda v: v.cause.name if isinstance(v, Exception) else "",
+    ids=lambda v: v.cause.name if isinstance(v, DashboardError) else "",
 )
 def test_describe_names_the_address_and_the_cause(error: Exception, words: list[str]) -> None:
     line = describe(error)
