@@ -29,6 +29,13 @@ from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
 _RANK = {ERROR: 0, WARNING: 1, INFO: 2}
 AUTH_TOKEN_KEY = "auth_token"
 RECREATE_HASH_ANNOTATION = "ray.io/upgrade-strategy-recreate-hash"
+#: How the operator's "why it waits" RayJob messages start (``rayjob.status.WAIT_PREFIX``;
+#: not imported, to keep the plugin off the controller's imports).
+WAIT_PREFIX = "Waiting: "
+#: What the wait message about failing dashboard status checks says first.
+DASHBOARD_WAIT = "the Ray dashboard of RayCluster "
+#: Joins a timeout message and the last status-check failure (``rayjob.status.LAST_ERROR``).
+LAST_ERROR = ": last error: "
 
 
 # ----- RayCluster ------------------------------------------------------------------------
@@ -275,6 +282,33 @@ def diagnose_cluster(snap: Snapshot) -> list[Finding]:
 
 
 # ----- RayJob / RayService ---------------------------------------------------------------
+def _dashboard_hint(text: str) -> str:
+    if "KUBERAY_DASHBOARD_ALLOWED_NETWORKS" in text:
+        return (
+            "the operator runs outside the cluster: set KUBERAY_DASHBOARD_ALLOWED_NETWORKS to "
+            "include the head pod's address, or run the operator in the cluster"
+        )
+    if "auth token Secret" in text:
+        return "check the RayCluster's auth token Secret (authOptions)"
+    return "check that the head pod runs and the operator can reach its dashboard port"
+
+
+def check_job_wait(job: Obj) -> list[Finding]:
+    """What the operator wrote into a live RayJob's message about why it waits (e.g. the
+    dashboard's status checks fail, with the cause), as an error: the job does not progress."""
+    status = job.get("status") or {}
+    message = status.get("message")
+    deploy = status.get("jobDeploymentStatus") or ""
+    if not isinstance(message, str) or not message.startswith(WAIT_PREFIX):
+        return []
+    if deploy in ("Complete", "Failed", "ValidationFailed"):
+        return []
+    text = message.removeprefix(WAIT_PREFIX)
+    if text.startswith(DASHBOARD_WAIT):
+        return [Finding(ERROR, "JobStatusChecksFailing", ref(job), text, _dashboard_hint(text))]
+    return [Finding(ERROR, "Waiting", ref(job), text)]
+
+
 def diagnose_job(snap: Snapshot) -> list[Finding]:
     """A RayJob: its deployment/job status, submitter Job, Events and its cluster."""
     job = snap.obj
@@ -282,15 +316,17 @@ def diagnose_job(snap: Snapshot) -> list[Finding]:
     found = check_deletion(job, snap.now)
     deploy = status.get("jobDeploymentStatus") or ""
     if deploy in ("Failed", "ValidationFailed"):
+        message = str(status.get("message") or "")
         found.append(
             Finding(
                 ERROR,
                 str(status.get("reason") or deploy),
                 ref(job),
-                f"job deployment {deploy}"
-                + (f": {status['message']}" if status.get("message") else ""),
+                f"job deployment {deploy}" + (f": {message}" if message else ""),
+                _dashboard_hint(message) if LAST_ERROR in message else "",
             )
         )
+    found += check_job_wait(job)
     if status.get("jobStatus") in ("FAILED", "STOPPED"):
         found.append(
             Finding(
@@ -418,6 +454,7 @@ __all__ = [
     "check_deletion",
     "check_events",
     "check_ignored_change",
+    "check_job_wait",
     "check_pod",
     "diagnose",
     "diagnose_cluster",

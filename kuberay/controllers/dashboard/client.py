@@ -25,10 +25,12 @@ import yarl
 
 from .errors import (
     BadResponse,
+    Cause,
     DashboardError,
     DashboardUnreachable,
     DuplicateSubmissionId,
     JobNotFound,
+    classify,
 )
 from .models import JobInfo, ServeApplicationStatus, ServeDetails
 
@@ -80,6 +82,17 @@ def _apiserver_status(raw: bytes) -> str | None:
     return None
 
 
+def _address_of(base_url: str) -> str:
+    """What errors name as the address: ``host:port`` of a direct URL, else the whole URL."""
+    try:
+        url = yarl.URL(base_url)
+    except ValueError:
+        return base_url
+    if url.path in ("", "/") and url.raw_authority:
+        return url.raw_authority
+    return base_url
+
+
 class DashboardClient:
     """Calls to one dashboard at ``base_url`` (``http://host:port`` or an apiserver proxy URL).
 
@@ -106,6 +119,7 @@ class DashboardClient:
         self._headers = headers
         self._server_hostname = server_hostname
         self._on_unreachable = on_unreachable
+        self.address = _address_of(self.base_url)
 
     def __repr__(self) -> str:
         return f"DashboardClient({self.base_url!r}, timeout={self.timeout})"
@@ -152,22 +166,37 @@ class DashboardClient:
         except TimeoutError as exc:
             self._unreachable()
             raise DashboardUnreachable(
-                f"{what}: {method} {url} got no answer within {self.timeout:g}s"
+                f"{what}: {method} {url} got no answer within {self.timeout:g}s",
+                cause=Cause.TIMEOUT,
+                address=self.address,
+                detail=f"{self.timeout:g}s",
             ) from exc
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             self._unreachable()
-            raise DashboardUnreachable(f"{what}: {method} {url} failed: {exc}") from exc
+            cause = classify(exc)
+            inner = getattr(exc, "os_error", None) or exc
+            detail = f"{self.timeout:g}s" if cause is Cause.TIMEOUT else str(inner)
+            raise DashboardUnreachable(
+                f"{what}: {method} {url} failed: {exc}",
+                cause=cause if cause is not Cause.OTHER else Cause.UNREACHABLE,
+                address=self.address,
+                detail=detail,
+            ) from exc
         status_message = _apiserver_status(raw) if status >= 400 else None
         if status_message is not None:
             self._unreachable()
             raise DashboardUnreachable(
-                f"{what}: the apiserver proxy answered {status} for {url}: {status_message}"
+                f"{what}: the apiserver proxy answered {status} for {url}: {status_message}",
+                address=self.address,
+                detail=f"the apiserver proxy answered {status}: {status_message}",
             )
         if status in (401, 403):
             raise BadResponse(
                 f"{what}: the dashboard refused the request ({status}): {_excerpt(raw)}; "
                 "check the cluster's auth token Secret",
                 status=status,
+                address=self.address,
+                detail=_excerpt(raw),
             )
         return status, raw
 

@@ -38,7 +38,7 @@ from kuberay.controllers.common.endpoints import ServiceNotReachable, in_cluster
 from kuberay.kube.errors import KubeError, NotFound
 
 from .client import DIRECT_TIMEOUT, PROXY_TIMEOUT, DashboardClient
-from .errors import DashboardUnreachable
+from .errors import DashboardUnreachable, host_port
 from .guard import DialGuard
 from .target import DashboardTarget, ServeProxyTarget
 
@@ -76,10 +76,6 @@ class KubeAccess(Protocol):
         *,
         label_selector: str | None = None,
     ) -> tuple[list[dict[str, Any]], str]: ...
-
-
-def _host_port(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def _quote(segment: str) -> str:
@@ -167,7 +163,7 @@ class DashboardClientFactory:
         key = (target.namespace, target.head_service, target.port_name)
         return DashboardClient(
             self.session,
-            f"http://{_host_port(host, port)}",
+            f"http://{host_port(host, port)}",
             timeout=self.timeout,
             auth_token=token,
             on_unreachable=lambda: self.forget_address(key),
@@ -187,9 +183,9 @@ class DashboardClientFactory:
         what = f"Serve proxy of pod {target.namespace}/{target.pod_name}"
         if not target.pod_ip:
             raise DashboardUnreachable(f"{what}: the pod has no IP yet")
-        self.guard.check(target.pod_ip, what=what)
+        self.guard.check(target.pod_ip, what=what, port=target.port)
         return DashboardClient(
-            self.session, f"http://{_host_port(target.pod_ip, target.port)}", timeout=self.timeout
+            self.session, f"http://{host_port(target.pod_ip, target.port)}", timeout=self.timeout
         )
 
     def _through_apiserver(self, path: str, token: str | None) -> DashboardClient:
@@ -237,13 +233,13 @@ class DashboardClientFactory:
         except KubeError as exc:
             raise DashboardUnreachable(f"{what}: cannot resolve the head service: {exc}") from exc
         if not self.in_cluster:
-            self.guard.check(host, what=what)
+            self.guard.check(host, what=what, port=port)
         self._addresses[key] = (host, port, now + self.address_ttl)
         log.debug(
             "resolved dashboard address",
             namespace=target.namespace,
             name=target.cluster_name,
-            address=_host_port(host, port),
+            address=host_port(host, port),
         )
         return host, port
 

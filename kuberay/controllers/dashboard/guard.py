@@ -14,7 +14,7 @@ import ipaddress
 import os
 from collections.abc import Iterable, Mapping
 
-from .errors import DashboardUnreachable
+from .errors import ALLOWED_NETWORKS_ENV, Cause, DashboardUnreachable, host_port
 
 __all__ = [
     "ALLOWED_NETWORKS_ENV",
@@ -23,7 +23,6 @@ __all__ = [
     "parse_networks",
 ]
 
-ALLOWED_NETWORKS_ENV = "KUBERAY_DASHBOARD_ALLOWED_NETWORKS"
 DEFAULT_ALLOWED_NETWORKS = ("127.0.0.0/8",)
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -79,13 +78,19 @@ class DialGuard:
             return False  # a name would need a DNS lookup, which may leave the machine
         return any(address in net for net in self.networks)
 
-    def check(self, host: str, *, what: str) -> None:
-        """Raise DashboardUnreachable (no connection attempted) if ``host`` is refused."""
+    def check(self, host: str, *, what: str, port: int | None = None) -> None:
+        """Raise DashboardUnreachable (no connection attempted) if ``host`` is refused; its
+        cause is :attr:`~.errors.Cause.NOT_ALLOWED`, its address ``host:port`` (``host`` when
+        ``port`` is None) and its detail the allowed networks."""
         if self.allows(host):
             return
         allowed = ", ".join(str(n) for n in self.networks or ())
+        address = host_port(host, port)
         raise DashboardUnreachable(
-            f"{what}: not dialling {host}: the operator runs outside the cluster and {host} is "
-            f"not in the allowed networks ({allowed}); set {ALLOWED_NETWORKS_ENV} to allow it, "
-            "or use --use-kubernetes-proxy"
+            f"{what}: not dialling {address}: the operator runs outside the cluster and {host} "
+            f"is not in the allowed networks ({allowed}); set {ALLOWED_NETWORKS_ENV} to allow "
+            "it, or use --use-kubernetes-proxy",
+            cause=Cause.NOT_ALLOWED,
+            address=address,
+            detail=allowed,
         )

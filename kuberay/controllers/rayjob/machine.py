@@ -23,6 +23,7 @@ from typing import Any
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.names import head_service_name
 from kuberay.controllers.dashboard import DuplicateSubmissionId, JobNotFound
+from kuberay.controllers.dashboard.errors import describe
 from kuberay.controllers.features import RAY_JOB_DELETION_POLICY
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import RayJobSettings
@@ -227,17 +228,39 @@ def _grace_period(status: Obj, world: World, settings: RayJobSettings) -> bool:
     return True
 
 
+def last_check_error(status: Obj, world: World) -> str | None:
+    """The latest failure of the job status checks in one line, for a timeout message (None:
+    none known). In order: the job lookup's failure (other than "no such job"), an HTTPMode
+    submission's, the wait message the RayJob shows (it survives an operator restart, when
+    no lookup has finished yet), the job lookup's "no such job"."""
+    looked = world.job_info.error if world.job_info is not None else None
+    submitted = world.submit.error if world.submit is not None else None
+    if looked is not None and not isinstance(looked, JobNotFound):
+        return describe(looked)
+    if submitted is not None and not isinstance(submitted, DuplicateSubmissionId):
+        return describe(submitted)
+    message = status.get("message")
+    if isinstance(message, str) and message.startswith(S.WAIT_PREFIX):
+        return message.removeprefix(S.WAIT_PREFIX)
+    return None if looked is None else describe(looked)
+
+
+def _with_last_error(message: str, status: Obj, world: World) -> str:
+    """KubeRay's ``message``, then (beyond KubeRay) the last status-check failure, if known."""
+    last = last_check_error(status, world)
+    return message if last is None else f"{message}{S.LAST_ERROR}{last}"
+
+
 def _status_check_timeout(status: Obj, world: World, settings: RayJobSettings) -> bool:
     start = S.parse_time(status.get("jobStatusCheckFailureStartTime"))
     timeout = settings.status_check_timeout_seconds
     if start is None or world.now < start + dt.timedelta(seconds=timeout):
         return False
-    fail(
-        status,
-        S.STATUS_CHECK_TIMEOUT_EXCEEDED,
+    message = (
         f"Job status checks have been failing since {S.format_date_time(start)}; "
-        f"exceeded timeout of {int(timeout)}s",
+        f"exceeded timeout of {int(timeout)}s"
     )
+    fail(status, S.STATUS_CHECK_TIMEOUT_EXCEEDED, _with_last_error(message, status, world))
     return True
 
 
@@ -285,14 +308,13 @@ def _running(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: D
         if finished_at is not None and world.now >= finished_at + dt.timedelta(
             seconds=settings.submitter_finished_timeout
         ):
-            status["jobStatus"] = S.JOB_FAILED
-            fail(
-                status,
-                S.GRACE_PERIOD_EXCEEDED,
+            message = (
                 f"The RayJob submitter finished at {S.format_date_time(finished_at)} but the "
                 f"ray job did not reach terminal state within "
-                f"{int(settings.submitter_finished_timeout)}s",
+                f"{int(settings.submitter_finished_timeout)}s"
             )
+            status["jobStatus"] = S.JOB_FAILED
+            fail(status, S.GRACE_PERIOD_EXCEEDED, _with_last_error(message, status, world))
             return
         if failed:
             return
@@ -458,6 +480,7 @@ __all__ = [
     "World",
     "check_backoff_limit",
     "decide",
+    "last_check_error",
     "observed_after",
     "submitter_finished",
 ]

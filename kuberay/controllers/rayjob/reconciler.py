@@ -8,8 +8,9 @@ set ``ValidationFailed`` with a Warning Event naming the field, nothing else hap
 ``observe`` the world from the cache and the poller; ``decide`` (the pure state machine
 of :mod:`~kuberay.controllers.rayjob.machine`); lay the "why it waits" message over the
 decided status (:mod:`~kuberay.controllers.rayjob.why`); run the decided actions; write
-the status when KubeRay would (or when the wait message changed); requeue (3 s in the
-live states).
+the status when KubeRay would (or when the wait message changed), with a Warning Event
+when the new message names why the dashboard's status checks fail or why the RayJob gave up
+on them; requeue (3 s in the live states).
 
 No pass waits on a Ray dashboard: :class:`~kuberay.controllers.rayjob.context.JobDashboard`
 returns the latest finished call, and the poller enqueues the RayJob when a call ends
@@ -118,11 +119,30 @@ class RayJobReconciler:
                 new["endTime"] = S.format_time(world.now)
             if not await self.write_status(job, new):
                 return Result(requeue=True)
+            self.warn_about_cause(job, old, new, world)
             if self.ctx.metrics is not None and gated:
                 self.ctx.metrics.observe_transition(job, old, new, world.now)
         if decision.error is not None:
             raise RequeueError(decision.error)
         return Result(requeue_after=decision.requeue_after)
+
+    def warn_about_cause(self, job: Obj, old: Obj, new: Obj, world: M.World) -> None:
+        """After a status write: the Warning Event naming why status checks fail or why the
+        RayJob gave up (:func:`~kuberay.controllers.rayjob.why.warning_event`; only when the
+        message changed, so a steady failure is not re-announced every pass)."""
+        event = why.warning_event(old, new, world)
+        if event is None:
+            return
+        reason, message = event
+        meta = job["metadata"]
+        log.warning(
+            "RayJob status checks fail",
+            namespace=meta["namespace"],
+            name=meta["name"],
+            reason=reason,
+            cause=message,
+        )
+        self.ctx.event(job, WARNING, reason, message, "CheckJobStatus")
 
     # ----- deletion -----------------------------------------------------------------------
     async def finalize(self, job: Obj, key: ObjectKey) -> Result:

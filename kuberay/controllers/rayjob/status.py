@@ -54,6 +54,11 @@ GRACE_PERIOD_EXCEEDED: Final = (
 STATUS_CHECK_TIMEOUT_EXCEEDED: Final = JobFailedReason.JOB_STATUS_CHECK_TIMEOUT_EXCEEDED.value
 REASON_VALIDATION_FAILED: Final = JobFailedReason.VALIDATION_FAILED.value
 
+#: Starts every "why it waits" message (beyond KubeRay, see :mod:`~.why`).
+WAIT_PREFIX: Final = "Waiting: "
+#: Joins KubeRay's timeout message and the last failure of the status checks (beyond KubeRay).
+LAST_ERROR: Final = ": last error: "
+
 K8S_JOB_MODE: Final = JobSubmissionMode.K8S_JOB_MODE.value
 HTTP_MODE: Final = JobSubmissionMode.HTTP_MODE.value
 INTERACTIVE_MODE: Final = JobSubmissionMode.INTERACTIVE_MODE.value

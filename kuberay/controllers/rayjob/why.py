@@ -5,26 +5,35 @@ dashboard. Here, while a RayJob is Initializing, Waiting, Running, Suspending or
 Retrying and something the operator already sees in its cache explains the wait,
 ``status.message`` says it: the head pod cannot be scheduled (with the scheduler's
 message), cannot pull its image, keeps crashing or was OOMKilled; the Ray dashboard is
-unreachable (the dashboard client's error text); the submitter Job's pods fail; an
-HTTPMode submission failed; the cluster set in ``clusterSelector`` does not exist; a
+unreachable or refuses the status checks (the failure's cause in one line, naming the
+address: refused by the allowed networks, DNS, connection refused, timeout, TLS, 401/403,
+see :func:`~kuberay.controllers.dashboard.errors.describe`); the submitter Job's pods
+fail; an HTTPMode submission failed; the cluster set in ``clusterSelector`` does not exist; a
 finalizer blocks the deletion of the cluster or the submitter Job.
 
 Every such message starts with :data:`WAIT_PREFIX`, so it is recognised and cleared
 once the wait is over. It is written only when it changes, and never in a terminal
-state (KubeRay's own terminal messages stay as they are).
+state (KubeRay's own terminal messages stay as they are, but the status-check timeouts
+append the last failure, see :func:`~kuberay.controllers.rayjob.machine.last_check_error`).
+
+:func:`warning_event` says which Warning Event a status write calls for: a wait on a
+failing dashboard (reason ``Dashboard<Cause>``, e.g. ``DashboardAddressNotAllowed``) or a
+failure whose message names the last error. Both only when the message changes, so an
+unchanged world costs neither a status nor an Event write.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from kuberay.controllers.dashboard import JobNotFound
+from kuberay.controllers.dashboard import DashboardError, DashboardUnreachable, JobNotFound
+from kuberay.controllers.dashboard.errors import describe
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.machine import World
 
 Obj = dict[str, Any]
 
-WAIT_PREFIX: Final = "Waiting: "
+WAIT_PREFIX: Final = S.WAIT_PREFIX
 
 #: Container waiting reasons that mean "this will not start by itself".
 STUCK_REASONS: Final = frozenset(
@@ -122,6 +131,29 @@ def _submitter_problem(job_obj: Obj | None) -> str | None:
     )
 
 
+def dashboard_failure(status: Obj, world: World) -> DashboardError | None:
+    """The failing dashboard call a Running RayJob waits on (None: none): the job lookup's
+    failure (other than "no such job"), else an HTTPMode submission's."""
+    if (status.get("jobDeploymentStatus") or "") != S.RUNNING:
+        return None
+    looked, submitted = world.job_info, world.submit
+    if looked is not None and looked.error is not None:
+        if not isinstance(looked.error, JobNotFound):
+            return looked.error
+        if submitted is not None and submitted.error is not None:
+            return submitted.error
+    return None
+
+
+def _dashboard_wait(status: Obj, error: DashboardError) -> str:
+    cluster = status.get("rayClusterName")
+    if isinstance(error, DashboardUnreachable):
+        return f"the Ray dashboard of RayCluster {cluster} is unreachable: {describe(error)}"
+    return (
+        f"the Ray dashboard of RayCluster {cluster} fails the job status checks: {describe(error)}"
+    )
+
+
 def wait_message(job: Obj, status: Obj, world: World, error: str | None) -> str | None:
     """The wait message for a RayJob whose next status is ``status`` (None: none)."""
     state = status.get("jobDeploymentStatus") or ""
@@ -145,14 +177,10 @@ def wait_message(job: Obj, status: Obj, world: World, error: str | None) -> str 
             return None
         if not isinstance(observed.error, JobNotFound):
             head = head_pod_problem(world.head_pod)
-            why = head or (
-                f"the Ray dashboard of RayCluster {status.get('rayClusterName')} is "
-                f"unreachable: {_clip(str(observed.error))}"
-            )
-            return WAIT_PREFIX + why
+            return WAIT_PREFIX + (head or _dashboard_wait(status, observed.error))
         mode = S.submission_mode(spec)
         if mode == S.HTTP_MODE and world.submit is not None and world.submit.error is not None:
-            failure = _clip(str(world.submit.error))
+            failure = _clip(describe(world.submit.error))
             return f"{WAIT_PREFIX}submitting the job to the Ray dashboard failed: {failure}"
         if mode == S.K8S_JOB_MODE:
             why = _submitter_problem(world.submitter)
@@ -176,11 +204,34 @@ def overlay(job: Obj, old: Obj, new: Obj, world: World, error: str | None) -> bo
     return before != after and (is_wait_message(before) or is_wait_message(after))
 
 
+def warning_event(old: Obj, new: Obj, world: World) -> tuple[str, str] | None:
+    """The Warning Event ``(reason, message)`` a status write from ``old`` to ``new`` calls
+    for (None: none). Only when the message changed:
+
+    * the RayJob gave up on a timeout and its message names the last error
+      (:data:`~.status.LAST_ERROR`): reason ``new.reason``, the whole message;
+    * the RayJob now waits on a failing dashboard call and its wait message names it:
+      reason ``Dashboard<Cause>`` (e.g. ``DashboardAddressNotAllowed``), the wait message
+      without its prefix.
+    """
+    before, after = old.get("message") or "", new.get("message") or ""
+    if before == after or not after:
+        return None
+    if S.LAST_ERROR in after and not is_wait_message(after):
+        return str(new.get("reason") or S.FAILED), after
+    failure = dashboard_failure(new, world)
+    if failure is None or not is_wait_message(after) or describe(failure) not in after:
+        return None
+    return failure.cause.event_reason, after.removeprefix(WAIT_PREFIX)
+
+
 __all__ = [
     "STUCK_REASONS",
     "WAIT_PREFIX",
+    "dashboard_failure",
     "head_pod_problem",
     "is_wait_message",
     "overlay",
     "wait_message",
+    "warning_event",
 ]

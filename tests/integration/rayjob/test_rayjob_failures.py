@@ -143,7 +143,10 @@ async def test_unreachable_dashboard_times_out(
         assert "dashboard" in job["status"]["message"] and "unreachable" in job["status"]["message"]
         job = await wait_state(kclient, namespace, "dark", "Failed", timeout=30)
         assert job["status"]["reason"] == "JobStatusCheckTimeoutExceeded"
-        assert job["status"]["message"].endswith("exceeded timeout of 4s")
+        assert job["status"]["message"].endswith(
+            f"exceeded timeout of 4s: last error: dashboard address {nobody.host}:8265: "
+            "connection refused (is the Ray head running?)"
+        )
 
 
 async def test_why_it_waits_names_failing_submitter_pods(

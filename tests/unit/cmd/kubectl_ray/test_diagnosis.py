@@ -184,3 +184,52 @@ def test_extract_skips_members_outside_the_directory(tmp_path: Path) -> None:
     assert extract(buf.getvalue(), dest) == 1
     assert (dest / "raylet.out").read_bytes() == b"ok"
     assert not (tmp_path / "escape.txt").exists()
+
+
+REFUSED = (
+    "dashboard address 10.244.0.5:8265 refused: not in the allowed networks 127.0.0.0/8 "
+    "(set KUBERAY_DASHBOARD_ALLOWED_NETWORKS or run the operator in the cluster)"
+)
+
+
+def rayjob_with(**status: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "j", "namespace": "ns"},
+        "status": {"rayClusterName": "c", **status},
+    }
+
+
+def test_why_names_the_cause_of_failing_status_checks_while_the_rayjob_waits() -> None:
+    message = f"Waiting: the Ray dashboard of RayCluster c is unreachable: {REFUSED}"
+    job = rayjob_with(jobDeploymentStatus="Running", jobStatus="RUNNING", message=message)
+    d = diagnose(Snapshot(obj=job, now=NOW))
+    assert not d.ready
+    top = d.findings[0]
+    assert (top.reason, top.object) == ("JobStatusChecksFailing", "RayJob/j")
+    assert REFUSED in d.summary
+    assert "KUBERAY_DASHBOARD_ALLOWED_NETWORKS" in top.hint
+    text = format_diagnosis(d)
+    assert "10.244.0.5:8265 refused" in text and "hint:" in text
+
+
+def test_why_names_the_last_error_when_the_rayjob_gave_up() -> None:
+    message = (
+        "Job status checks have been failing since 2026-01-01 11:50:00; exceeded timeout of "
+        f"300s: last error: {REFUSED}"
+    )
+    job = rayjob_with(
+        jobDeploymentStatus="Failed", reason="JobStatusCheckTimeoutExceeded", message=message
+    )
+    d = diagnose(Snapshot(obj=job, now=NOW))
+    assert not d.ready
+    assert d.findings[0].reason == "JobStatusCheckTimeoutExceeded"
+    assert REFUSED in d.summary and "KUBERAY_DASHBOARD_ALLOWED_NETWORKS" in d.findings[0].hint
+
+
+def test_why_reads_the_operators_markers() -> None:
+    from kuberay.cmd.kubectl_ray import diagnosis
+    from kuberay.controllers.rayjob import status
+
+    assert (diagnosis.WAIT_PREFIX, diagnosis.LAST_ERROR) == (status.WAIT_PREFIX, status.LAST_ERROR)
