@@ -120,17 +120,19 @@ async def host_operator(
     *,
     leader_election: bool = True,
     extra_args: Sequence[str] = (),
+    allow_pod_network: bool = True,
 ) -> AsyncIterator[OperatorProcess]:
     """kuberay-operator on the host as ``identity`` (with ``extra_args``, e.g. feature
-    gates), allowed to dial the real node's pod network; ready (and leading, with leader
-    election) before it is yielded."""
+    gates), allowed to dial the real node's pod network (``allow_pod_network`` False: only
+    loopback, the default, so dashboards are reached through the apiserver's proxy); ready
+    (and leading, with leader election) before it is yielded."""
     op = OperatorProcess(
         name,
         identity.kubeconfig,
         cluster.cp.dir.parent / "operators",
         lease_namespace=identity.namespace,
         leader_election=leader_election,
-        env={ALLOWED_ENV: DASHBOARD_NETWORKS},
+        env={ALLOWED_ENV: DASHBOARD_NETWORKS} if allow_pod_network else {},
         extra_args=extra_args,
     ).start()
     try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 import urllib.request
 from collections.abc import AsyncIterator, Callable
@@ -50,8 +51,12 @@ EXPECTED_OUTPUT = [f"test_counter got {i}" for i in range(1, 6)]
 async def rayjob_operator(
     real_cluster: RealCluster, real_identity: RealIdentity
 ) -> AsyncIterator[OperatorProcess]:
-    """kuberay-operator on the host, allowed to dial the real node's pod network."""
-    async with host_operator("rayjob-real-operator", real_cluster, real_identity) as op:
+    """kuberay-operator on the host, NOT allowed to dial the real node's pod network (only
+    loopback, its default): every dashboard call goes through the apiserver's service proxy,
+    the fallback an operator run outside its cluster uses (issue 26, item 15)."""
+    async with host_operator(
+        "rayjob-real-operator", real_cluster, real_identity, allow_pod_network=False
+    ) as op:
         yield op
 
 
@@ -188,7 +193,9 @@ async def test_sample_succeeds_in_k8sjob_http_and_sidecar_modes(
     rayjob_operator: OperatorProcess,
     rns: str,
 ) -> None:
-    """The three modes run side by side (each its own RayCluster) to keep the module short."""
+    """The three modes run side by side (each its own RayCluster) to keep the module short.
+    The operator may not dial the pod network: it reaches every dashboard (HTTPMode's
+    submission included) through the apiserver's service proxy."""
     modes: dict[str, dict[str, Any]] = {
         "k8s-job": {"submissionMode": "K8sJobMode", "shutdownAfterJobFinishes": True},
         "http": {"submissionMode": "HTTPMode"},
@@ -282,6 +289,13 @@ async def test_sample_succeeds_in_k8sjob_http_and_sidecar_modes(
     assert http_status["dashboardURL"] == (
         f"{clusters['http']}-head-svc.{rns}.svc.cluster.local:8265"
     )
+    # the operator reached each cluster's dashboard through the apiserver's proxy
+    operator_log = rayjob_operator.log_path.read_text(errors="replace")
+    for name in ("k8s-job", "http", "sidecar"):
+        assert re.search(
+            rf"dialling through the apiserver proxy.*name={re.escape(clusters[name])}\b",
+            operator_log,
+        ), f"no proxy fallback logged for {clusters[name]}"
 
 
 async def test_failing_entrypoint_retries_once_on_a_new_cluster_then_fails(

@@ -8,7 +8,13 @@
   credentials; timeout 10 s.
 * Otherwise, in a pod: ``http://<head svc>.<ns>.svc.<cluster domain>:<port>``, as KubeRay;
   outside a cluster: a ready endpoint of the head Service (EndpointSlices, else ready pods),
-  dialled only if the :class:`~.guard.DialGuard` allows it; timeout 2 s. Resolved addresses are
+  dialled only if the :class:`~.guard.DialGuard` allows it; timeout 2 s.
+* Beyond KubeRay, outside a cluster, an address the guard refuses (a pod IP the operator's
+  host cannot reach, e.g. a laptop against a remote cluster) is reached through the
+  apiserver's service proxy (a Serve proxy: the pod proxy) instead of failing, as
+  ``--use-kubernetes-proxy`` would (``proxy_fallback``, on by default; env
+  ``KUBERAY_DASHBOARD_PROXY_FALLBACK=false`` turns it off in :func:`.setup.setup_dashboard_poller`).
+  The apiserver, not the operator, then dials the pod. Resolved addresses are
   kept for ``address_ttl`` seconds and dropped as soon as a call gets no answer.
 * Token auth: the token is read from the cluster's auth Secret on every ``client_for``, from
   the operator's cache (``cached_secret``, as KubeRay reads it through its cached client: the
@@ -42,7 +48,11 @@ from .errors import DashboardUnreachable, host_port
 from .guard import DialGuard
 from .target import DashboardTarget, ServeProxyTarget
 
-__all__ = ["DashboardClientFactory", "KubeAccess"]
+__all__ = ["PROXY_FALLBACK_ENV", "DashboardClientFactory", "KubeAccess"]
+
+#: ``false`` turns the apiserver-proxy fallback off (the operator then fails to dial refused
+#: addresses, naming them, as KubeRay would).
+PROXY_FALLBACK_ENV = "KUBERAY_DASHBOARD_PROXY_FALLBACK"
 
 log = structlog.get_logger("kuberay.dashboard")
 
@@ -89,7 +99,8 @@ class DashboardClientFactory:
     (ignored in a pod). ``timeout`` None: 2 s direct, 10 s through the apiserver proxy.
     ``environ`` (default ``os.environ``) decides whether the operator runs in a pod.
     ``cached_secret`` reads auth Secrets from the operator's cache (None: every token is read
-    from the apiserver, kept ``address_ttl`` seconds).
+    from the apiserver, kept ``address_ttl`` seconds). ``proxy_fallback``: outside a cluster,
+    reach an address the guard refuses through the apiserver's proxy instead of failing.
     """
 
     def __init__(
@@ -106,9 +117,14 @@ class DashboardClientFactory:
         api_burst: int = 40,
         clock: Callable[[], float] = time.monotonic,
         cached_secret: SecretLookup | None = None,
+        proxy_fallback: bool = False,
     ) -> None:
         self._kube = kube_client
         self._cached_secret = cached_secret
+        self.proxy_fallback = proxy_fallback
+        # through a fallback proxy the apiserver's 10 s, unless a timeout was given
+        self._fallback_timeout = timeout or PROXY_TIMEOUT
+        self._fallbacks_logged: set[tuple[str, str, str]] = set()
         # (namespace, name) -> (token, expiry) of Secrets read from the apiserver
         self._fetched_tokens: dict[tuple[str, str], tuple[str, float]] = {}
         self._api = kube_client.view(qps=api_qps, burst=api_burst)
@@ -154,12 +170,16 @@ class DashboardClientFactory:
             return self._proxy_client(target)
         token = await self.auth_token(target) if target.auth_secret else None
         if self.use_kubernetes_proxy:
-            path = (
-                f"/api/v1/namespaces/{_quote(target.namespace)}/services/"
-                f"{_quote(target.head_service)}:{_quote(target.port_name)}/proxy"
-            )
-            return self._through_apiserver(path, token)
+            return self._through_apiserver(self._service_proxy_path(target), token)
         host, port = await self._address(target)
+        if not self.guard.allows(host):
+            if not self.proxy_fallback:
+                what = f"dashboard of RayCluster {target.namespace}/{target.cluster_name}"
+                self.guard.check(host, what=what, port=port)
+            self._log_fallback(target.namespace, target.cluster_name, host_port(host, port))
+            return self._through_apiserver(
+                self._service_proxy_path(target), token, timeout=self._fallback_timeout
+            )
         key = (target.namespace, target.head_service, target.port_name)
         return DashboardClient(
             self.session,
@@ -173,22 +193,50 @@ class DashboardClientFactory:
         """Drop a resolved (namespace, head service, port name) address: resolve it anew."""
         self._addresses.pop(key, None)
 
+    @staticmethod
+    def _service_proxy_path(target: DashboardTarget) -> str:
+        return (
+            f"/api/v1/namespaces/{_quote(target.namespace)}/services/"
+            f"{_quote(target.head_service)}:{_quote(target.port_name)}/proxy"
+        )
+
+    def _log_fallback(self, namespace: str, name: str, address: str) -> None:
+        key = (namespace, name, address)
+        if key in self._fallbacks_logged:
+            return
+        if len(self._fallbacks_logged) >= 4096:
+            self._fallbacks_logged.clear()
+        self._fallbacks_logged.add(key)
+        log.info(
+            "dialling through the apiserver proxy: the address is not in the allowed networks",
+            namespace=namespace,
+            name=name,
+            address=address,
+        )
+
     def _proxy_client(self, target: ServeProxyTarget) -> DashboardClient:
+        pod_proxy = (
+            f"/api/v1/namespaces/{_quote(target.namespace)}/pods/"
+            f"{_quote(target.pod_name)}:{target.port}/proxy"
+        )
         if self.use_kubernetes_proxy:
-            path = (
-                f"/api/v1/namespaces/{_quote(target.namespace)}/pods/"
-                f"{_quote(target.pod_name)}:{target.port}/proxy"
-            )
-            return self._through_apiserver(path, None)
+            return self._through_apiserver(pod_proxy, None)
         what = f"Serve proxy of pod {target.namespace}/{target.pod_name}"
         if not target.pod_ip:
             raise DashboardUnreachable(f"{what}: the pod has no IP yet")
+        if not self.guard.allows(target.pod_ip) and self.proxy_fallback:
+            self._log_fallback(
+                target.namespace, target.pod_name, host_port(target.pod_ip, target.port)
+            )
+            return self._through_apiserver(pod_proxy, None, timeout=self._fallback_timeout)
         self.guard.check(target.pod_ip, what=what, port=target.port)
         return DashboardClient(
             self.session, f"http://{host_port(target.pod_ip, target.port)}", timeout=self.timeout
         )
 
-    def _through_apiserver(self, path: str, token: str | None) -> DashboardClient:
+    def _through_apiserver(
+        self, path: str, token: str | None, *, timeout: float | None = None
+    ) -> DashboardClient:
         configuration = self._kube.configuration
 
         async def credentials() -> dict[str, str]:
@@ -201,7 +249,7 @@ class DashboardClientFactory:
         return DashboardClient(
             self._kube.session,
             self._kube.host.rstrip("/") + path,
-            timeout=self.timeout,
+            timeout=timeout or self.timeout,
             auth_token=token,
             headers=credentials,
             server_hostname=getattr(configuration, "tls_server_name", None),
@@ -232,8 +280,6 @@ class DashboardClientFactory:
             raise DashboardUnreachable(f"{what}: {exc}") from exc
         except KubeError as exc:
             raise DashboardUnreachable(f"{what}: cannot resolve the head service: {exc}") from exc
-        if not self.in_cluster:
-            self.guard.check(host, what=what, port=port)
         self._addresses[key] = (host, port, now + self.address_ttl)
         log.debug(
             "resolved dashboard address",

@@ -15,7 +15,7 @@ from typing import Any
 from kuberay.controllers.common import constants as c
 from kuberay.reconcile import Manager
 
-from .factory import DashboardClientFactory, SecretLookup
+from .factory import PROXY_FALLBACK_ENV, DashboardClientFactory, SecretLookup
 from .poller import DashboardPoller
 
 __all__ = ["cached_secret_reader", "setup_dashboard_poller"]
@@ -31,6 +31,19 @@ def cached_secret_reader(mgr: Manager) -> SecretLookup:
     return read
 
 
+def parse_bool(name: str, text: str | None, default: bool) -> bool:
+    """``true``/``false`` (any case; also 1/0, yes/no) of env var ``name``; unset or empty:
+    ``default``; anything else: ValueError naming the variable."""
+    if text is None or not text.strip():
+        return default
+    value = text.strip().lower()
+    if value in ("true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no"):
+        return False
+    raise ValueError(f"{name}: {text!r} is not true or false")
+
+
 def setup_dashboard_poller(
     mgr: Manager,
     *,
@@ -39,8 +52,9 @@ def setup_dashboard_poller(
     max_in_flight: int = 64,
 ) -> DashboardPoller:
     """The operator's poller. ``env`` (default ``os.environ``) gives ``CLUSTER_DOMAIN``,
-    ``KUBERAY_DASHBOARD_ALLOWED_NETWORKS`` and whether the operator runs in a pod; a bad
-    allow-list raises ValueError here, at start-up."""
+    ``KUBERAY_DASHBOARD_ALLOWED_NETWORKS``, ``KUBERAY_DASHBOARD_PROXY_FALLBACK`` (true or
+    false, default true) and whether the operator runs in a pod; a bad allow-list or flag
+    raises ValueError here, at start-up."""
     environ = dict(os.environ if env is None else env)
     factory = DashboardClientFactory(
         mgr.client,
@@ -48,6 +62,7 @@ def setup_dashboard_poller(
         cluster_domain=environ.get(c.CLUSTER_DOMAIN_ENV_KEY) or c.DEFAULT_DOMAIN_NAME,
         environ=environ,
         cached_secret=cached_secret_reader(mgr),
+        proxy_fallback=parse_bool(PROXY_FALLBACK_ENV, environ.get(PROXY_FALLBACK_ENV), True),
     )
     poller = DashboardPoller(factory, max_in_flight=max_in_flight)
 

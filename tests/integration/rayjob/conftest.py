@@ -64,6 +64,8 @@ async def start_operator(
             batch_scheduler=batch_scheduler,
         ),
     )
+    # no apiserver-proxy fallback (the operator's default is on): the fake pod IPs these
+    # tests refuse must stay refused, and the integration apiserver has no Endpoints to proxy
     factory = DashboardClientFactory(
         client, environ={}, timeout=dashboard_timeout, cached_secret=cached_secret_reader(mgr)
     )

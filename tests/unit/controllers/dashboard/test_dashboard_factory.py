@@ -178,6 +178,44 @@ async def test_dial_guard_refuses_a_pod_ip_without_connecting() -> None:
         await kube.close()
 
 
+async def test_refused_address_goes_through_the_apiserver_proxy_with_fallback() -> None:
+    """Outside a cluster with ``proxy_fallback``: a refused pod IP is reached through the
+    apiserver's service proxy (a Serve proxy: the pod proxy), 10 s timeout, nothing dialled."""
+    kube = FakeKube([service(), endpoint_slice("10.244.0.5"), secret("rc", "ray-token")])
+    factory = await make(kube, proxy_fallback=True)
+    try:
+        client = await factory.client_for(DashboardTarget.from_cluster(cluster({"mode": "token"})))
+        assert client.base_url == (
+            "https://127.0.0.1:6443/api/v1/namespaces/ns/services/rc-head-svc:dashboard/proxy"
+        )
+        assert client.timeout == 10.0 and client._auth_token == "ray-token"
+        assert client.session is kube.session  # the apiserver's credentials and TLS
+        proxy = await factory.client_for(ServeProxyTarget(NS, "rc-head-x", "10.244.0.5", 8000))
+        assert proxy.base_url == (
+            "https://127.0.0.1:6443/api/v1/namespaces/ns/pods/rc-head-x:8000/proxy"
+        )
+        assert factory._session is None  # nothing dialled directly
+        # An allowed address is still dialled directly.
+        kube.objects[1] = endpoint_slice("127.0.0.51")
+        factory.forget_address((NS, "rc-head-svc", "dashboard"))
+        direct = await factory.client_for(DashboardTarget.from_cluster(cluster()))
+        assert direct.base_url == "http://127.0.0.51:8265" and direct.timeout == 2.0
+    finally:
+        await factory.close()
+        await kube.close()
+
+
+def test_proxy_fallback_setting() -> None:
+    from kuberay.controllers.dashboard.setup import parse_bool
+
+    name = "KUBERAY_DASHBOARD_PROXY_FALLBACK"
+    assert parse_bool(name, None, True) is True and parse_bool(name, " ", True) is True
+    assert parse_bool(name, "False", True) is False and parse_bool(name, "0", True) is False
+    assert parse_bool(name, "TRUE", False) is True
+    with pytest.raises(ValueError, match="KUBERAY_DASHBOARD_PROXY_FALLBACK: 'maybe'"):
+        parse_bool(name, "maybe", True)
+
+
 async def test_allowed_networks_from_env() -> None:
     kube = FakeKube([service(), endpoint_slice("10.244.0.5")])
     env = {ALLOWED_NETWORKS_ENV: "192.168.0.0/16, 10.244.0.0/16"}
