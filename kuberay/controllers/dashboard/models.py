@@ -168,10 +168,13 @@ class ServeApplicationStatus:
 @attrs.frozen
 class ServeDetails:
     """``GET /api/serve/applications/?api_type=declarative``: applications by name (the
-    unnamed application appears under ``""`` or ``"default"`` as Ray reports it)."""
+    unnamed application appears under ``""`` or ``"default"`` as Ray reports it), and (beyond
+    KubeRay's struct) the instance's ``target_capacity`` in percent (None when unset, i.e.
+    full capacity, or not a number; never an error, since KubeRay ignores the field)."""
 
     applications: Mapping[str, ServeApplicationStatus]
     deploy_mode: str = ""
+    target_capacity: float | None = None
 
     @property
     def all_running(self) -> bool:
@@ -189,4 +192,13 @@ class ServeDetails:
             str(k): ServeApplicationStatus.from_json(v)
             for k, v in _object(raw if raw is not None else {}, "applications").items()
         }
-        return cls(applications=apps, deploy_mode=_str(obj, "deploy_mode"))
+        capacity = obj.get("target_capacity")
+        return cls(
+            applications=apps,
+            deploy_mode=_str(obj, "deploy_mode"),
+            target_capacity=(
+                float(capacity)
+                if isinstance(capacity, int | float) and not isinstance(capacity, bool)
+                else None
+            ),
+        )

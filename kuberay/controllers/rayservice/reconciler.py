@@ -43,6 +43,11 @@ from kuberay.controllers.common.rayservice import (
 from kuberay.controllers.common.service import ServiceBuildError
 from kuberay.controllers.features import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.controllers.rayservice import status as S
+from kuberay.controllers.rayservice.abandon import (
+    abandon_if_overdue,
+    explain_abandoning,
+    retire_pending,
+)
 from kuberay.controllers.rayservice.children import ChildReconciler, new_cluster_name
 from kuberay.controllers.rayservice.context import (
     RAY_API_VERSION,
@@ -68,13 +73,7 @@ from kuberay.controllers.rayservice.serve import (
 )
 from kuberay.controllers.rayservice.suspend import handle_suspend, suspend_operative
 from kuberay.controllers.rayservice.traffic import Routing, TrafficReconciler, gateway_api_missing
-from kuberay.controllers.rayservice.upgrade import (
-    UPGRADE_TIMEOUT_REASON,
-    abandon_message,
-    abandoned_hash,
-    explain_upgrade,
-    upgrade_overdue,
-)
+from kuberay.controllers.rayservice.upgrade import abandoned_hash, explain_upgrade
 from kuberay.kube import ApiError
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
 from kuberay.reconcile.written import WrittenObjects
@@ -330,6 +329,9 @@ class RayServiceReconciler:
                 routing.confirmed,
                 now_dt,
             )
+        retired = routing is not None and routing.retire
+        if retired:
+            pending_status = retire_pending(rs)
         pending_serving = False
         promoted = False
         if head_svc is not None and serve_svc is not None:
@@ -344,6 +346,7 @@ class RayServiceReconciler:
                 and pending is not None
                 and S.is_true(rs, S.UPGRADE_IN_PROGRESS)
                 and not S.is_true(rs, S.ROLLBACK_IN_PROGRESS)
+                and not routing.abandoning
                 and upgrade_complete(share_of(active_status), share_of(pending_status))
             ):
                 promote = True  # KubeRay: traffic all moved and the old capacity at 0
@@ -384,9 +387,9 @@ class RayServiceReconciler:
         status["activeServiceStatus"] = _prune(active_status)
         status["pendingServiceStatus"] = _prune(pending_status)
         cur_active = active if not promoted else pending
-        cur_pending = None if promoted or rolled_back else pending
+        cur_pending = None if promoted or rolled_back or retired else pending
         abandoned = abandoned_hash(rs)
-        if abandoned is not None and abandoned != goal_cluster_hash(rs):
+        if abandoned not in (None, goal_cluster_hash(rs)) and not status["pendingServiceStatus"]:
             S.conditions_of(rs)[:] = [
                 c for c in S.conditions_of(rs) if c.get("type") != S.UPGRADE_ABANDONED
             ]
@@ -405,7 +408,7 @@ class RayServiceReconciler:
         if routing is not None:
             # KubeRay: the per-cluster Services of the active and the pending cluster
             names = [serve_service_name(active["metadata"]["name"]) if active else service_name]
-            if pending is not None and not rolled_back:
+            if pending is not None and not rolled_back and not retired:
                 names.append(serve_service_name(pending["metadata"]["name"]))
         status["numServeEndpoints"] = sum(
             S.count_serve_endpoints(self.children.serve_endpoint_slices(rs, n)) for n in names
@@ -417,9 +420,22 @@ class RayServiceReconciler:
                 event = S.mark_initializing_timeout(rs, spent, now)
                 self.ctx.event(rs, WARNING, "RayServiceInitializingTimeout", event, "Reconcile")
         extra = routing.problem if routing is not None else None
-        if cur_pending is not None:
+        if cur_pending is not None and routing is not None and routing.abandoning:
+            explain_abandoning(rs, extra, now)
+        elif cur_pending is not None:
             explain_upgrade(rs, self._problem(cur_pending, pending_serve, pending_pod), extra, now)
-        self._check_upgrade_deadline(rs, cur_pending, pending_serve, pending_pod, now_dt, extra)
+        overdue = abandon_if_overdue(
+            rs,
+            now_dt,
+            problem=(self._problem(cur_pending, pending_serve, pending_pod) or extra)
+            if cur_pending is not None
+            else "it was never created",
+            sending=routing.plan.send_active if routing and routing.plan else None,
+            reported=routing.reported if routing is not None else None,
+            pending_exists=cur_pending is not None and routing is not None,
+        )
+        if overdue is not None:
+            self.ctx.event(rs, WARNING, "RayServiceUpgradeTimeout", overdue, "Reconcile")
         if S.is_true(rs, S.READY):
             status["serviceStatus"] = S.RUNNING
         else:
@@ -506,38 +522,6 @@ class RayServiceReconciler:
         if serve.ready:
             return None
         return serve.problem
-
-    def _check_upgrade_deadline(
-        self,
-        rs: Obj,
-        pending: Obj | None,
-        pending_serve: ServeResult,
-        pending_pod: Obj | None,
-        now_dt: Any,
-        routing_problem: str | None,
-    ) -> None:
-        spent = upgrade_overdue(rs, now_dt)
-        pending_name = S.cluster_name(rs, "pendingServiceStatus")
-        if spent is None or not pending_name or not S.cluster_name(rs, "activeServiceStatus"):
-            return
-        now = rfc3339(now_dt)
-        problem = (
-            (self._problem(pending, pending_serve, pending_pod) or routing_problem)
-            if pending is not None
-            else "it was never created"
-        )
-        message = abandon_message(pending_name, spent, goal_cluster_hash(rs), problem)
-        rs["status"]["pendingServiceStatus"] = {}
-        S.set_cond(rs, S.UPGRADE_ABANDONED, True, UPGRADE_TIMEOUT_REASON, message, now)
-        S.set_cond(
-            rs,
-            S.UPGRADE_IN_PROGRESS,
-            False,
-            S.NO_PENDING_CLUSTER,
-            "Active Ray cluster exists and no pending Ray cluster",
-            now,
-        )
-        self.ctx.event(rs, WARNING, "RayServiceUpgradeTimeout", message, "Reconcile")
 
     # ----- writes -------------------------------------------------------------------------
     async def write_status(self, rs: Obj, original: Obj) -> bool:

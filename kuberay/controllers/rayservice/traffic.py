@@ -17,6 +17,9 @@
   generation (beyond KubeRay; a lowered capacity also waits ``ROUTE_SETTLE_SECONDS`` after
   that cluster's weight changed); a value counts in the status only once Serve accepted
   it (:attr:`Routing.confirmed`). A value is sent once per change of the wanted value.
+* An abandoned upgrade (``ray.io/upgrade-timeout``) whose pending cluster is still named runs
+  ``abandon.plan_abandon`` instead of the stepping plan: weights held until the active
+  cluster's Serve reports ``target_capacity`` 100, then 100/0, then the pending cluster retired.
 """
 
 from __future__ import annotations
@@ -47,6 +50,14 @@ from kuberay.controllers.common.service import build_serve_service_for_ray_servi
 from kuberay.controllers.dashboard import DashboardClient
 from kuberay.controllers.dashboard.target import DashboardTarget
 from kuberay.controllers.rayservice import status as S
+from kuberay.controllers.rayservice.abandon import (
+    AbandonWorld,
+    ReportedCapacity,
+    abandoning,
+    keep_pending_on_abandon,
+    plan_abandon,
+    reported_capacity,
+)
 from kuberay.controllers.rayservice.context import FIELD_MANAGER, Ctx, Obj, ObjectKey, owner_key
 from kuberay.controllers.rayservice.gateway import Action, apply_gateway, apply_http_route
 from kuberay.controllers.rayservice.incremental import step_options
@@ -97,13 +108,18 @@ async def gateway_api_missing(ctx: Ctx) -> str | None:
 class Routing:
     """What the pass did with traffic: the HTTPRoute weights written (None: no route), the
     plan (None without both clusters), whether Gateway and HTTPRoute are ready and if not
-    why, and the capacities Serve accepted this pass by role."""
+    why, the capacities Serve accepted this pass by role, (``abandon``) whether an
+    abandoned upgrade is restoring the active cluster and whether its pending cluster is
+    dropped this pass, and what the active cluster's Serve reported of its capacity."""
 
     weights: tuple[int, int] | None = None
     plan: IncrementalPlan | None = None
     ready: bool = False
     problem: str | None = None
     confirmed: dict[str, int] = attrs.field(factory=dict)
+    abandoning: bool = False
+    retire: bool = False
+    reported: ReportedCapacity | None = None
 
 
 @attrs.define
@@ -193,6 +209,9 @@ class TrafficReconciler:
         routing = Routing()
         if active is None:
             return routing
+        active_read = serve.get(active["metadata"]["name"])
+        routing.reported = reported_capacity(active_read.details if active_read else None)
+        reported = routing.reported
         status = rs["status"]
         active_share = share_of(as_map(status.get("activeServiceStatus")))
         pending_share = share_of(as_map(status.get("pendingServiceStatus")))
@@ -201,6 +220,8 @@ class TrafficReconciler:
         live_route = await self._read("HTTPRoute", http_route_name(rs["metadata"]["name"]), rs)
         if pending is None or options is None:
             routing.weights = (100, 0)
+        elif abandoning(rs):
+            return await self._abandon(rs, gateway, live_route, active, pending, serve, reported)
         else:
             routing.ready = is_gateway_ready(gateway) and is_http_route_ready(live_route, gateway)
             routing.plan = plan_incremental_step(
@@ -220,8 +241,9 @@ class TrafficReconciler:
         route = build_http_route(rs, gateway, active, pending, *routing.weights)
         live = await self._apply(rs, route, apply_http_route, "HTTPRoute", live_route)
         if pending is None or routing.plan is None:
-            if active_share.capacity not in (None, 100) and is_gateway_ready(gateway):
-                # Beyond KubeRay: an abandoned upgrade left the active cluster scaled down.
+            if keep_pending_on_abandon(active_share, None, reported) and is_gateway_ready(gateway):
+                # Beyond KubeRay: the active cluster was left scaled down (an abandoned
+                # upgrade; a lower capacity that reached Serve after the abandon).
                 self._send(rs, active, 100, "active", routing, serve)
             return routing
         routing.ready = is_gateway_ready(gateway) and is_http_route_ready(live, gateway)
@@ -239,6 +261,56 @@ class TrafficReconciler:
             self._send(rs, active, routing.plan.send_active, "active", routing, serve)
         if routing.plan.send_pending is not None:
             self._send(rs, pending, routing.plan.send_pending, "pending", routing, serve)
+        return routing
+
+    async def _abandon(
+        self,
+        rs: Obj,
+        gateway: Obj,
+        live_route: Obj | None,
+        active: Obj,
+        pending: Obj,
+        serve: Mapping[str, ServeResult],
+        reported: ReportedCapacity | None,
+    ) -> Routing:
+        """A pass of an abandoned upgrade (``abandon.plan_abandon``): the HTTPRoute held or
+        moved back, ``target_capacity`` 100 sent to the active cluster, or the pending
+        cluster retired."""
+        status = rs["status"]
+        ready = is_gateway_ready(gateway) and is_http_route_ready(live_route, gateway)
+        plan = plan_abandon(
+            AbandonWorld(
+                active=share_of(as_map(status.get("activeServiceStatus"))),
+                pending=share_of(as_map(status.get("pendingServiceStatus"))),
+                reported=reported,
+                route_observed=not ready or is_http_route_current(live_route, gateway),
+                now=self.ctx.now(),
+                active_name=active["metadata"]["name"],
+            )
+        )
+        routing = Routing(
+            weights=plan.weights,
+            plan=plan.as_incremental(),
+            ready=ready,
+            problem=plan.waiting,
+            abandoning=True,
+            retire=plan.retire,
+            reported=reported,
+        )
+        route = build_http_route(rs, gateway, active, pending, *plan.weights)
+        await self._apply(rs, route, apply_http_route, "HTTPRoute", live_route)
+        if plan.send_active is not None:
+            self._send(rs, active, plan.send_active, "active", routing, serve)
+        meta = rs["metadata"]
+        log.debug(
+            "abandoned upgrade pass",
+            namespace=meta["namespace"],
+            name=meta["name"],
+            weights=plan.weights,
+            send_active=plan.send_active,
+            retire=plan.retire,
+            waiting=plan.waiting,
+        )
         return routing
 
     # ----- target_capacity ----------------------------------------------------------------

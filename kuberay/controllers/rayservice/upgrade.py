@@ -9,7 +9,9 @@ from the status (it is then deleted as any dangling cluster, after
 ``RayServiceUpgradeTimeout`` is recorded and condition ``UpgradeAbandoned=True`` (reason
 ``UpgradeTimeout``) names the abandoned ``rayClusterConfig`` hash. That spec is not tried
 again (no new pending cluster, and its Serve config is not sent to the old cluster) until
-``rayClusterConfig`` changes, which removes the condition and starts a new upgrade.
+``rayClusterConfig`` changes, which removes the condition and starts a new upgrade. An
+incremental upgrade that lowered the active cluster's ``target_capacity`` keeps its pending
+cluster (and its share of traffic) until that capacity is restored: see ``abandon``.
 """
 
 from __future__ import annotations
