@@ -19,6 +19,10 @@ only in memory; an operator restarted mid-abandon resumes where it was):
    application ``RUNNING`` and no deployment ``UPSCALING``/``UPDATING``. The reported value is
    itself the proof of freshness: an answer describing the config from before the restore
    reports the lowered capacity, however late it arrives.
+   The wait is bounded: once ``UpgradeAbandoned`` has stood :data:`RESTORE_BOUND_SECONDS`
+   (its ``lastTransitionTime``, so a restart does not reset it) without Serve confirming, the
+   traffic moves back anyway -- a Serve that never answers must not keep a broken pending
+   cluster in the route for good -- and the waiting message says so.
 3. *Route back*: then the weights go to 100/0 in one write (the capacity is there).
 4. *Retire*: once the status records 100/0 from an earlier pass and the gateway has observed
    the HTTPRoute's generation (or the route is not served by a ready gateway), the pending
@@ -72,6 +76,9 @@ FULL: Final = 100
 #: Deployment statuses of a Serve instance still moving towards its target (Ray
 #: ``DeploymentStatus``): replicas are being added or replaced.
 SCALING: Final = frozenset({"UPSCALING", "UPDATING"})
+#: How long phase 2 waits for Serve to confirm the restored capacity before the traffic moves
+#: back regardless (seconds since ``UpgradeAbandoned`` turned True).
+RESTORE_BOUND_SECONDS: Final = 300.0
 
 
 @dataclass(frozen=True)
@@ -129,7 +136,7 @@ class AbandonWorld:
     """What one pass of an abandon sees: both clusters' shares (from status), what the
     active cluster's Serve reported this pass (None: no answer), whether the gateway has
     observed the HTTPRoute as last written (True too when no ready gateway serves it), the
-    time, and the active cluster's name (for the words)."""
+    time, the active cluster's name (for the words) and when the abandon began."""
 
     active: ClusterShare
     pending: ClusterShare
@@ -137,6 +144,8 @@ class AbandonWorld:
     route_observed: bool
     now: datetime
     active_name: str = ""
+    #: when ``UpgradeAbandoned`` turned True (None: unknown, no bound applies)
+    abandoned_since: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -163,12 +172,17 @@ def plan_abandon(world: AbandonWorld) -> AbandonPlan:
     """The decision for one pass of phases 2-4 (see the module docstring). Unset traffic
     counts as 100 (active) / 0 (pending). Weights never move towards the active cluster
     before :func:`capacity_restored`; ``lastTrafficMigratedTime`` is stamped where a weight
-    changes."""
+    changes. Past :data:`RESTORE_BOUND_SECONDS` the weights move back even unconfirmed
+    (``target_capacity`` 100 is still sent while Serve reports less)."""
     a = FULL if world.active.traffic is None else world.active.traffic
     p = 0 if world.pending.traffic is None else world.pending.traffic
     name = f"RayCluster {world.active_name}" if world.active_name else "the active RayCluster"
     reported = world.reported
-    if not capacity_restored(reported):
+    overdue = (
+        world.abandoned_since is not None
+        and (world.now - world.abandoned_since).total_seconds() >= RESTORE_BOUND_SECONDS
+    )
+    if not capacity_restored(reported) and not overdue:
         held_active = ClusterShare(a, world.active.capacity, world.active.last_migrated)
         held_pending = ClusterShare(p, world.pending.capacity, world.pending.last_migrated)
         if reported is None:
@@ -184,13 +198,22 @@ def plan_abandon(world: AbandonWorld) -> AbandonPlan:
             waiting = f"waiting for Serve on {name} to scale up to target_capacity 100"
         return AbandonPlan((a, p), held_active, held_pending, send, False, waiting)
     moved = (a, p) != (FULL, 0)
+    unconfirmed = not capacity_restored(reported)
+    send_full = (
+        FULL if unconfirmed and (reported is None or not _full(reported.target_capacity)) else None
+    )
     active = ClusterShare(FULL, FULL, world.now if a != FULL else world.active.last_migrated)
     pending = ClusterShare(
         0, world.pending.capacity, world.now if p != 0 else world.pending.last_migrated
     )
     retire = not moved and world.route_observed
     routed = None if retire else f"waiting for the gateway to route all traffic to {name}"
-    return AbandonPlan((FULL, 0), active, pending, None, retire, routed)
+    if unconfirmed and routed is not None:
+        routed += (
+            f" (Serve did not confirm target_capacity 100 within {RESTORE_BOUND_SECONDS:g}s "
+            "of the abandon; traffic moved back anyway)"
+        )
+    return AbandonPlan((FULL, 0), active, pending, send_full, retire, routed)
 
 
 def explain_abandoning(rs: Obj, waiting: str | None, now: str) -> None:

@@ -286,6 +286,9 @@ class TrafficReconciler:
                 route_observed=not ready or is_http_route_current(live_route, gateway),
                 now=self.ctx.now(),
                 active_name=active["metadata"]["name"],
+                abandoned_since=S.parse_time(
+                    (S.find(rs, S.UPGRADE_ABANDONED) or {}).get("lastTransitionTime")
+                ),
             )
         )
         routing = Routing(

@@ -16,6 +16,7 @@ from kuberay.controllers.common.rayservice import goal_cluster_hash
 from kuberay.controllers.dashboard import ServeDetails
 from kuberay.controllers.rayservice import status as S
 from kuberay.controllers.rayservice.abandon import (
+    RESTORE_BOUND_SECONDS,
     AbandonWorld,
     ReportedCapacity,
     abandon_if_overdue,
@@ -234,6 +235,34 @@ def test_the_pending_cluster_is_retired_once_the_gateway_observed_the_route_back
     assert plan.retire and plan.waiting is None
     assert plan.weights == (100, 0)
     assert plan.active.last_migrated == EARLIER  # no weight changed
+
+
+@pytest.mark.parametrize(
+    ("reported", "send"),
+    [(None, 100), (ReportedCapacity(50, True), 100), (ReportedCapacity(100, False), None)],
+)
+def test_the_restore_wait_is_bounded(reported: ReportedCapacity | None, send: int | None) -> None:
+    """A Serve that never confirms holds the traffic only RESTORE_BOUND_SECONDS from the
+    abandon (the condition's time, which survives a restart); then it moves back anyway,
+    100 still sent while Serve reports less."""
+    bound = dt.timedelta(seconds=RESTORE_BOUND_SECONDS)
+    held = plan_abandon(_world(reported=reported, abandoned_since=T0 - bound / 2))
+    assert held.weights == (50, 50) and held.send_active == send
+    plan = plan_abandon(_world(reported=reported, abandoned_since=T0 - bound))
+    assert plan.weights == (100, 0) and plan.send_active == send
+    assert plan.active == ClusterShare(100, 100, T0)
+    assert plan.waiting is not None and "traffic moved back anyway" in plan.waiting
+    assert not plan.retire
+    # moved back and seen by the gateway: retired, bound or not
+    after = plan_abandon(
+        _world(
+            active=ClusterShare(100, 100, T0),
+            pending=ClusterShare(0, 100, T0),
+            reported=reported,
+            abandoned_since=T0 - bound,
+        )
+    )
+    assert after.retire and after.waiting is None
 
 
 def test_as_incremental_is_recorded_without_promotion_or_rollback() -> None:
