@@ -32,9 +32,10 @@ binaries-all: deps
 node-deps:
 	$(PY) hack/node_deps.py
 
-# container images built here (pause, Ray, the operator) into ~/.cache/kuberay/images
+# container images built here (pause, Ray, the operator, the history server's collector) into
+# ~/.cache/kuberay/images
 images: deps node-deps binaries-all
-	$(BIN)/python hack/images.py pause ray ray-new operator
+	$(BIN)/python hack/images.py pause ray ray-new operator collector
 
 # helm v4 from the Go module proxy, for the chart tests
 helm: deps
