@@ -635,7 +635,7 @@ class ControlPlane:
         main_thread = threading.current_thread() is threading.main_thread()
         store = _load_object_store().ObjectStoreServer(
             self.dir,
-            REAL_NODE_IP if self.real_node is not None else "127.0.0.1",
+            object_store_host(real_node=self.real_node is not None),
             start_timeout=self.start_timeout,
             preexec_fn=_die_with_parent if main_thread and _PRCTL is not None else None,
         )
@@ -1294,6 +1294,12 @@ def cmd_up(
             pid_file.unlink(missing_ok=True)
         for sig, handler in old.items():
             signal.signal(sig, handler)
+
+
+def object_store_host(*, real_node: bool) -> str:
+    """Where the history server's store listens: the real node's bridge address (its pods'
+    gateway, also reachable from this machine) when there is one, else 127.0.0.1."""
+    return REAL_NODE_IP if real_node else "127.0.0.1"
 
 
 def print_object_store(cp: ControlPlane, prog: str) -> None:
