@@ -10,7 +10,9 @@ then holds, in KubeRay's layout (``kuberay/historyserver/layout.py``):
 
 * the head's ``cluster-metadata/raycluster/<ns>_<name>/<session>`` marker and the
   ``fetched_endpoints/restful__api__v0__cluster_metadata`` snapshot while the cluster runs;
-* the session's ``<node>/logs/...`` once the RayCluster is deleted (the collector's flush).
+* the head's ``<node>/logs/...`` (``raylet.out`` among them), put while the cluster runs
+  (our collector scans every 10 s; KubeRay v1.7's puts them only at shutdown), still there
+  after the RayCluster is deleted.
 
 Needs root and the images ``make images`` builds (the collector among the node's imports).
 """
@@ -27,8 +29,8 @@ import pytest
 from kuberay.historyserver.layout import ClusterRef, Layout
 from kuberay.historyserver.storage import ObjectStore
 from kuberay.historyserver.storage.config import open_store, storage_settings
-from kuberay.kube import Client, NotFound
-from tests.e2e.harness import TIMINGS
+from kuberay.kube import Client
+from tests.e2e.harness import TIMINGS, cluster_pods
 from tests.e2e.realcluster import (
     RealCluster,
     RealIdentity,
@@ -174,27 +176,31 @@ async def test_collector_sidecar_uploads_to_the_local_store(
 
         await wait_for("the cluster_metadata snapshot", fetched, 120, explain)
 
-        await real_admin.delete("ray.io/v1", "RayCluster", name, rns)
-        gone = time.monotonic()
         session_prefix = layout.session_prefix(session) + "/"
 
         async def logs() -> list[str]:
             return [k for k in await _keys(store, session_prefix) if "/logs/" in k]
 
-        uploaded = await wait_for("the session's logs after deletion", logs, 180, explain)
-        TIMINGS.setdefault("history: RayCluster deleted -> logs uploaded", []).append(
-            time.monotonic() - gone
+        # our collector puts the live session's logs every scan (KubeRay v1.7 only at shutdown)
+        uploaded = await wait_for("the head's logs", logs, 180, explain)
+        TIMINGS.setdefault("history: RayCluster created -> logs uploaded", []).append(
+            time.monotonic() - began
         )
         node_dirs = {k[len(session_prefix) :].split("/", 1)[0] for k in uploaded}
         assert len(node_dirs) == 1, node_dirs  # the head's node ID (hex)
         assert all(len(n) == 56 and int(n, 16) >= 0 for n in node_dirs), node_dirs
-        assert any(k.endswith("/logs/raylet.out") for k in uploaded), uploaded[:20]
+
+        async def raylet_log() -> bool:
+            return any(k.endswith("/logs/raylet.out") for k in await logs())
+
+        await wait_for("the head's logs/raylet.out", raylet_log, 120, explain)
+
+        # deletion: the sidecar's flush on SIGTERM; what is stored stays
+        await real_admin.delete("ray.io/v1", "RayCluster", name, rns)
 
         async def pods_gone() -> bool:
-            try:
-                await real_admin.get("ray.io/v1", "RayCluster", name, rns)
-            except NotFound:
-                return True
-            return False
+            return not await cluster_pods(real_admin, rns, name, include_terminating=True)
 
-        await wait_for("the RayCluster gone", pods_gone, 120, explain)
+        await wait_for("the head pod gone", pods_gone, 120, explain)
+        assert set(uploaded) <= set(await logs())
+        assert await store.exists(markers[0])
