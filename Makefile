@@ -9,8 +9,12 @@ PYTEST_ARGS ?=
 # REAL_NODES_ONLY=1: the real node alone (every pod really runs)
 REAL_NODES ?= 0
 REAL_NODES_ONLY ?= 0
+# `make run HISTORY_SERVER=1`: also a local S3 store for the history server's collector
+# (settings in $(RUN_DIR)/object-store.env) and the operator's RayClusterHistoryServer gate
+HISTORY_SERVER ?= 0
 RUN_FLAGS := $(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
-	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only)
+	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only) \
+	$(if $(filter-out 0,$(HISTORY_SERVER)),--history-server)
 
 .PHONY: helm kueue cert-manager scheduler-plugins traefik e2e-gateway storage-servers go-components-background third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
 
@@ -32,9 +36,10 @@ binaries-all: deps
 node-deps:
 	$(PY) hack/node_deps.py
 
-# container images built here (pause, Ray, the operator) into ~/.cache/kuberay/images
+# container images built here (pause, Ray, the operator, the history server's collector) into
+# ~/.cache/kuberay/images
 images: deps node-deps binaries-all
-	$(BIN)/python hack/images.py pause ray ray-new operator
+	$(BIN)/python hack/images.py pause ray ray-new operator collector
 
 # helm v4 from the Go module proxy, for the chart tests
 helm: deps

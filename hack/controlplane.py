@@ -11,8 +11,12 @@ service-account and endpoint controllers, ...), kube-scheduler, and kwok managin
 fake nodes (``kwok-node-0..3``), whose stages (``hack/kwok/*.yaml``) make scheduled pods
 Running and Ready, complete the pods of Jobs and finish graceful deletions.
 
+``history_server=True`` (``up --history-server``) adds a local S3-compatible object store for
+the history server's collector (``hack/object_store.py``: moto on 127.0.0.1, or on the real
+node's bridge address when there is a real node) and writes ``DIR/object-store.env``.
+
 Usage:
-  python hack/controlplane.py up --dir DIR [--full] [--timeout SECONDS]
+  python hack/controlplane.py up --dir DIR [--full] [--timeout SECONDS] [--history-server]
   python hack/controlplane.py down --dir DIR
 
 ``up`` runs in the foreground, writes DIR/kubeconfig once everything is ready (in full
@@ -103,6 +107,19 @@ def _load_build() -> ModuleType:
 
 
 _build = _load_build()
+
+
+def _load_object_store() -> ModuleType:
+    """Import hack/object_store.py by path (only when a history server store is asked for)."""
+    name = "kuberay_hack_object_store"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, HACK / "object_store.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _load_realnode() -> ModuleType:
@@ -441,6 +458,10 @@ class ControlPlane:
     Full mode helpers: ``api()`` (admin REST call), ``unready_nodes()``,
     ``component_kubeconfig(name)``. ``extra_args`` maps a component name (e.g.
     ``kube-scheduler``) to flags appended to its command line, such as feature gates.
+    ``history_server=True``: after everything else, a local S3 store (``hack/object_store.py``)
+    on 127.0.0.1, or on the real node's bridge address with a real node; ``object_store`` is
+    its ``ObjectStoreServer`` (``.info.env_file`` = ``dir/object-store.env``), stopped after
+    the real node (whose pods' collectors flush to it on their way out).
     """
 
     def __init__(
@@ -457,6 +478,7 @@ class ControlPlane:
         real_nodes: int = 0,
         real_nodes_only: bool = False,
         extra_clients: Mapping[str, tuple[str, tuple[str, ...]]] | None = None,
+        history_server: bool = False,
     ) -> None:
         if real_nodes_only:
             fake_nodes = 0
@@ -470,6 +492,8 @@ class ControlPlane:
         self.real_nodes = real_nodes
         self.real_nodes_only = bool(real_nodes and real_nodes_only)
         self.real_node: Any = None  # realnode.RealNode once started
+        self.history_server = history_server
+        self.object_store: Any = None  # object_store.ObjectStoreServer once started
         self.node_names: list[str] = (
             [f"{FAKE_NODE_PREFIX}{i}" for i in range(fake_nodes)] if full else []
         )
@@ -575,6 +599,8 @@ class ControlPlane:
                     )
                     self.real_node.start()
                     self.startup_seconds["real-node"] = time.monotonic() - t0
+                if self.history_server:
+                    self._start_object_store()
                 self._write_kubeconfig(self.kubeconfig, self.certs.admin_cert, self.certs.admin_key)
                 self.start_seconds = time.monotonic() - began
             except BaseException:
@@ -588,6 +614,9 @@ class ControlPlane:
             if self.real_node is not None:
                 self.real_node.stop()
                 self.real_node = None
+            if self.object_store is not None:
+                self.object_store.stop()
+                self.object_store = None
             for spec in reversed(self.components):
                 self._stop_component(spec.name)
             for name in list(self._procs):  # anything not in the spec list
@@ -598,6 +627,21 @@ class ControlPlane:
             shutil.rmtree(self.etcd_data_dir, ignore_errors=True)
             if self._own_dir:
                 shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _start_object_store(self) -> None:
+        """The history server's S3 store: on the real node's bridge address when there is a
+        real node (its pods reach that, and so does this machine), else on 127.0.0.1."""
+        t0 = time.monotonic()
+        main_thread = threading.current_thread() is threading.main_thread()
+        store = _load_object_store().ObjectStoreServer(
+            self.dir,
+            object_store_host(real_node=self.real_node is not None),
+            start_timeout=self.start_timeout,
+            preexec_fn=_die_with_parent if main_thread and _PRCTL is not None else None,
+        )
+        self.object_store = store
+        store.start()
+        self.startup_seconds["object-store"] = time.monotonic() - t0
 
     def restart_apiserver(self) -> float:
         """Stop and start kube-apiserver on the same port and etcd; return seconds to ready.
@@ -1199,7 +1243,12 @@ def _read_pid(pid_file: Path) -> int | None:
 
 
 def cmd_up(
-    workdir: Path, full: bool, timeout: float, real_nodes: int = 0, real_nodes_only: bool = False
+    workdir: Path,
+    full: bool,
+    timeout: float,
+    real_nodes: int = 0,
+    real_nodes_only: bool = False,
+    history_server: bool = False,
 ) -> int:
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -1218,6 +1267,7 @@ def cmd_up(
             start_timeout=timeout,
             real_nodes=real_nodes,
             real_nodes_only=real_nodes_only,
+            history_server=history_server,
         )
         cp.start()
         timings = ", ".join(f"{k} {v:.1f}s" for k, v in cp.startup_seconds.items())
@@ -1225,6 +1275,7 @@ def cmd_up(
         if cp.real_node is not None:
             node = ", ".join(f"{k} {v:.1f}s" for k, v in cp.real_node.timings.items())
             print(f"controlplane: real node {cp.real_node.name} ({node})", file=sys.stderr)
+        print_object_store(cp, "controlplane")
         print(f"export KUBECONFIG={cp.kubeconfig}", flush=True)
         while True:
             signal.pause()
@@ -1243,6 +1294,25 @@ def cmd_up(
             pid_file.unlink(missing_ok=True)
         for sig, handler in old.items():
             signal.signal(sig, handler)
+
+
+def object_store_host(*, real_node: bool) -> str:
+    """Where the history server's store listens: the real node's bridge address (its pods'
+    gateway, also reachable from this machine) when there is one, else 127.0.0.1."""
+    return REAL_NODE_IP if real_node else "127.0.0.1"
+
+
+def print_object_store(cp: ControlPlane, prog: str) -> None:
+    """Tell where the history server's store listens and where its env file is (stderr)."""
+    store = cp.object_store
+    if store is None or store.info is None:
+        return
+    print(
+        f"{prog}: history server object store (S3, bucket {store.info.bucket}) at "
+        f"{store.info.endpoint}; collector env in {store.info.env_file}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def cmd_down(workdir: Path, timeout: float) -> int:
@@ -1286,12 +1356,25 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="no kwok fake nodes; the real node is untainted, so every pod lands there",
     )
+    up.add_argument(
+        "--history-server",
+        action="store_true",
+        help="also a local S3 store (moto) for the history server's collector, bucket "
+        "ray-historyserver; its settings in DIR/object-store.env",
+    )
     down = sub.add_parser("down", help="stop a running `up` for --dir")
     down.add_argument("--dir", type=Path, required=True)
     down.add_argument("--timeout", type=float, default=30.0)
     args = parser.parse_args(argv)
     if args.cmd == "up":
-        return cmd_up(args.dir, args.full, args.timeout, args.real_nodes, args.real_nodes_only)
+        return cmd_up(
+            args.dir,
+            args.full,
+            args.timeout,
+            args.real_nodes,
+            args.real_nodes_only,
+            args.history_server,
+        )
     return cmd_down(args.dir, args.timeout)
 
 

@@ -9,16 +9,21 @@
   the one Ray version stands in for all of them.
 * ``operator``: the ray image's layer + a second layer with a venv ``/opt/kuberay`` holding
   this package; tagged as the Helm chart's default image.
+* ``collector``: the history server's collector sidecar: Debian bookworm minbase (no Ray) + a
+  venv ``/opt/kuberay`` holding this package with its ``history`` extra (every storage client),
+  user 1000, entrypoint ``kuberay-history-collector``; tagged as every tag in
+  ``COLLECTOR_TAGS`` (what KubeRay's samples name: ``quay.io/kuberay/collector:nightly``).
 
 Archives are cached under ``$KUBERAY_IMAGE_CACHE`` (default ``~/.cache/kuberay/images``) and
-rebuilt only when missing (the operator image when this package's sources changed).
+rebuilt only when missing (the operator image when this package's sources changed, the
+collector image when the sources it installs changed: ``collector_files()``).
 ``hack/images/Dockerfile`` states the same images for users with Docker and a registry.
 Root only (debootstrap, chroot).
 
 * ``ray-new``: the same with ``ray[default,serve]==RAY_NEW_VERSION``, tagged only as that version
   (for what 2.52.0's autoscaler lacks, e.g. worker-group priority in autoscaler v2).
 
-Usage: python hack/images.py [pause] [ray] [ray-new] [operator]   (default: all)
+Usage: python hack/images.py [pause] [ray] [ray-new] [operator] [collector]   (default: all)
 """
 
 from __future__ import annotations
@@ -50,6 +55,13 @@ RAY_TAGS = tuple(
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 COREDNS_IMAGE = "docker.io/kuberay-local/coredns:v1.14.7"
 OPERATOR_IMAGE = "docker.io/kuberay-python/operator:latest"  # manifests/helm values.yaml
+# the collector stands in for KubeRay's release and nightly images (samples name :nightly)
+COLLECTOR_TAGS = ("quay.io/kuberay/collector:v1.7.0", "quay.io/kuberay/collector:nightly")
+COLLECTOR_VENV = "/opt/kuberay"
+COLLECTOR_USER = "kuberay"  # uid/gid 1000, like the ray user: both write the shared /tmp/ray
+COLLECTOR_HOME = "/home/kuberay"
+COLLECTOR_EXTRA = "history"
+COLLECTOR_ENTRYPOINT = "kuberay-history-collector"
 DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 ROOTFS_PACKAGES = "python3,python3-venv,bash,wget,ca-certificates,procps,iproute2"
@@ -61,6 +73,7 @@ RECIPE_VERSION = "1"  # bump when the image contents change
 RAY_RECIPE_VERSION = "3"
 RAY_PINS = ("protobuf<7",)
 RAY_EXTRAS = "default,serve"
+COLLECTOR_RECIPE_VERSION = "1"  # bump when the collector image's recipe changes
 PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -80,6 +93,8 @@ def archive_path(name: str) -> Path:
         return cache_dir() / f"ray-{RAY_NEW_VERSION}-{RAY_RECIPE_VERSION}.tar"
     if name == "operator":
         return cache_dir() / f"operator-{_package_digest()[:12]}.tar"
+    if name == "collector":
+        return cache_dir() / f"collector-{collector_digest()[:12]}.tar"
     raise ValueError(name)
 
 
@@ -202,18 +217,19 @@ def _chroot(rootfs: Path, *cmd: str, env: dict[str, str] | None = None) -> None:
     _run("chroot", str(rootfs), *cmd, env={**base, **(env or {})})
 
 
-def _add_user(rootfs: Path) -> None:
+def _add_user(rootfs: Path, name: str = "ray", home: str = RAY_HOME) -> None:
+    """User and group ``name`` with uid/gid 1000 and home ``home`` in the rootfs's /etc."""
     etc = rootfs / "etc"
     with (etc / "passwd").open("a") as f:
-        f.write(f"ray:x:1000:1000::{RAY_HOME}:/bin/bash\n")
+        f.write(f"{name}:x:1000:1000::{home}:/bin/bash\n")
     with (etc / "group").open("a") as f:
         f.write(
-            "ray:x:1000:\nusers:x:100:ray\n"
+            f"{name}:x:1000:\nusers:x:100:{name}\n"
             if "users:" not in (etc / "group").read_text()
-            else "ray:x:1000:\n"
+            else f"{name}:x:1000:\n"
         )
     with (etc / "shadow").open("a") as f:
-        f.write("ray:*:19000:0:99999:7:::\n")
+        f.write(f"{name}:*:19000:0:99999:7:::\n")
 
 
 def _rmtree(path: Path) -> None:
@@ -252,14 +268,27 @@ def _base_rootfs() -> Path:
     return base
 
 
-def _ray_rootfs(work: Path, version: str) -> Path:
-    rootfs = work / "rootfs"
+def _copy_base(rootfs: Path) -> None:
+    """A copy of the base rootfs at ``rootfs``, with this machine's CA bundle (an
+    intercepting proxy may sign PyPI) and resolver, for pip."""
     _run("cp", "-a", str(_base_rootfs()), str(rootfs))
-    # this machine's CA bundle (an intercepting proxy may sign PyPI) and resolver, for pip
     shutil.copy2("/etc/ssl/certs/ca-certificates.crt", rootfs / "etc/ssl/certs/ca-certificates.crt")
     resolv = rootfs / "etc/resolv.conf"
     resolv.unlink(missing_ok=True)
     shutil.copy2("/etc/resolv.conf", resolv)
+
+
+def _scrub(rootfs: Path) -> None:
+    """Leave no build-machine state behind (resolver, apt and pip caches)."""
+    (rootfs / "etc/resolv.conf").write_text("")
+    for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "root/.cache"):
+        shutil.rmtree(rootfs / junk, ignore_errors=True)
+        (rootfs / junk).mkdir(parents=True, exist_ok=True)
+
+
+def _ray_rootfs(work: Path, version: str) -> Path:
+    rootfs = work / "rootfs"
+    _copy_base(rootfs)
     t0 = time.monotonic()
     _chroot(rootfs, "python3", "-m", "venv", RAY_VENV)
     _chroot(
@@ -274,11 +303,7 @@ def _ray_rootfs(work: Path, version: str) -> Path:
     _log(f"pip install ray[{RAY_EXTRAS}]=={version} {time.monotonic() - t0:.0f}s")
     _add_user(rootfs)
     _run("chown", "-R", "1000:1000", str(rootfs / RAY_HOME.lstrip("/")))
-    # leave no build-machine state behind
-    resolv.write_text("")
-    for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "root/.cache"):
-        shutil.rmtree(rootfs / junk, ignore_errors=True)
-        (rootfs / junk).mkdir(parents=True, exist_ok=True)
+    _scrub(rootfs)
     return rootfs
 
 
@@ -396,6 +421,92 @@ def build_operator() -> Path:
     return out
 
 
+# ----------------------------------------------------------------------------- collector
+
+
+def collector_files(root: Path = REPO) -> list[Path]:
+    """What the collector image installs from ``root``: the project metadata pip needs and
+    the ``kuberay`` package's top level plus ``kuberay/historyserver`` (the collector imports
+    nothing else of ours), sorted. The image holds exactly these, so their digest
+    (:func:`collector_digest`) decides when it is rebuilt: an operator-only change is not one."""
+    files = [root / name for name in ("pyproject.toml", "README.md", "LICENSE")]
+    package = root / "kuberay"
+    files += sorted(p for p in package.iterdir() if p.is_file())
+    files += sorted(
+        p
+        for p in (package / "historyserver").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    )
+    return [p for p in files if p.exists()]
+
+
+def collector_digest(root: Path = REPO) -> str:
+    """sha256 over the recipe versions and :func:`collector_files` (paths and bytes)."""
+    h = hashlib.sha256(f"collector/{RECIPE_VERSION}/{COLLECTOR_RECIPE_VERSION}".encode())
+    for p in collector_files(root):
+        h.update(str(p.relative_to(root)).encode() + b"\0")
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def collector_config() -> dict[str, object]:
+    """The collector image's config: non-root (1000:1000), ``kuberay-history-collector`` as
+    its entrypoint (KubeRay's operator sets no command on the sidecar)."""
+    return {
+        "Env": [
+            f"PATH={COLLECTOR_VENV}/bin:{PATH_ENV}",
+            f"HOME={COLLECTOR_HOME}",
+            "LANG=C.UTF-8",
+            "PYTHONUNBUFFERED=1",
+        ],
+        "Entrypoint": [COLLECTOR_ENTRYPOINT],
+        "User": "1000:1000",
+        "WorkingDir": COLLECTOR_HOME,
+    }
+
+
+def build_collector() -> Path:
+    """The collector image (module docstring); cached by :func:`collector_digest`."""
+    out = archive_path("collector")
+    if out.exists():
+        return out
+    t0 = time.monotonic()
+    work = _build_dir() / "collector"
+    _rmtree(work)
+    work.mkdir(parents=True)
+    rootfs = work / "rootfs"
+    _copy_base(rootfs)
+    src = rootfs / "tmp/kuberay-src"
+    for path in collector_files():
+        dest = src / path.relative_to(REPO)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest)
+    _chroot(rootfs, "python3", "-m", "venv", COLLECTOR_VENV)
+    _chroot(
+        rootfs,
+        f"{COLLECTOR_VENV}/bin/pip",
+        "install",
+        "-q",
+        "--no-cache-dir",
+        f"/tmp/kuberay-src[{COLLECTOR_EXTRA}]",
+    )
+    shutil.rmtree(src)
+    _log(f"pip install kuberay[{COLLECTOR_EXTRA}] {time.monotonic() - t0:.0f}s")
+    _add_user(rootfs, COLLECTOR_USER, COLLECTOR_HOME)
+    (rootfs / COLLECTOR_HOME.lstrip("/")).mkdir(parents=True, exist_ok=True)
+    _run("chown", "-R", "1000:1000", str(rootfs / COLLECTOR_HOME.lstrip("/")))
+    _scrub(rootfs)
+    layer = work / "layer.tar"
+    _tar_dir(rootfs, layer)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for old in cache_dir().glob("collector-*.tar"):
+        old.unlink()
+    write_docker_archive(out, [layer], collector_config(), COLLECTOR_TAGS)
+    _rmtree(work)
+    _log(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.monotonic() - t0:.0f}s")
+    return out
+
+
 def build_ray_new() -> Path:
     return build_ray(RAY_NEW_VERSION)
 
@@ -405,8 +516,11 @@ BUILDERS = {
     "ray": build_ray,
     "ray-new": build_ray_new,
     "operator": build_operator,
+    "collector": build_collector,
 }
-NODE_IMAGES = ("pause", "ray", "ray-new")  # what the real node imports at start
+# what the real node imports at start (the collector: so a RayCluster's history-server
+# sidecar, image quay.io/kuberay/collector:nightly, runs there without a pull)
+NODE_IMAGES = ("pause", "ray", "ray-new", "collector")
 
 
 def ensure(names: tuple[str, ...] | list[str] = NODE_IMAGES) -> dict[str, Path]:

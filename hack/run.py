@@ -13,12 +13,15 @@ the cluster, and exits 0. If the operator exits on its own, the cluster is stopp
 its exit code is returned.
 
 Usage: python hack/run.py --dir DIR [--no-full] [--as-admin] [--real-nodes N [--real-nodes-only]]
-                          [--timeout S] [-- OPERATOR ARGS...]
+                          [--history-server] [--timeout S] [-- OPERATOR ARGS...]
 ``--no-full``: etcd + kube-apiserver only (pods are never scheduled nor run).
 ``--real-nodes 1``: also a real node (kubelet, containerd, kube-proxy, CoreDNS; root only) whose
 pods really run (images from ``hack/images.py``); it is tainted ``kuberay.io/real-node=true``
 unless ``--real-nodes-only`` (then there are no kwok nodes and every pod lands on it).
 ``--as-admin``: the operator uses the cluster-admin kubeconfig instead of its ServiceAccount.
+``--history-server``: also a local S3 store for the history server's collector
+(``controlplane.py up --history-server``: settings in ``DIR/object-store.env``) and the
+operator's ``RayClusterHistoryServer`` gate on (``HISTORY_SERVER_GATE``, before OPERATOR ARGS).
 OPERATOR ARGS are appended to the operator's flags (later flags win), e.g.
 ``-- --metrics-addr=127.0.0.1:9080 --enable-leader-election=false``.
 ``hack/controlplane.py down --dir DIR`` also stops a running ``run.py``.
@@ -61,6 +64,8 @@ OPERATOR_SA = "kuberay-operator"
 OPERATOR_KUBECONFIG = "operator.kubeconfig"
 TOKEN_SECONDS = 24 * 3600
 METRICS_ADDR = "127.0.0.1:8080"
+# --history-server: the gate that lets RayClusters carry historyServerOptions (sidecar injection)
+HISTORY_SERVER_GATE = "--feature-gates=RayClusterHistoryServer=true"
 PROBE_ADDR = "127.0.0.1:8082"
 
 
@@ -526,6 +531,7 @@ def run(
     as_admin: bool = False,
     real_nodes: int = 0,
     real_nodes_only: bool = False,
+    history_server: bool = False,
 ) -> int:
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -549,6 +555,7 @@ def run(
             start_timeout=timeout,
             real_nodes=real_nodes,
             real_nodes_only=real_nodes_only,
+            history_server=history_server,
         )
         cp.start()
         timings = ", ".join(f"{k} {v:.1f}s" for k, v in cp.startup_seconds.items())
@@ -558,6 +565,9 @@ def run(
             file=sys.stderr,
         )
         identity = prepare_cluster(cp, as_admin=as_admin)
+        _cp.print_object_store(cp, "run")
+        if history_server:
+            extra_args = [HISTORY_SERVER_GATE, *extra_args]
         print(f"export KUBECONFIG={cp.kubeconfig}", flush=True)
         metrics_addr = available_address(METRICS_ADDR)
         probe_addr = available_address(PROBE_ADDR)
@@ -603,7 +613,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0] if __doc__ else None,
         usage="%(prog)s --dir DIR [--no-full] [--as-admin] [--real-nodes N [--real-nodes-only]] "
-        "[--timeout S] [-- OPERATOR ARGS...]",
+        "[--history-server] [--timeout S] [-- OPERATOR ARGS...]",
     )
     parser.add_argument("--dir", type=Path, required=True, help="cluster work dir")
     parser.add_argument(
@@ -630,6 +640,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="no kwok fake nodes: every pod lands on the (untainted) real node",
     )
+    parser.add_argument(
+        "--history-server",
+        action="store_true",
+        help="also a local S3 store for the history server (DIR/object-store.env) and the "
+        "operator's RayClusterHistoryServer gate",
+    )
     parser.add_argument("controller_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     extra = list(args.controller_args)
@@ -643,6 +659,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         as_admin=args.as_admin,
         real_nodes=args.real_nodes,
         real_nodes_only=args.real_nodes_only,
+        history_server=args.history_server,
     )
 
 

@@ -1,0 +1,206 @@
+"""The collector image on the real node writes to the local object store.
+
+The shared real-node cluster (tests/e2e/conftest.py) plus the store ``controlplane.py up
+--history-server`` starts (``hack/object_store.py`` on the node's bridge address, as
+``ControlPlane(history_server=True)`` places it). A RayCluster on Ray 2.60.0 with the
+``RayClusterHistoryServer`` gate on and ``historyServerOptions.collectorOptions`` as in
+KubeRay's ``ray-cluster.historyserver.yaml`` (image ``quay.io/kuberay/collector:nightly``, the
+env taken unchanged from ``object-store.env``) gets the operator's collector sidecar; the store
+then holds, in KubeRay's layout (``kuberay/historyserver/layout.py``):
+
+* the head's ``cluster-metadata/raycluster/<ns>_<name>/<session>`` marker and the
+  ``fetched_endpoints/restful__api__v0__cluster_metadata`` snapshot while the cluster runs;
+* the head's ``<node>/logs/...`` (``raylet.out`` among them), put while the cluster runs
+  (our collector scans every 10 s; KubeRay v1.7's puts them only at shutdown), still there
+  after the RayCluster is deleted.
+
+Needs root and the images ``make images`` builds (the collector among the node's imports).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+from kuberay.historyserver.layout import ClusterRef, Layout
+from kuberay.historyserver.storage import ObjectStore
+from kuberay.historyserver.storage.config import open_store, storage_settings
+from kuberay.kube import Client
+from tests.e2e.harness import TIMINGS, cluster_pods
+from tests.e2e.realcluster import (
+    RealCluster,
+    RealIdentity,
+    diagnose_namespace,
+    host_operator,
+    wait_for,
+)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a real node needs root")
+
+COLLECTOR_IMAGE = "quay.io/kuberay/collector:nightly"  # KubeRay's sample names this tag
+RAY_VERSION = "2.60.0"  # hack/images.RAY_NEW_VERSION (checked below)
+GATE = "--feature-gates=RayClusterHistoryServer=true"
+
+
+@pytest.fixture(scope="module")
+def store_env(
+    real_cluster: RealCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, str]]:
+    """The history server's store where ``up --history-server`` puts it with a real node;
+    the env file's values."""
+    import controlplane
+    import object_store
+
+    server = object_store.ObjectStoreServer(
+        tmp_path_factory.mktemp("object-store"),
+        controlplane.object_store_host(real_node=True),
+    )
+    info = server.start()
+    try:
+        yield object_store.read_env_file(info.env_file)
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def store(store_env: dict[str, str]) -> AsyncIterator[ObjectStore]:
+    """The store opened from the host with the env file's values (as the collector does)."""
+    opened = await open_store(storage_settings(env=store_env))
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+def _raycluster(name: str, ns: str, env: dict[str, str]) -> dict[str, Any]:
+    """KubeRay's ray-cluster.historyserver.yaml, head only and shrunk to fit two cores."""
+    head = {
+        "name": "ray-head",
+        "image": f"rayproject/ray:{RAY_VERSION}",
+        "resources": {
+            "requests": {"cpu": "250m", "memory": "1Gi"},
+            "limits": {"cpu": "1", "memory": "3Gi"},
+        },
+        "ports": [
+            {"containerPort": 6379, "name": "gcs-server"},
+            {"containerPort": 8265, "name": "dashboard"},
+            {"containerPort": 10001, "name": "client"},
+        ],
+    }
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "rayVersion": RAY_VERSION,
+            "historyServerOptions": {
+                "collectorOptions": {
+                    "image": COLLECTOR_IMAGE,
+                    "imagePullPolicy": "IfNotPresent",
+                    "resources": {
+                        "requests": {"cpu": "50m", "memory": "64Mi"},
+                        "limits": {"cpu": "200m", "memory": "256Mi"},
+                    },
+                    "env": [{"name": k, "value": v} for k, v in env.items()],
+                }
+            },
+            "headGroupSpec": {
+                "rayStartParams": {"num-cpus": "0"},
+                "template": {"spec": {"containers": [head]}},
+            },
+        },
+    }
+
+
+async def _keys(store: ObjectStore, prefix: str) -> list[str]:
+    out: list[str] = []
+    token: str | None = None
+    while True:
+        page = await store.list(prefix, delimiter=None, token=token)
+        out += [o.key for o in page.objects]
+        token = page.next_token
+        if not token:
+            return out
+
+
+async def test_collector_sidecar_uploads_to_the_local_store(
+    real_cluster: RealCluster,
+    real_identity: RealIdentity,
+    real_admin: Client,
+    rns: str,
+    store_env: dict[str, str],
+    store: ObjectStore,
+) -> None:
+    import images
+
+    assert images.RAY_NEW_VERSION == RAY_VERSION
+    present = real_cluster.cp.real_node.ctr("images", "ls", "-q").stdout.split()
+    assert COLLECTOR_IMAGE in present, "the real node did not import the collector image"
+    assert store_env["S3_ENDPOINT"].startswith("http://10.250.0.1:")  # the pods' gateway
+
+    name = "raycluster-historyserver"
+    layout = Layout(ClusterRef(rns, name))
+    marker_dir = layout.metadata_prefix() + f"raycluster/{rns}_{name}/"
+
+    async def explain() -> str:
+        keys = await _keys(store, "")
+        return (
+            await diagnose_namespace(real_admin, real_cluster, rns, "RayCluster", name)
+            + f"\nstore keys: {keys}"
+        )
+
+    async with host_operator("history-operator", real_cluster, real_identity, extra_args=[GATE]):
+        began = time.monotonic()
+        await real_admin.create(_raycluster(name, rns, store_env))
+
+        async def marker() -> list[str]:
+            return await _keys(store, marker_dir)
+
+        markers = await wait_for("the head's session marker", marker, 300, explain)
+        TIMINGS.setdefault("history: RayCluster created -> session marker", []).append(
+            time.monotonic() - began
+        )
+        assert len(markers) == 1, markers
+        session = markers[0].rsplit("/", 1)[1]
+        assert session.startswith("session_"), markers
+        assert await store.get(markers[0]) == b""
+
+        snapshot = layout.endpoint_key(session, "/api/v0/cluster_metadata")
+
+        async def fetched() -> bool:
+            return await store.exists(snapshot)
+
+        await wait_for("the cluster_metadata snapshot", fetched, 120, explain)
+
+        session_prefix = layout.session_prefix(session) + "/"
+
+        async def logs() -> list[str]:
+            return [k for k in await _keys(store, session_prefix) if "/logs/" in k]
+
+        # our collector puts the live session's logs every scan (KubeRay v1.7 only at shutdown)
+        uploaded = await wait_for("the head's logs", logs, 180, explain)
+        TIMINGS.setdefault("history: RayCluster created -> logs uploaded", []).append(
+            time.monotonic() - began
+        )
+        node_dirs = {k[len(session_prefix) :].split("/", 1)[0] for k in uploaded}
+        assert len(node_dirs) == 1, node_dirs  # the head's node ID (hex)
+        assert all(len(n) == 56 and int(n, 16) >= 0 for n in node_dirs), node_dirs
+
+        async def raylet_log() -> bool:
+            return any(k.endswith("/logs/raylet.out") for k in await logs())
+
+        await wait_for("the head's logs/raylet.out", raylet_log, 120, explain)
+
+        # deletion: the sidecar's flush on SIGTERM; what is stored stays
+        await real_admin.delete("ray.io/v1", "RayCluster", name, rns)
+
+        async def pods_gone() -> bool:
+            return not await cluster_pods(real_admin, rns, name, include_terminating=True)
+
+        await wait_for("the head pod gone", pods_gone, 120, explain)
+        assert set(uploaded) <= set(await logs())
+        assert await store.exists(markers[0])
