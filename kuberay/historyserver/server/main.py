@@ -50,6 +50,8 @@ async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None
             log.info("history server listening", address=str(address))
         await stop.wait()
     finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
         if runner is not None:
             await runner.cleanup()
         await store.close()
