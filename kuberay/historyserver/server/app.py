@@ -1,0 +1,217 @@
+"""The aiohttp application: shared state, the session context of a request, error answers.
+
+A request's session comes from the cookies ``/enter_cluster`` sets (KubeRay's names:
+``cluster_name``, ``cluster_namespace``, ``session_name``, ``owner_kind``, ``owner_name``).
+Each cookie is checked as a layout segment before it becomes part of any key: a value that
+could leave the layout (``..``, ``/``, ...) is a 400, a missing cookie a 400, a session with
+nothing stored a 404. The session is then taken from the cache (loaded once on first use).
+
+Errors are answered in the dashboard's envelope ``{"result": false, "msg": ..., "data": {}}``
+with the HTTP status saying what went wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import attrs
+import structlog
+from aiohttp import web
+
+from kuberay.historyserver.layout import ClusterRef, Layout, LayoutError, check_segment
+from kuberay.historyserver.server.cache import SessionCache
+from kuberay.historyserver.server.clusters import ClusterIndex
+from kuberay.historyserver.server.session import (
+    SessionKey,
+    SessionNotFound,
+    SessionSnapshot,
+    load_session,
+)
+from kuberay.historyserver.storage.base import ObjectStore
+from kuberay.historyserver.storage.errors import StorageError
+
+log = structlog.get_logger("historyserver.server")
+
+COOKIE_NAMES = ("cluster_name", "cluster_namespace", "session_name", "owner_kind", "owner_name")
+COOKIE_MAX_AGE = 600
+
+
+@attrs.define
+class ServerState:
+    """What every handler shares: the store, the storage root, the session cache and the
+    cluster index."""
+
+    store: ObjectStore
+    root: str
+    cache: SessionCache[SessionKey, SessionSnapshot]
+    clusters: ClusterIndex
+
+
+STATE: web.AppKey[ServerState] = web.AppKey("history_state", ServerState)
+
+
+class ApiError(Exception):
+    """An error answer: HTTP ``status`` and a one-line ``message``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def envelope(data: dict[str, Any], *, message: str = "") -> dict[str, Any]:
+    """The dashboard's ``rest_response`` body for a success."""
+    return {"result": True, "msg": message, "data": data}
+
+
+def list_envelope(
+    items: list[dict[str, Any]], *, total: int, num_filtered: int | None = None
+) -> dict[str, Any]:
+    """The state API's list answer (``ListApiResponse`` inside ``rest_response``)."""
+    return envelope(
+        {
+            "result": {
+                "total": total,
+                "num_after_truncation": total,
+                "num_filtered": len(items) if num_filtered is None else num_filtered,
+                "result": items,
+                "partial_failure_warning": "",
+                "warnings": None,
+            }
+        }
+    )
+
+
+def json_response(body: Any, status: int = 200) -> web.Response:
+    """``body`` as JSON."""
+    return web.json_response(body, status=status)
+
+
+@web.middleware
+async def error_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Turn ``ApiError``, layout errors and storage failures into enveloped answers."""
+    try:
+        return await handler(request)
+    except ApiError as exc:
+        return json_response({"result": False, "msg": exc.message, "data": {}}, exc.status)
+    except LayoutError as exc:
+        return json_response({"result": False, "msg": str(exc), "data": {}}, 400)
+    except StorageError as exc:
+        log.error("storage failure", path=request.path, error=str(exc))
+        return json_response({"result": False, "msg": f"storage error: {exc}", "data": {}}, 502)
+
+
+def state_of(request: web.Request) -> ServerState:
+    """The shared ``ServerState``."""
+    return request.app[STATE]
+
+
+def cluster_from_cookies(request: web.Request) -> tuple[ClusterRef, str]:
+    """The cluster and session the cookies name, checked; ``ApiError(400)`` otherwise."""
+    cookies = request.cookies
+    name, namespace, session = (
+        cookies.get("cluster_name"),
+        cookies.get("cluster_namespace"),
+        cookies.get("session_name"),
+    )
+    if not name or not namespace or not session:
+        raise ApiError(
+            400,
+            "no cluster selected: call /enter_cluster/<namespace>/<kind>/<name>[/<session>] "
+            "first (it sets the cluster_name, cluster_namespace and session_name cookies)",
+        )
+    if session == "live":
+        raise ApiError(400, "live clusters are not served by this history server")
+    try:
+        ref = ClusterRef.make(
+            namespace, name, cookies.get("owner_kind", ""), cookies.get("owner_name", "")
+        )
+        check_segment(session, "session name")
+    except LayoutError as exc:
+        raise ApiError(400, str(exc)) from None
+    return ref, session
+
+
+async def get_session(state: ServerState, ref: ClusterRef, session: str) -> SessionSnapshot:
+    """The decoded session from the cache; 404 when nothing is stored, 504 on a load
+    timeout."""
+    key = SessionKey(Layout(ref, root=state.root), session)
+    try:
+        return await state.cache.get(key)
+    except SessionNotFound:
+        raise ApiError(404, f"session {key.describe()} not found") from None
+    except TimeoutError:
+        raise ApiError(504, f"loading session {key.describe()} timed out") from None
+
+
+async def current_session(request: web.Request) -> SessionSnapshot:
+    """The session the request's cookies select."""
+    ref, session = cluster_from_cookies(request)
+    return await get_session(state_of(request), ref, session)
+
+
+def query_int(request: web.Request, name: str, default: int, *, lo: int, hi: int) -> int:
+    """An integer query parameter within ``[lo, hi]``; ``ApiError(400)`` when malformed."""
+    raw = request.query.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, f"{name} must be an integer, got {raw!r}") from None
+    if not lo <= value <= hi:
+        raise ApiError(400, f"{name} must be between {lo} and {hi}, got {value}")
+    return value
+
+
+def query_bool(request: web.Request, name: str, default: bool) -> bool:
+    """A boolean query parameter (``1``/``true``/``yes`` or ``0``/``false``/``no``)."""
+    raw = request.query.get(name)
+    if raw is None or raw == "":
+        return default
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "t"):
+        return True
+    if value in ("0", "false", "no", "f"):
+        return False
+    raise ApiError(400, f"{name} must be true or false, got {raw!r}")
+
+
+def make_app(
+    store: ObjectStore,
+    *,
+    root: str = "",
+    cache_size: int = 100,
+    cache_max_bytes: int = 2 << 30,
+    cache_ttl: float = 0.0,
+    load_timeout: float = 120.0,
+    cluster_list_ttl: float = 10.0,
+) -> web.Application:
+    """The application over ``store`` (opened without a root: ``root`` goes into keys, as
+    the collector writes them). Closing the store is the caller's business."""
+    from kuberay.historyserver.server import routes_logs, routes_session, routes_state
+
+    async def loader(key: SessionKey) -> SessionSnapshot:
+        return await load_session(store, key)
+
+    cache: SessionCache[SessionKey, SessionSnapshot] = SessionCache(
+        loader,
+        max_entries=cache_size,
+        max_bytes=cache_max_bytes,
+        ttl=cache_ttl,
+        load_timeout=load_timeout,
+    )
+    app = web.Application(middlewares=[error_middleware])
+    app[STATE] = ServerState(
+        store=store,
+        root=root,
+        cache=cache,
+        clusters=ClusterIndex(store, root, ttl=cluster_list_ttl),
+    )
+    routes_session.add_routes(app)
+    routes_state.add_routes(app)
+    routes_logs.add_routes(app)
+    return app

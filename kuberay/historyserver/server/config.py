@@ -1,0 +1,171 @@
+"""The server's settings: KubeRay's history-server flags with their defaults, and ours.
+
+KubeRay's (``cmd/historyserver/main.go``): ``--storage-backend`` (env ``STORAGE_BACKEND``,
+required), ``--storage-root-dir`` (``STORAGE_ROOT_DIR``), ``--kubeconfigs``,
+``--use-kubernetes-proxy``, ``--use-auth-token-mode``, ``--kube-api-qps`` (100),
+``--kube-api-burst`` (200), ``--session-process-timeout`` (2m), ``--session-cache-size``
+(100), ``--session-cache-max-memory`` (``2Gi``, a Kubernetes quantity; ``0`` turns the byte
+bound off), ``--session-cache-ttl`` (0: off), ``--dashboard-dir`` (``/dashboard``, accepted,
+unused as upstream).
+
+Ours: ``--listen`` (``:8080``; ``host:port``, ``127.0.0.1:0`` picks a free port),
+``--storage-backend-config-path`` (``STORAGE_BACKEND_CONFIG_PATH``),
+``--enable-live-clusters`` (off; live clusters are not served by this build, so turning it
+on is refused), ``--cluster-list-ttl`` (10s: how long the marker listing is reused),
+``--log-format`` (``json``/``console``). With live clusters off nothing talks to Kubernetes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from kuberay.historyserver.collector.goflags import parse_bool, parse_duration
+from kuberay.historyserver.layout import LayoutError, normalize_root
+
+_QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)([KMGTPE]i?|k|m)?$")
+_FACTORS = {
+    None: 1,
+    "k": 10**3,
+    "K": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "E": 10**18,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+    "Ei": 2**60,
+}
+
+
+class ConfigError(Exception):
+    """A setting that cannot be used; the message is one line naming it."""
+
+
+def parse_quantity(text: str) -> int:
+    """Bytes in a Kubernetes quantity (``2Gi``, ``512Mi``, ``1G``, ``1500``, ``0``)."""
+    m = _QUANTITY.fullmatch(text.strip())
+    if m is None or m[2] == "m":
+        raise ValueError(f"invalid quantity {text!r}: use e.g. 2Gi, 512Mi or 0")
+    return int(float(m[1]) * _FACTORS[m[2]])
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``(host, port)`` from ``:8080``, ``0.0.0.0:8080``, ``127.0.0.1:0`` or ``[::1]:80``;
+    an empty host means every address."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"invalid listen address {text!r}: use host:port, e.g. :8080")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+@attrs.frozen
+class ServerOptions:
+    """Every setting, resolved. Durations are seconds, sizes bytes."""
+
+    storage_backend: str
+    storage_root_dir: str = ""
+    storage_backend_config_path: str = ""
+    kubeconfigs: str = ""
+    use_kubernetes_proxy: bool = False
+    use_auth_token_mode: bool = False
+    kube_api_qps: float = 100.0
+    kube_api_burst: int = 200
+    session_process_timeout: float = 120.0
+    session_cache_size: int = 100
+    session_cache_max_memory: int = 2 * 2**30
+    session_cache_ttl: float = 0.0
+    dashboard_dir: str = "/dashboard"
+    listen_host: str = "0.0.0.0"
+    listen_port: int = 8080
+    enable_live_clusters: bool = False
+    cluster_list_ttl: float = 10.0
+    log_format: str = "json"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kuberay-history-server",
+        description="Serve Ray's dashboard API for stored (dead) Ray cluster sessions.",
+    )
+    add = p.add_argument
+    add("--storage-backend", default=None)
+    add("--storage-root-dir", default=None)
+    add("--storage-backend-config-path", default=None)
+    add("--kubeconfigs", default="")
+    for flag in ("use-kubernetes-proxy", "use-auth-token-mode", "enable-live-clusters"):
+        add(f"--{flag}", nargs="?", const="true", default="false")
+    add("--kube-api-qps", default="100")
+    add("--kube-api-burst", default="200")
+    add("--session-process-timeout", default="2m")
+    add("--session-cache-size", default="100")
+    add("--session-cache-max-memory", default="2Gi")
+    add("--session-cache-ttl", default="0")
+    add("--dashboard-dir", default="/dashboard")
+    add("--listen", default=":8080")
+    add("--cluster-list-ttl", default="10s")
+    add("--log-format", default="json", choices=("json", "console"))
+    return p
+
+
+def parse_options(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> ServerOptions:
+    """Options from ``argv`` over the env (``STORAGE_BACKEND``, ``STORAGE_ROOT_DIR``,
+    ``STORAGE_BACKEND_CONFIG_PATH``); ``ConfigError`` (one line) for a bad one."""
+    env = dict(os.environ) if environ is None else environ
+    try:
+        ns = _parser().parse_args(list(argv))
+    except SystemExit as exc:
+        raise ConfigError("invalid command line (see --help)") from exc
+    backend = (ns.storage_backend or env.get("STORAGE_BACKEND", "")).strip().lower()
+    if not backend:
+        raise ConfigError("--storage-backend (or STORAGE_BACKEND) is required")
+    try:
+        host, port = parse_listen(ns.listen)
+        options = ServerOptions(
+            storage_backend=backend,
+            storage_root_dir=normalize_root(
+                env.get("STORAGE_ROOT_DIR", "")
+                if ns.storage_root_dir is None
+                else ns.storage_root_dir
+            ),
+            storage_backend_config_path=(
+                env.get("STORAGE_BACKEND_CONFIG_PATH", "")
+                if ns.storage_backend_config_path is None
+                else ns.storage_backend_config_path
+            ),
+            kubeconfigs=ns.kubeconfigs,
+            use_kubernetes_proxy=parse_bool(ns.use_kubernetes_proxy),
+            use_auth_token_mode=parse_bool(ns.use_auth_token_mode),
+            kube_api_qps=float(ns.kube_api_qps),
+            kube_api_burst=int(ns.kube_api_burst),
+            session_process_timeout=parse_duration(ns.session_process_timeout),
+            session_cache_size=int(ns.session_cache_size),
+            session_cache_max_memory=parse_quantity(ns.session_cache_max_memory),
+            session_cache_ttl=parse_duration(ns.session_cache_ttl),
+            dashboard_dir=ns.dashboard_dir,
+            listen_host=host,
+            listen_port=port,
+            enable_live_clusters=parse_bool(ns.enable_live_clusters),
+            cluster_list_ttl=parse_duration(ns.cluster_list_ttl),
+            log_format=ns.log_format,
+        )
+    except (ValueError, LayoutError) as exc:
+        raise ConfigError(str(exc)) from None
+    if "," in options.kubeconfigs:
+        raise ConfigError("--kubeconfigs takes one path only")
+    if options.session_cache_size < 1:
+        raise ConfigError("--session-cache-size must be at least 1")
+    if options.enable_live_clusters or options.use_kubernetes_proxy or options.use_auth_token_mode:
+        raise ConfigError(
+            "live clusters (--enable-live-clusters, --use-kubernetes-proxy, "
+            "--use-auth-token-mode) are not supported by this build yet"
+        )
+    return options

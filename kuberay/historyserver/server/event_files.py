@@ -1,0 +1,167 @@
+"""Finding and decoding one session's event files.
+
+Where they are (``layout``): ``<session>/<node>/node_events/<file>`` and
+``<session>/<node>/job_events/<job>/<file>``; a file counts when its name matches KubeRay's
+``EVENT_FILE_RE`` (``-YYYY-MM-DD-HH[-n][.jsonl][.gz]``). Every other session-level entry
+(``fetched_endpoints/``, our own ``*.json`` files) and the ``logs/`` trees are not read.
+
+What is in them: JSON Lines (our collector and KubeRay's) or one JSON array (KubeRay's legacy
+format), gzipped or not (detected by the gzip magic, whatever the name says). Events written
+in snake_case are renamed to camelCase. A line that is not a JSON object is skipped and
+counted, never fatal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import zlib
+from typing import Any
+
+import attrs
+import orjson
+import structlog
+
+from kuberay.historyserver.collector.event_check import to_camel
+from kuberay.historyserver.layout import (
+    JOB_EVENTS_DIR,
+    NODE_EVENTS_DIR,
+    Layout,
+    is_event_file,
+    is_safe_segment,
+)
+from kuberay.historyserver.storage.base import ObjectStore, list_all
+from kuberay.historyserver.storage.errors import NotFound
+
+log = structlog.get_logger("historyserver.server.events")
+
+GZIP_MAGIC = b"\x1f\x8b"
+READ_CONCURRENCY = 16
+
+
+@attrs.frozen
+class EventFile:
+    """One stored event file: its key, size, node dir and (for job files) job dir."""
+
+    key: str
+    size: int
+    node_id: str
+    job_id: str = ""
+
+
+@attrs.define
+class DecodeStats:
+    """What decoding a session met: files and bytes read, events kept, lines skipped."""
+
+    files: int = 0
+    bytes: int = 0
+    events: int = 0
+    skipped: int = 0
+
+
+def _basename(key: str) -> str:
+    return key.rsplit("/", 1)[-1]
+
+
+async def session_nodes(store: ObjectStore, layout: Layout, session: str) -> list[str]:
+    """The node directories of a stored session (every safe sub-directory except
+    ``fetched_endpoints``), sorted."""
+    prefix = layout.session_prefix(session) + "/"
+    listing = await list_all(store, prefix)
+    nodes = []
+    for p in listing.prefixes:
+        name = p[len(prefix) :].rstrip("/")
+        if name != "fetched_endpoints" and is_safe_segment(name):
+            nodes.append(name)
+    return sorted(nodes)
+
+
+async def find_event_files(store: ObjectStore, layout: Layout, session: str) -> list[EventFile]:
+    """Every event file of ``session`` (node and job files of every node), in key order."""
+    found: list[EventFile] = []
+    for node in await session_nodes(store, layout, session):
+        node_prefix = layout.node_prefix(session, node) + "/"
+        listing = await list_all(store, node_prefix + NODE_EVENTS_DIR + "/", delimiter=None)
+        for obj in listing.objects:
+            if is_event_file(_basename(obj.key)):
+                found.append(EventFile(obj.key, obj.size, node))
+        job_prefix = node_prefix + JOB_EVENTS_DIR + "/"
+        listing = await list_all(store, job_prefix, delimiter=None)
+        for obj in listing.objects:
+            parts = obj.key[len(job_prefix) :].split("/")
+            if len(parts) == 2 and is_safe_segment(parts[0]) and is_event_file(parts[1]):
+                found.append(EventFile(obj.key, obj.size, node, parts[0]))
+    found.sort(key=lambda f: f.key)
+    return found
+
+
+def decompress(data: bytes) -> bytes:
+    """``data`` un-gzipped when it starts with the gzip magic (several members allowed),
+    else as it is. A truncated gzip stream gives what could be decoded."""
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error):
+        d = zlib.decompressobj(31)
+        try:
+            return d.decompress(data)
+        except zlib.error:
+            return b""
+
+
+def parse_events(data: bytes, stats: DecodeStats | None = None) -> list[dict[str, Any]]:
+    """The events in one file's bytes: a JSON array, or JSON Lines (a line may itself hold
+    an array). Events come back camelCase; anything that is not an object is skipped."""
+    stats = stats if stats is not None else DecodeStats()
+    text = decompress(data).strip()
+    if not text:
+        return []
+    decoded: list[Any] = []
+    if text.startswith(b"["):
+        try:
+            decoded = [orjson.loads(text)]
+        except orjson.JSONDecodeError:
+            decoded = []  # not one array: JSON Lines whose lines are arrays
+    if not decoded:
+        for line in text.splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                decoded.append(orjson.loads(line))
+            except orjson.JSONDecodeError:
+                stats.skipped += 1
+    out: list[dict[str, Any]] = []
+    for item in decoded:
+        for event in item if isinstance(item, list) else [item]:
+            if isinstance(event, dict):
+                out.append(to_camel(event))
+            else:
+                stats.skipped += 1
+    stats.events += len(out)
+    return out
+
+
+async def read_session_events(
+    store: ObjectStore, files: list[EventFile], stats: DecodeStats | None = None
+) -> list[dict[str, Any]]:
+    """Every event in ``files``, read at most ``READ_CONCURRENCY`` at a time. A file that
+    vanished meanwhile is skipped. The list's order is the files' order (but nothing built
+    from it may depend on that)."""
+    stats = stats if stats is not None else DecodeStats()
+    gate = asyncio.Semaphore(READ_CONCURRENCY)
+
+    async def one(f: EventFile) -> list[dict[str, Any]]:
+        async with gate:
+            try:
+                data = await store.get(f.key)
+            except NotFound:
+                log.warning("event file vanished while loading", key=f.key)
+                return []
+        stats.files += 1
+        stats.bytes += len(data)
+        return parse_events(data, stats)
+
+    results = await asyncio.gather(*(one(f) for f in files))
+    return [e for batch in results for e in batch]

@@ -1,0 +1,159 @@
+"""``/api/v0/logs`` (listing) and ``/api/v0/logs/file`` (reading) over stored Ray logs.
+
+The node is ``node_id`` (hex; must be one of the session's node directories) or
+``node_ip`` (resolved through the session's nodes). ``/api/v0/logs/file`` answers
+``text/plain`` in Ray's streaming framing: the first byte ``1`` marks success (the UI strips
+it); with ``download_filename`` the bare bytes come as an attachment. Unknown node, task or
+file: 404; a parameter that would leave the layout: 400.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+from aiohttp import web
+
+from kuberay.historyserver.layout import check_relative_path, check_segment
+from kuberay.historyserver.server.app import (
+    ApiError,
+    current_session,
+    envelope,
+    json_response,
+    query_bool,
+    query_int,
+    state_of,
+)
+from kuberay.historyserver.server.logs import (
+    DEFAULT_LINES,
+    MAX_LINES,
+    categorize,
+    list_node_logs,
+    relative_log_path,
+    strip_ansi,
+    tail_lines,
+)
+from kuberay.historyserver.server.session import SessionSnapshot
+from kuberay.historyserver.storage.errors import NotFound
+
+
+def _node(request: web.Request, snap: SessionSnapshot, *, required: bool = True) -> str | None:
+    node_id = request.query.get("node_id", "").strip().lower()
+    node_ip = request.query.get("node_ip", "").strip()
+    if node_id:
+        check_segment(node_id, "node id")
+        if node_id not in snap.storage_nodes:
+            raise ApiError(404, f"node {node_id} has no stored files in this session")
+        return node_id
+    if node_ip:
+        for n in snap.nodes:
+            if n["node_ip"] == node_ip and n["node_id"] in snap.storage_nodes:
+                return str(n["node_id"])
+        raise ApiError(404, f"no stored node with IP {node_ip} in this session")
+    if required:
+        raise ApiError(400, "node_id or node_ip is required")
+    return None
+
+
+async def list_logs(request: web.Request) -> web.Response:
+    """``GET /api/v0/logs?node_id=|node_ip=&glob=``: files grouped by category."""
+    snap = await current_session(request)
+    node = _node(request, snap)
+    assert node is not None
+    names = await list_node_logs(
+        state_of(request).store, snap, node, request.query.get("glob", "*")
+    )
+    return json_response(envelope({"result": categorize(names)}))
+
+
+def _task_log(
+    request: web.Request, snap: SessionSnapshot, suffix: str
+) -> tuple[str | None, str, tuple[int, int] | None]:
+    task_id = request.query["task_id"].strip().lower()
+    attempt = query_int(request, "attempt_number", 0, lo=0, hi=1 << 31)
+    task = next(
+        (t for t in snap.tasks if t["task_id"] == task_id and t["attempt_number"] == attempt),
+        None,
+    )
+    if task is None:
+        raise ApiError(404, f"task {task_id} attempt {attempt} does not exist")
+    info = task["task_log_info"] or {}
+    path = info.get(f"std{suffix}_file")
+    if not path:
+        raise ApiError(404, f"task {task_id} has no recorded {suffix} log")
+    start, end = info.get(f"std{suffix}_start"), info.get(f"std{suffix}_end")
+    rng = (int(start), int(end)) if start is not None and end is not None else None
+    return task["node_id"], relative_log_path(str(path)), rng
+
+
+async def _worker_file(request: web.Request, snap: SessionSnapshot, node: str, pattern: str) -> str:
+    names = await list_node_logs(state_of(request).store, snap, node, "*")
+    matches = sorted(n for n in names if fnmatch.fnmatchcase(n, pattern))
+    if not matches:
+        raise ApiError(404, f"no stored log file matches {pattern} on node {node}")
+    return matches[-1]
+
+
+async def log_file(request: web.Request) -> web.StreamResponse:
+    """``GET /api/v0/logs/file``: ``filename``, ``task_id`` (+``attempt_number``),
+    ``actor_id`` or ``pid``; ``suffix`` (out/err), ``lines``, ``filter_ansi_code``,
+    ``download_filename``."""
+    snap = await current_session(request)
+    store = state_of(request).store
+    q = request.query
+    suffix = q.get("suffix", "out")
+    if suffix not in ("out", "err"):
+        raise ApiError(400, f"suffix must be out or err, got {suffix!r}")
+    lines = query_int(request, "lines", DEFAULT_LINES, lo=-1, hi=MAX_LINES)
+    byte_range: tuple[int, int] | None = None
+    node = _node(request, snap, required=False)
+    if q.get("filename"):
+        rel = check_relative_path(q["filename"])
+    elif q.get("task_id"):
+        task_node, rel, byte_range = _task_log(request, snap, suffix)
+        node = node or task_node
+        if node is None and len(snap.storage_nodes) == 1:
+            node = snap.storage_nodes[0]
+        lines = -1 if "lines" not in q else lines
+    elif q.get("actor_id"):
+        actor = snap.actors.get(q["actor_id"].strip().lower())
+        if actor is None:
+            raise ApiError(404, f"Actor {q['actor_id']} does not exist")
+        node = node or actor["address"]["nodeId"] or None
+        worker = check_segment(actor["address"]["workerId"] or "-", "worker id")
+        if node is None:
+            raise ApiError(404, f"actor {q['actor_id']} never ran on a node")
+        rel = await _worker_file(request, snap, node, f"worker-{worker}-*.{suffix}")
+    elif q.get("pid"):
+        pid = query_int(request, "pid", 0, lo=1, hi=1 << 31)
+        if node is None:
+            raise ApiError(400, "node_id or node_ip is required with pid")
+        rel = await _worker_file(request, snap, node, f"worker-*-{pid}.{suffix}")
+    else:
+        raise ApiError(400, "one of filename, task_id, actor_id or pid is required")
+    if node is None:
+        raise ApiError(400, "node_id or node_ip is required")
+    if node not in snap.storage_nodes:
+        raise ApiError(404, f"node {node} has no stored files in this session")
+    key = snap.key.layout.log_key(snap.key.session, node, rel)
+    try:
+        data = await store.get(key, byte_range=byte_range)
+    except NotFound:
+        raise ApiError(404, f"log file {rel} not found on node {node}") from None
+    data = tail_lines(data, lines)
+    if query_bool(request, "filter_ansi_code", False):
+        data = strip_ansi(data)
+    download = q.get("download_filename")
+    if download:
+        name = check_segment(download, "download file name")
+        return web.Response(
+            body=data,
+            content_type="application/octet-stream",
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        )
+    return web.Response(body=b"1" + data, content_type="text/plain")
+
+
+def add_routes(app: web.Application) -> None:
+    """Add this module's routes to ``app``."""
+    app.router.add_get("/api/v0/logs", list_logs)
+    app.router.add_get("/api/v0/logs/file", log_file)

@@ -1,0 +1,104 @@
+"""Routes that pick a session or need none: ``/clusters``, ``/enter_cluster``, health, and
+the dashboard's fixed answers (authentication mode, profiling).
+
+* ``GET /clusters[?limit=&offset=]``: every stored session, newest first, no cap (KubeRay
+  caps at 100); ``limit``/``offset`` page through it, ``X-Total-Count`` gives the total.
+  The marker listing is cached for ``--cluster-list-ttl``.
+* ``GET /enter_cluster/{ns}/{kind}/{name}[/{session}]``: ``kind`` is ``raycluster``
+  (``name`` is the cluster) or ``rayjob``/``rayservice`` (``name`` is the owner); the
+  session defaults to the newest. Loads the session (so the first page is fast), sets
+  KubeRay's five cookies (``Max-Age=600``, ``Path=/``) and answers
+  ``{result, name, namespace, session}``. Unknown cluster or session: 404.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from kuberay.historyserver.layout import OWNER_KINDS, RAYCLUSTER_KIND, LayoutError, check_segment
+from kuberay.historyserver.server.app import (
+    COOKIE_MAX_AGE,
+    ApiError,
+    envelope,
+    get_session,
+    json_response,
+    query_int,
+    state_of,
+)
+
+
+async def clusters(request: web.Request) -> web.Response:
+    """``GET /clusters``."""
+    sessions = await state_of(request).clusters.sessions()
+    offset = query_int(request, "offset", 0, lo=0, hi=1 << 31)
+    limit = query_int(request, "limit", len(sessions), lo=0, hi=1 << 31)
+    page = [s.as_json() for s in sessions[offset : offset + limit]]
+    response = json_response(page)
+    response.headers["X-Total-Count"] = str(len(sessions))
+    return response
+
+
+async def enter_cluster(request: web.Request) -> web.Response:
+    """``GET /enter_cluster/{namespace}/{kind}/{name}[/{session}]``."""
+    info = request.match_info
+    kind = info["kind"].strip().lower()
+    if kind != RAYCLUSTER_KIND and kind not in OWNER_KINDS:
+        raise ApiError(
+            400, f"unsupported kind {info['kind']!r}: use raycluster, rayjob or rayservice"
+        )
+    session = info.get("session") or "latest"
+    try:
+        namespace = check_segment(info["namespace"], "namespace")
+        name = check_segment(info["name"], "name")
+        if session != "latest":
+            check_segment(session, "session name")
+    except LayoutError as exc:
+        raise ApiError(400, str(exc)) from None
+    if session == "live":
+        raise ApiError(400, "live clusters are not served by this history server")
+    state = state_of(request)
+    found = await state.clusters.find(namespace, kind, name, session)
+    if found is None:
+        what = f"{kind} {namespace}/{name}" + ("" if session == "latest" else f" session {session}")
+        raise ApiError(404, f"{what} not found in storage")
+    await get_session(state, found.cluster, found.session)
+    c = found.cluster
+    response = json_response(
+        {"result": "success", "name": c.name, "namespace": c.namespace, "session": found.session}
+    )
+    for cookie, value in (
+        ("cluster_name", c.name),
+        ("cluster_namespace", c.namespace),
+        ("session_name", found.session),
+        ("owner_kind", c.owner_kind),
+        ("owner_name", c.owner_name),
+    ):
+        response.set_cookie(cookie, value, max_age=COOKIE_MAX_AGE, path="/")
+    return response
+
+
+async def ok(_request: web.Request) -> web.Response:
+    """``GET /readz`` and ``/livez``."""
+    return web.Response(text="ok")
+
+
+async def authentication_mode(_request: web.Request) -> web.Response:
+    """``GET /api/authentication_mode``: stored sessions need no Ray token."""
+    return json_response({"authentication_mode": "disabled"})
+
+
+async def profiling_enabled(_request: web.Request) -> web.Response:
+    """``GET /api/profiling_enabled``: a stored session has no process to profile."""
+    return json_response(envelope({"profilingEnabled": False, "profilingDefaults": {}}))
+
+
+def add_routes(app: web.Application) -> None:
+    """Add this module's routes to ``app``."""
+    r = app.router
+    r.add_get("/clusters", clusters)
+    r.add_get("/enter_cluster/{namespace}/{kind}/{name}", enter_cluster)
+    r.add_get("/enter_cluster/{namespace}/{kind}/{name}/{session}", enter_cluster)
+    r.add_get("/readz", ok)
+    r.add_get("/livez", ok)
+    r.add_get("/api/authentication_mode", authentication_mode)
+    r.add_get("/api/profiling_enabled", profiling_enabled)
