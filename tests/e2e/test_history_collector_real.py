@@ -19,6 +19,7 @@ Needs root and the images ``make images`` builds (the collector among the node's
 
 from __future__ import annotations
 
+import collections
 import os
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -30,7 +31,7 @@ from kuberay.historyserver.layout import ClusterRef, Layout
 from kuberay.historyserver.storage import ObjectStore
 from kuberay.historyserver.storage.config import open_store, storage_settings
 from kuberay.kube import Client
-from tests.e2e.harness import TIMINGS, cluster_pods
+from tests.e2e.harness import TIMINGS, cluster_pods, node_type
 from tests.e2e.realcluster import (
     RealCluster,
     RealIdentity,
@@ -204,3 +205,222 @@ async def test_collector_sidecar_uploads_to_the_local_store(
         await wait_for("the head pod gone", pods_gone, 120, explain)
         assert set(uploaded) <= set(await logs())
         assert await store.exists(markers[0])
+
+
+# --------------------------------------------------------------------------- a RayJob's history
+
+JOB_CODE = """\
+import time
+
+import ray
+
+ray.init()
+
+
+@ray.remote(num_cpus=0)
+def square(x):
+    return x * x
+
+
+@ray.remote(num_cpus=0)
+def parent(n):
+    return sum(ray.get([square.remote(i) for i in range(n)]))
+
+
+@ray.remote(num_cpus=0)
+class Counter:
+    def __init__(self):
+        self.n = 0
+
+    def add(self):
+        self.n += 1
+        return self.n
+
+
+print("history-e2e sum", ray.get(parent.remote(10)), flush=True)
+counter = Counter.remote()
+print("history-e2e count", ray.get([counter.add.remote() for _ in range(3)])[-1], flush=True)
+time.sleep(HOLD)
+print("history-e2e done", flush=True)
+"""
+JOB_HOLD_SECONDS = 75  # the driver runs this long after its tasks: live upload and SIGKILL
+
+
+def _rayjob(name: str, ns: str, env: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A K8sJobMode RayJob (cluster deleted when it finishes) whose head carries the
+    collector, and the ConfigMap holding its driver."""
+    cluster = _raycluster(name, ns, env)["spec"]
+    head = cluster["headGroupSpec"]
+    head["rayStartParams"] = {"num-cpus": "1"}
+    head["template"]["spec"]["volumes"] = [{"name": "code", "configMap": {"name": f"{name}-code"}}]
+    head["template"]["spec"]["containers"][0]["volumeMounts"] = [
+        {"name": "code", "mountPath": "/home/ray/samples"}
+    ]
+    job = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "entrypoint": "python /home/ray/samples/job.py",
+            "shutdownAfterJobFinishes": True,
+            "ttlSecondsAfterFinished": 0,
+            "rayClusterSpec": cluster,
+            "submitterPodTemplate": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {
+                            "name": "ray-job-submitter",
+                            "image": f"rayproject/ray:{RAY_VERSION}",
+                            "resources": {
+                                "requests": {"cpu": "50m", "memory": "200Mi"},
+                                "limits": {"cpu": "500m", "memory": "1Gi"},
+                            },
+                        }
+                    ],
+                }
+            },
+        },
+    }
+    code = JOB_CODE.replace("HOLD", str(JOB_HOLD_SECONDS))
+    config_map = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": f"{name}-code", "namespace": ns},
+        "data": {"job.py": code},
+    }
+    return job, config_map
+
+
+def _collector_container_id(pod: dict[str, Any]) -> str:
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        if status.get("name") == "ray-history-collector" and status.get("containerID"):
+            return str(status["containerID"]).split("://", 1)[1]
+    return ""
+
+
+def _restarts(pod: dict[str, Any]) -> int:
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        if status.get("name") == "ray-history-collector":
+            return int(status.get("restartCount") or 0)
+    return 0
+
+
+async def test_a_rayjobs_history_outlives_its_cluster_and_a_killed_collector(
+    real_cluster: RealCluster,
+    real_identity: RealIdentity,
+    real_admin: Client,
+    rns: str,
+    store_env: dict[str, str],
+    store: ObjectStore,
+) -> None:
+    """A real RayJob with the collector: its driver log is in the store while it runs; its
+    collector, killed with SIGKILL mid-job, comes back (the kubelet restarts it) and loses or
+    duplicates no event; after the job ends and its cluster is deleted, the store holds the
+    session marker, the driver log with the whole output and the job's task events, each
+    event once."""
+    from kuberay.historyserver.server.event_files import (
+        find_event_files,
+        read_session_events,
+    )
+
+    name = "history-job"
+    job, config_map = _rayjob(name, rns, store_env)
+    await real_admin.create(config_map)
+    async with host_operator(
+        "history-job-operator", real_cluster, real_identity, extra_args=[GATE]
+    ):
+        began = time.monotonic()
+        await real_admin.create(job)
+
+        async def current() -> dict[str, Any]:
+            return await real_admin.get("ray.io/v1", "RayJob", name, rns)
+
+        async def cluster_name() -> str:
+            return str(((await current()).get("status") or {}).get("rayClusterName") or "")
+
+        async def explain() -> str:
+            keys = await _keys(store, "")
+            return (
+                await diagnose_namespace(real_admin, real_cluster, rns, "RayJob", name)
+                + f"\nstore keys ({len(keys)}): {keys[:80]}"
+            )
+
+        cluster = await wait_for("the RayJob's cluster", cluster_name, 60, explain)
+        layout = Layout(ClusterRef(rns, cluster, "rayjob", name))
+        marker_dir = layout.metadata_prefix() + f"rayjob/{rns}_{name}_{cluster}/"
+
+        async def marker() -> list[str]:
+            return await _keys(store, marker_dir)
+
+        (marker_key,) = await wait_for("the RayJob head's session marker", marker, 300, explain)
+        session = marker_key.rsplit("/", 1)[1]
+        session_prefix = layout.session_prefix(session) + "/"
+
+        async def submission_id() -> str:
+            return str(((await current()).get("status") or {}).get("jobId") or "")
+
+        job_id = await wait_for("the submission id", submission_id, 120, explain)
+
+        async def live_driver_log() -> str | None:
+            for key in await _keys(store, session_prefix):
+                if key.endswith(f"/logs/job-driver-{job_id}.log"):
+                    text = (await store.get(key)).decode(errors="replace")
+                    if "history-e2e count 3" in text:
+                        return key
+            return None
+
+        # while the driver still runs (it holds JOB_HOLD_SECONDS after its tasks)
+        driver_key = await wait_for("the running driver's log", live_driver_log, 150, explain)
+        assert ((await current()).get("status") or {}).get("jobStatus") == "RUNNING"
+        TIMINGS.setdefault("history: RayJob created -> live driver log", []).append(
+            time.monotonic() - began
+        )
+
+        # SIGKILL the collector mid-job; the kubelet restarts it in the same pod
+        (head,) = [
+            p for p in await cluster_pods(real_admin, rns, cluster) if node_type(p) == "head"
+        ]
+        container = _collector_container_id(head)
+        assert container, head.get("status")
+        real_cluster.cp.real_node.ctr("tasks", "kill", "--signal", "SIGKILL", container)
+
+        async def restarted() -> bool:
+            pods = await cluster_pods(real_admin, rns, cluster)
+            return any(node_type(p) == "head" and _restarts(p) >= 1 for p in pods)
+
+        await wait_for("the killed collector restarted", restarted, 120, explain)
+
+        async def finished() -> bool:
+            status = (await current()).get("status") or {}
+            return status.get("jobDeploymentStatus") in ("Complete", "Failed")
+
+        await wait_for("the RayJob finished", finished, 300, explain)
+        assert ((await current()).get("status") or {}).get("jobStatus") == "SUCCEEDED"
+
+        async def cluster_gone() -> bool:
+            return not await cluster_pods(real_admin, rns, cluster, include_terminating=True)
+
+        await wait_for("the RayJob's cluster deleted", cluster_gone, 180, explain)
+        TIMINGS.setdefault("history: RayJob created -> cluster gone", []).append(
+            time.monotonic() - began
+        )
+
+    assert await store.exists(marker_key)
+    driver_log = (await store.get(driver_key)).decode(errors="replace")
+    for line in ("history-e2e sum 285", "history-e2e count 3", "history-e2e done"):
+        assert line in driver_log, driver_log[-2000:]
+    files = await find_event_files(store, layout, session)
+    events = await read_session_events(store, files)
+    assert files and events, await explain()
+    counts = collections.Counter(e.get("eventId") for e in events)
+    duplicated = {i for i, n in counts.items() if n > 1}
+    assert not duplicated, f"{len(duplicated)} events stored twice across {len(files)} files"
+    names = {
+        str((e.get("taskDefinitionEvent") or {}).get("taskName") or "")
+        for e in events
+        if e.get("eventType") == "TASK_DEFINITION_EVENT"
+    }
+    assert any(n.endswith("square") for n in names), sorted(names)
+    assert any(n.endswith("parent") for n in names), sorted(names)
+    assert any(f.job_id for f in files), [f.key for f in files]  # filed by job too
