@@ -36,10 +36,10 @@ binaries-all: deps
 node-deps:
 	$(PY) hack/node_deps.py
 
-# container images built here (pause, Ray, the operator, the history server's collector) into
+# container images built here (pause, Ray, the operator, the history server and its collector) into
 # ~/.cache/kuberay/images
 images: deps node-deps binaries-all
-	$(BIN)/python hack/images.py pause ray ray-new operator collector
+	$(BIN)/python hack/images.py pause ray ray-new operator collector server
 
 # helm v4 from the Go module proxy, for the chart tests
 helm: deps
