@@ -10,7 +10,8 @@ PYTEST_ARGS ?=
 REAL_NODES ?= 0
 REAL_NODES_ONLY ?= 0
 # `make run HISTORY_SERVER=1`: also a local S3 store for the history server's collector
-# (settings in $(RUN_DIR)/object-store.env) and the operator's RayClusterHistoryServer gate
+# (settings in $(RUN_DIR)/object-store.env), the history server over it on 127.0.0.1 (its URL
+# printed and in $(RUN_DIR)/history-server.url) and the operator's RayClusterHistoryServer gate
 HISTORY_SERVER ?= 0
 RUN_FLAGS := $(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only) \
@@ -36,10 +37,10 @@ binaries-all: deps
 node-deps:
 	$(PY) hack/node_deps.py
 
-# container images built here (pause, Ray, the operator, the history server's collector) into
+# container images built here (pause, Ray, the operator, the history server and its collector) into
 # ~/.cache/kuberay/images
 images: deps node-deps binaries-all
-	$(BIN)/python hack/images.py pause ray ray-new operator collector
+	$(BIN)/python hack/images.py pause ray ray-new operator collector server
 
 # helm v4 from the Go module proxy, for the chart tests
 helm: deps

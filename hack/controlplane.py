@@ -13,7 +13,9 @@ Running and Ready, complete the pods of Jobs and finish graceful deletions.
 
 ``history_server=True`` (``up --history-server``) adds a local S3-compatible object store for
 the history server's collector (``hack/object_store.py``: moto on 127.0.0.1, or on the real
-node's bridge address when there is a real node) and writes ``DIR/object-store.env``.
+node's bridge address when there is a real node) and writes ``DIR/object-store.env``, then
+the history server over it (``hack/history_server.py``: ``kuberay-history-server`` on
+127.0.0.1, an ephemeral port) and writes its base URL to ``DIR/history-server.url``.
 
 Usage:
   python hack/controlplane.py up --dir DIR [--full] [--timeout SECONDS] [--history-server]
@@ -115,6 +117,19 @@ def _load_object_store() -> ModuleType:
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, HACK / "object_store.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _load_history_server() -> ModuleType:
+    """Import hack/history_server.py by path (only when a history server is asked for)."""
+    name = "kuberay_hack_history_server"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, HACK / "history_server.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -461,7 +476,9 @@ class ControlPlane:
     ``history_server=True``: after everything else, a local S3 store (``hack/object_store.py``)
     on 127.0.0.1, or on the real node's bridge address with a real node; ``object_store`` is
     its ``ObjectStoreServer`` (``.info.env_file`` = ``dir/object-store.env``), stopped after
-    the real node (whose pods' collectors flush to it on their way out).
+    the real node (whose pods' collectors flush to it on their way out); then
+    ``history_server_proc``, the history server over that store (``hack/history_server.py``,
+    ``.url`` also in ``dir/history-server.url``), stopped first.
     """
 
     def __init__(
@@ -494,6 +511,7 @@ class ControlPlane:
         self.real_node: Any = None  # realnode.RealNode once started
         self.history_server = history_server
         self.object_store: Any = None  # object_store.ObjectStoreServer once started
+        self.history_server_proc: Any = None  # history_server.HistoryServer once started
         self.node_names: list[str] = (
             [f"{FAKE_NODE_PREFIX}{i}" for i in range(fake_nodes)] if full else []
         )
@@ -601,6 +619,7 @@ class ControlPlane:
                     self.startup_seconds["real-node"] = time.monotonic() - t0
                 if self.history_server:
                     self._start_object_store()
+                    self._start_history_server()
                 self._write_kubeconfig(self.kubeconfig, self.certs.admin_cert, self.certs.admin_key)
                 self.start_seconds = time.monotonic() - began
             except BaseException:
@@ -611,6 +630,9 @@ class ControlPlane:
     def stop(self) -> None:
         """Stop components in reverse order (SIGTERM, 10 s, SIGKILL). Idempotent."""
         with self._lock:
+            if self.history_server_proc is not None:
+                self.history_server_proc.stop()
+                self.history_server_proc = None
             if self.real_node is not None:
                 self.real_node.stop()
                 self.real_node = None
@@ -642,6 +664,21 @@ class ControlPlane:
         self.object_store = store
         store.start()
         self.startup_seconds["object-store"] = time.monotonic() - t0
+
+    def _start_history_server(self) -> None:
+        """``kuberay-history-server`` over the object store (its env file's settings), on
+        127.0.0.1 only: this machine's browser and ``kubectl ray history --server`` reach it."""
+        t0 = time.monotonic()
+        main_thread = threading.current_thread() is threading.main_thread()
+        server = _load_history_server().HistoryServer(
+            self.dir,
+            self.object_store.info.env(),
+            start_timeout=self.start_timeout,
+            preexec_fn=_die_with_parent if main_thread and _PRCTL is not None else None,
+        )
+        self.history_server_proc = server
+        server.start()
+        self.startup_seconds["history-server"] = time.monotonic() - t0
 
     def restart_apiserver(self) -> float:
         """Stop and start kube-apiserver on the same port and etcd; return seconds to ready.
@@ -1303,7 +1340,8 @@ def object_store_host(*, real_node: bool) -> str:
 
 
 def print_object_store(cp: ControlPlane, prog: str) -> None:
-    """Tell where the history server's store listens and where its env file is (stderr)."""
+    """Tell where the history server's store listens and where its env file is, and the
+    history server's URL (stderr)."""
     store = cp.object_store
     if store is None or store.info is None:
         return
@@ -1313,6 +1351,14 @@ def print_object_store(cp: ControlPlane, prog: str) -> None:
         file=sys.stderr,
         flush=True,
     )
+    server = cp.history_server_proc
+    if server is not None and server.url:
+        print(
+            f"{prog}: history server at {server.url} (URL in {server.url_file}; "
+            f"kubectl ray history list --server {server.url})",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def cmd_down(workdir: Path, timeout: float) -> int:
@@ -1360,7 +1406,8 @@ def main(argv: list[str] | None = None) -> int:
         "--history-server",
         action="store_true",
         help="also a local S3 store (moto) for the history server's collector, bucket "
-        "ray-historyserver; its settings in DIR/object-store.env",
+        "ray-historyserver; its settings in DIR/object-store.env; and the history server over "
+        "it on 127.0.0.1 (URL in DIR/history-server.url)",
     )
     down = sub.add_parser("down", help="stop a running `up` for --dir")
     down.add_argument("--dir", type=Path, required=True)

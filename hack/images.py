@@ -13,17 +13,21 @@
   venv ``/opt/kuberay`` holding this package with its ``history`` extra (every storage client),
   user 1000, entrypoint ``kuberay-history-collector``; tagged as every tag in
   ``COLLECTOR_TAGS`` (what KubeRay's samples name: ``quay.io/kuberay/collector:nightly``).
+* ``server``: the history server, the collector image's recipe (same base, same venv with the
+  ``history`` extra, user 1000) with entrypoint ``kuberay-history-server``; tagged as every tag
+  in ``SERVER_TAGS`` (``quay.io/kuberay/history-server:v1.7.0`` and ``:nightly``).
 
 Archives are cached under ``$KUBERAY_IMAGE_CACHE`` (default ``~/.cache/kuberay/images``) and
 rebuilt only when missing (the operator image when this package's sources changed, the
-collector image when the sources it installs changed: ``collector_files()``).
+collector and server images when the sources they install changed: ``collector_files()``).
 ``hack/images/Dockerfile`` states the same images for users with Docker and a registry.
 Root only (debootstrap, chroot).
 
 * ``ray-new``: the same with ``ray[default,serve]==RAY_NEW_VERSION``, tagged only as that version
   (for what 2.52.0's autoscaler lacks, e.g. worker-group priority in autoscaler v2).
 
-Usage: python hack/images.py [pause] [ray] [ray-new] [operator] [collector]   (default: all)
+Usage: python hack/images.py [pause] [ray] [ray-new] [operator] [collector] [server]
+(default: all)
 """
 
 from __future__ import annotations
@@ -62,6 +66,9 @@ COLLECTOR_USER = "kuberay"  # uid/gid 1000, like the ray user: both write the sh
 COLLECTOR_HOME = "/home/kuberay"
 COLLECTOR_EXTRA = "history"
 COLLECTOR_ENTRYPOINT = "kuberay-history-collector"
+# the history server: the collector's recipe, its own entrypoint and KubeRay's image names
+SERVER_TAGS = ("quay.io/kuberay/history-server:v1.7.0", "quay.io/kuberay/history-server:nightly")
+SERVER_ENTRYPOINT = "kuberay-history-server"
 DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 ROOTFS_PACKAGES = "python3,python3-venv,bash,wget,ca-certificates,procps,iproute2"
@@ -95,6 +102,8 @@ def archive_path(name: str) -> Path:
         return cache_dir() / f"operator-{_package_digest()[:12]}.tar"
     if name == "collector":
         return cache_dir() / f"collector-{collector_digest()[:12]}.tar"
+    if name == "server":
+        return cache_dir() / f"server-{server_digest()[:12]}.tar"
     raise ValueError(name)
 
 
@@ -440,16 +449,22 @@ def collector_files(root: Path = REPO) -> list[Path]:
     return [p for p in files if p.exists()]
 
 
-def collector_digest(root: Path = REPO) -> str:
-    """sha256 over the recipe versions and :func:`collector_files` (paths and bytes)."""
-    h = hashlib.sha256(f"collector/{RECIPE_VERSION}/{COLLECTOR_RECIPE_VERSION}".encode())
+def collector_digest(root: Path = REPO, image: str = "collector") -> str:
+    """sha256 over ``image``, the recipe versions and :func:`collector_files` (paths and
+    bytes): the collector and server images install the same files, but differ in config."""
+    h = hashlib.sha256(f"{image}/{RECIPE_VERSION}/{COLLECTOR_RECIPE_VERSION}".encode())
     for p in collector_files(root):
         h.update(str(p.relative_to(root)).encode() + b"\0")
         h.update(p.read_bytes())
     return h.hexdigest()
 
 
-def collector_config() -> dict[str, object]:
+def server_digest(root: Path = REPO) -> str:
+    """The server image's digest: :func:`collector_digest` of the same files, keyed ``server``."""
+    return collector_digest(root, "server")
+
+
+def collector_config(entrypoint: str = COLLECTOR_ENTRYPOINT) -> dict[str, object]:
     """The collector image's config: non-root (1000:1000), ``kuberay-history-collector`` as
     its entrypoint (KubeRay's operator sets no command on the sidecar)."""
     return {
@@ -459,19 +474,37 @@ def collector_config() -> dict[str, object]:
             "LANG=C.UTF-8",
             "PYTHONUNBUFFERED=1",
         ],
-        "Entrypoint": [COLLECTOR_ENTRYPOINT],
+        "Entrypoint": [entrypoint],
         "User": "1000:1000",
         "WorkingDir": COLLECTOR_HOME,
     }
 
 
+def server_config() -> dict[str, object]:
+    """The server image's config: the collector's (non-root 1000:1000, the venv on PATH,
+    unbuffered output) with ``kuberay-history-server`` as its entrypoint and no Cmd, so a
+    Deployment's ``args`` are the server's flags."""
+    return collector_config(SERVER_ENTRYPOINT)
+
+
 def build_collector() -> Path:
     """The collector image (module docstring); cached by :func:`collector_digest`."""
-    out = archive_path("collector")
+    return _build_history_image("collector", collector_config(), COLLECTOR_TAGS)
+
+
+def build_server() -> Path:
+    """The history server image (module docstring); cached by :func:`server_digest`."""
+    return _build_history_image("server", server_config(), SERVER_TAGS)
+
+
+def _build_history_image(name: str, config: dict[str, object], tags: tuple[str, ...]) -> Path:
+    """Debian minbase + a venv with this package's ``history`` extra + user 1000, as the
+    archive ``archive_path(name)`` with ``config`` and ``tags`` (older ones are removed)."""
+    out = archive_path(name)
     if out.exists():
         return out
     t0 = time.monotonic()
-    work = _build_dir() / "collector"
+    work = _build_dir() / name
     _rmtree(work)
     work.mkdir(parents=True)
     rootfs = work / "rootfs"
@@ -499,9 +532,9 @@ def build_collector() -> Path:
     layer = work / "layer.tar"
     _tar_dir(rootfs, layer)
     out.parent.mkdir(parents=True, exist_ok=True)
-    for old in cache_dir().glob("collector-*.tar"):
+    for old in cache_dir().glob(f"{name}-*.tar"):
         old.unlink()
-    write_docker_archive(out, [layer], collector_config(), COLLECTOR_TAGS)
+    write_docker_archive(out, [layer], config, tags)
     _rmtree(work)
     _log(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.monotonic() - t0:.0f}s")
     return out
@@ -517,10 +550,12 @@ BUILDERS = {
     "ray-new": build_ray_new,
     "operator": build_operator,
     "collector": build_collector,
+    "server": build_server,
 }
 # what the real node imports at start (the collector: so a RayCluster's history-server
-# sidecar, image quay.io/kuberay/collector:nightly, runs there without a pull)
-NODE_IMAGES = ("pause", "ray", "ray-new", "collector")
+# sidecar, image quay.io/kuberay/collector:nightly, runs there without a pull; the server: so
+# manifests/historyserver's Deployment does too)
+NODE_IMAGES = ("pause", "ray", "ray-new", "collector")  # what the real node imports at start
 
 
 def ensure(names: tuple[str, ...] | list[str] = NODE_IMAGES) -> dict[str, Path]:

@@ -20,7 +20,8 @@ pods really run (images from ``hack/images.py``); it is tainted ``kuberay.io/rea
 unless ``--real-nodes-only`` (then there are no kwok nodes and every pod lands on it).
 ``--as-admin``: the operator uses the cluster-admin kubeconfig instead of its ServiceAccount.
 ``--history-server``: also a local S3 store for the history server's collector
-(``controlplane.py up --history-server``: settings in ``DIR/object-store.env``) and the
+(``controlplane.py up --history-server``: settings in ``DIR/object-store.env``), the history
+server over it on 127.0.0.1 (its URL printed and in ``DIR/history-server.url``) and the
 operator's ``RayClusterHistoryServer`` gate on (``HISTORY_SERVER_GATE``, before OPERATOR ARGS).
 OPERATOR ARGS are appended to the operator's flags (later flags win), e.g.
 ``-- --metrics-addr=127.0.0.1:9080 --enable-leader-election=false``.
@@ -643,8 +644,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--history-server",
         action="store_true",
-        help="also a local S3 store for the history server (DIR/object-store.env) and the "
-        "operator's RayClusterHistoryServer gate",
+        help="also a local S3 store for the history server (DIR/object-store.env), the "
+        "history server itself (URL printed, in DIR/history-server.url) and the operator's "
+        "RayClusterHistoryServer gate",
     )
     parser.add_argument("controller_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -19,6 +19,7 @@ from kuberay.cmd.kubectl_ray import (
     create,
     delete,
     get,
+    history,
     job,
     log,
     render,
@@ -60,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description="Manage Ray resources on Kubernetes", parents=[common]
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (get, create, delete, scale, job, log, session, version, render, why):
+    for module in (get, create, delete, scale, job, log, session, history, version, render, why):
         module.register(sub, common)
     return parser
 

@@ -1,4 +1,5 @@
-"""``hack/controlplane.py up --history-server``: the local S3 store the collector writes to.
+"""``hack/controlplane.py up --history-server``: the local S3 store the collector writes to,
+and the history server over it (URL in ``DIR/history-server.url``).
 
 The CLI is started as `make run` would start it (no real node: the store binds 127.0.0.1);
 the test then talks to the store only through what ``DIR/object-store.env`` says, with the
@@ -7,15 +8,18 @@ history server's own storage layer, as a collector given those env vars would.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-import object_store  # hack/object_store.py (tests/conftest.py puts hack/ on sys.path)
+import history_server  # hack/history_server.py (tests/conftest.py puts hack/ on sys.path)
+import object_store  # hack/object_store.py
 import pytest
 
 from kuberay.historyserver.storage.config import open_store, storage_settings
@@ -117,7 +121,23 @@ async def test_up_history_server_serves_the_env_file_s_store(up: _Up) -> None:
     finally:
         await store.close()
 
+    # the history server runs over that store, on loopback, and its URL is written down
+    url = history_server.read_url(up.workdir)
+    assert url is not None and url.startswith("http://127.0.0.1:"), up.output()
+    assert f"history server at {url}" in up.output()
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"{url}/readz", timeout=10) as resp:
+        assert resp.read() == b"ok"
+    with opener.open(f"{url}/clusters", timeout=10) as resp:
+        names = {(e["namespace"], e["name"]) for e in json.loads(resp.read())}
+    assert ("default", "raycluster-hs") in names
+    server_pid = int((up.workdir / history_server.PID_FILE).read_text())
+    server_listeners = listening_sockets([server_pid])
+    assert server_listeners and not [x for x in server_listeners if wildcard(x.address)]
+
     up.proc.send_signal(signal.SIGTERM)
     assert up.proc.wait(timeout=30) == 0, up.output()
     assert not _pid_alive(pid), "moto_server outlived the control plane"
+    assert not _pid_alive(server_pid), "the history server outlived the control plane"
     assert not env_file.exists()
+    assert history_server.read_url(up.workdir) is None

@@ -256,3 +256,19 @@ scheduler.
   verbs: [create, get, list, watch]
 {{- end }}
 {{- end -}}
+
+{{/* ---------------------------------------------------------------- history server */}}
+
+{{/* What the history server's Deployment and Service select on. */}}
+{{- define "kuberay-operator.historyServerSelectorLabels" -}}
+app.kubernetes.io/name: kuberay-history-server
+app.kubernetes.io/component: history-server
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "kuberay-operator.historyServerLabels" -}}
+{{ include "kuberay-operator.historyServerSelectorLabels" . }}
+app: historyserver
+helm.sh/chart: {{ include "kuberay-operator.chart" . }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
