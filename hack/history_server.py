@@ -21,10 +21,8 @@ Library use (``ControlPlane(history_server=True)`` does this after the object st
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -38,7 +36,7 @@ HACK = Path(__file__).resolve().parent
 if str(HACK) not in sys.path:
     sys.path.insert(0, str(HACK))
 
-from object_store import listening_port  # noqa: E402  (hack/object_store.py)
+from object_store import listening_port, stop_process_group  # noqa: E402  (hack/object_store.py)
 
 URL_FILE = "history-server.url"
 LOG_FILE = "history-server.log"
@@ -211,17 +209,7 @@ class HistoryServer:
         pid files (what they describe is gone)."""
         popen, self._popen = self._popen, None
         if popen is not None:
-            if popen.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(popen.pid, signal.SIGTERM)
-                try:
-                    popen.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(popen.pid, signal.SIGKILL)
-                    popen.wait()
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(popen.pid, signal.SIGKILL)
+            stop_process_group(popen, timeout)
         if self._log is not None:
             self._log.close()
             self._log = None

@@ -191,6 +191,22 @@ def create_bucket(endpoint: str, bucket: str = BUCKET, timeout: float = 10.0) ->
         client.close()
 
 
+def stop_process_group(popen: subprocess.Popen[bytes], timeout: float) -> None:
+    """SIGTERM ``popen``'s process group (it was started with ``start_new_session``), wait
+    ``timeout`` seconds, then SIGKILL the group; anything left in it is killed too."""
+    if popen.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(popen.pid, signal.SIGTERM)
+        try:
+            popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(popen.pid, signal.SIGKILL)
+            popen.wait()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(popen.pid, signal.SIGKILL)
+
+
 def _tail(path: Path, chars: int = 2000) -> str:
     try:
         return path.read_text(errors="replace")[-chars:]
@@ -294,17 +310,7 @@ class ObjectStoreServer:
         pid files (what they describe is gone)."""
         popen, self._popen = self._popen, None
         if popen is not None:
-            if popen.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(popen.pid, signal.SIGTERM)
-                try:
-                    popen.wait(timeout)
-                except subprocess.TimeoutExpired:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(popen.pid, signal.SIGKILL)
-                    popen.wait()
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(popen.pid, signal.SIGKILL)
+            stop_process_group(popen, timeout)
         if self._log is not None:
             self._log.close()
             self._log = None
