@@ -192,7 +192,12 @@ def make_app(
 ) -> web.Application:
     """The application over ``store`` (opened without a root: ``root`` goes into keys, as
     the collector writes them). Closing the store is the caller's business."""
-    from kuberay.historyserver.server import routes_logs, routes_session, routes_state
+    from kuberay.historyserver.server import (
+        routes_extra,
+        routes_logs,
+        routes_session,
+        routes_state,
+    )
 
     async def loader(key: SessionKey) -> SessionSnapshot:
         return await load_session(store, key)
@@ -214,4 +219,5 @@ def make_app(
     routes_session.add_routes(app)
     routes_state.add_routes(app)
     routes_logs.add_routes(app)
+    routes_extra.add_routes(app)
     return app
