@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import structlog
 from aiohttp import web
 
-from kuberay.historyserver.server.app import make_app
+from kuberay.historyserver.server.app import IDLE_TIMEOUT, make_app
 from kuberay.historyserver.server.config import ConfigError, ServerOptions, parse_options
 from kuberay.historyserver.storage.config import open_store, storage_settings
 from kuberay.historyserver.storage.errors import StorageError
@@ -42,7 +42,7 @@ async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None
             load_timeout=options.session_process_timeout,
             cluster_list_ttl=options.cluster_list_ttl,
         )
-        runner = web.AppRunner(app, access_log=None)
+        runner = web.AppRunner(app, access_log=None, keepalive_timeout=IDLE_TIMEOUT)
         await runner.setup()
         site = web.TCPSite(runner, options.listen_host, options.listen_port)
         await site.start()
