@@ -29,6 +29,7 @@ from kuberay.historyserver.server.session import (
     SessionSnapshot,
     load_session,
 )
+from kuberay.historyserver.server.ui_builds import UiBuilds
 from kuberay.historyserver.storage.base import ObjectStore
 from kuberay.historyserver.storage.errors import StorageError
 
@@ -221,15 +222,18 @@ def make_app(
     load_timeout: float = 120.0,
     cluster_list_ttl: float = 10.0,
     handler_timeout: float = WRITE_TIMEOUT,
+    ui: UiBuilds | None = None,
 ) -> web.Application:
     """The application over ``store`` (opened without a root: ``root`` goes into keys, as
-    the collector writes them); ``handler_timeout`` bounds each handler (``0``: none).
+    the collector writes them); ``handler_timeout`` bounds each handler (``0``: none);
+    ``ui`` the dashboard UI builds to serve at ``/`` (none: a page saying how to add one).
     Closing the store is the caller's business."""
     from kuberay.historyserver.server import (
         routes_extra,
         routes_logs,
         routes_session,
         routes_state,
+        routes_ui,
     )
 
     async def loader(key: SessionKey) -> SessionSnapshot:
@@ -253,4 +257,5 @@ def make_app(
     routes_state.add_routes(app)
     routes_logs.add_routes(app)
     routes_extra.add_routes(app)
+    routes_ui.add_routes(app, ui if ui is not None else UiBuilds())
     return app
