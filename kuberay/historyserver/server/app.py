@@ -12,6 +12,7 @@ with the HTTP status saying what went wrong.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -28,6 +29,7 @@ from kuberay.historyserver.server.session import (
     SessionSnapshot,
     load_session,
 )
+from kuberay.historyserver.server.ui_builds import UiBuilds
 from kuberay.historyserver.storage.base import ObjectStore
 from kuberay.historyserver.storage.errors import StorageError
 
@@ -35,6 +37,13 @@ log = structlog.get_logger("historyserver.server")
 
 COOKIE_NAMES = ("cluster_name", "cluster_namespace", "session_name", "owner_kind", "owner_name")
 COOKIE_MAX_AGE = 600
+#: KubeRay's ``http.Server`` timeouts (read 5 s, write 35 s, idle 60 s). aiohttp has no
+#: request-read deadline (our routes are GETs without bodies); the write deadline becomes a
+#: bound on each handler (``deadline_middleware``: 504, a session load keeps going in the
+#: background and is cached for the next request); idle is the keep-alive timeout.
+READ_TIMEOUT = 5.0
+WRITE_TIMEOUT = 35.0
+IDLE_TIMEOUT = 60.0
 
 
 @attrs.define
@@ -102,6 +111,29 @@ async def error_middleware(
     except StorageError as exc:
         log.error("storage failure", path=request.path, error=str(exc))
         return json_response({"result": False, "msg": f"storage error: {exc}", "data": {}}, 502)
+
+
+def deadline_middleware(seconds: float) -> Callable[..., Awaitable[web.StreamResponse]]:
+    """A middleware answering 504 when a handler takes longer than ``seconds`` (``0``: no
+    bound). It bounds producing the response, not sending a streamed file."""
+
+    @web.middleware
+    async def deadline(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if seconds <= 0:
+            return await handler(request)
+        try:
+            async with asyncio.timeout(seconds):
+                return await handler(request)
+        except TimeoutError:
+            log.warning("request deadline exceeded", path=request.path, seconds=seconds)
+            return json_response(
+                {"result": False, "msg": f"request took longer than {seconds:g}s", "data": {}},
+                504,
+            )
+
+    return deadline
 
 
 def state_of(request: web.Request) -> ServerState:
@@ -189,10 +221,20 @@ def make_app(
     cache_ttl: float = 0.0,
     load_timeout: float = 120.0,
     cluster_list_ttl: float = 10.0,
+    handler_timeout: float = WRITE_TIMEOUT,
+    ui: UiBuilds | None = None,
 ) -> web.Application:
     """The application over ``store`` (opened without a root: ``root`` goes into keys, as
-    the collector writes them). Closing the store is the caller's business."""
-    from kuberay.historyserver.server import routes_logs, routes_session, routes_state
+    the collector writes them); ``handler_timeout`` bounds each handler (``0``: none);
+    ``ui`` the dashboard UI builds to serve at ``/`` (none: a page saying how to add one).
+    Closing the store is the caller's business."""
+    from kuberay.historyserver.server import (
+        routes_extra,
+        routes_logs,
+        routes_session,
+        routes_state,
+        routes_ui,
+    )
 
     async def loader(key: SessionKey) -> SessionSnapshot:
         return await load_session(store, key)
@@ -204,7 +246,7 @@ def make_app(
         ttl=cache_ttl,
         load_timeout=load_timeout,
     )
-    app = web.Application(middlewares=[error_middleware])
+    app = web.Application(middlewares=[deadline_middleware(handler_timeout), error_middleware])
     app[STATE] = ServerState(
         store=store,
         root=root,
@@ -214,4 +256,6 @@ def make_app(
     routes_session.add_routes(app)
     routes_state.add_routes(app)
     routes_logs.add_routes(app)
+    routes_extra.add_routes(app)
+    routes_ui.add_routes(app, ui if ui is not None else UiBuilds())
     return app

@@ -12,7 +12,10 @@ Ours: ``--listen`` (``:8080``; ``host:port``, ``127.0.0.1:0`` picks a free port)
 ``--storage-backend-config-path`` (``STORAGE_BACKEND_CONFIG_PATH``),
 ``--enable-live-clusters`` (off; live clusters are not served by this build, so turning it
 on is refused), ``--cluster-list-ttl`` (10s: how long the marker listing is reused),
-``--log-format`` (``json``/``console``). With live clusters off nothing talks to Kubernetes.
+``--log-format`` (``json``/``console``), ``--dashboard-ui-dir`` (``DASHBOARD_UI_DIR``: Ray
+dashboard UI builds to serve, see ``ui_builds``), ``--dashboard-ui-from-ray`` (true: also
+serve the build of an installed ``ray`` package). With live clusters off nothing talks to
+Kubernetes.
 """
 
 from __future__ import annotations
@@ -89,6 +92,8 @@ class ServerOptions:
     enable_live_clusters: bool = False
     cluster_list_ttl: float = 10.0
     log_format: str = "json"
+    dashboard_ui_dir: str = ""
+    dashboard_ui_from_ray: bool = True
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -113,6 +118,8 @@ def _parser() -> argparse.ArgumentParser:
     add("--listen", default=":8080")
     add("--cluster-list-ttl", default="10s")
     add("--log-format", default="json", choices=("json", "console"))
+    add("--dashboard-ui-dir", default=None)
+    add("--dashboard-ui-from-ray", nargs="?", const="true", default="true")
     return p
 
 
@@ -156,6 +163,12 @@ def parse_options(argv: Sequence[str], environ: Mapping[str, str] | None = None)
             enable_live_clusters=parse_bool(ns.enable_live_clusters),
             cluster_list_ttl=parse_duration(ns.cluster_list_ttl),
             log_format=ns.log_format,
+            dashboard_ui_dir=(
+                env.get("DASHBOARD_UI_DIR", "")
+                if ns.dashboard_ui_dir is None
+                else ns.dashboard_ui_dir
+            ),
+            dashboard_ui_from_ray=parse_bool(ns.dashboard_ui_from_ray),
         )
     except (ValueError, LayoutError) as exc:
         raise ConfigError(str(exc)) from None

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 import structlog
 from aiohttp import web
 
-from kuberay.historyserver.server.app import make_app
+from kuberay.historyserver.server.app import IDLE_TIMEOUT, make_app
 from kuberay.historyserver.server.config import ConfigError, ServerOptions, parse_options
+from kuberay.historyserver.server.ui_builds import UiBuilds
 from kuberay.historyserver.storage.config import open_store, storage_settings
 from kuberay.historyserver.storage.errors import StorageError
 from kuberay.logging import configure_logging
@@ -41,8 +42,11 @@ async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None
             cache_ttl=options.session_cache_ttl,
             load_timeout=options.session_process_timeout,
             cluster_list_ttl=options.cluster_list_ttl,
+            ui=UiBuilds.discover(
+                options.dashboard_ui_dir, use_installed_ray=options.dashboard_ui_from_ray
+            ),
         )
-        runner = web.AppRunner(app, access_log=None)
+        runner = web.AppRunner(app, access_log=None, keepalive_timeout=IDLE_TIMEOUT)
         await runner.setup()
         site = web.TCPSite(runner, options.listen_host, options.listen_port)
         await site.start()

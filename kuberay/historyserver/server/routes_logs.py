@@ -3,8 +3,11 @@
 The node is ``node_id`` (hex; must be one of the session's node directories) or
 ``node_ip`` (resolved through the session's nodes). ``/api/v0/logs/file`` answers
 ``text/plain`` in Ray's streaming framing: the first byte ``1`` marks success (the UI strips
-it); with ``download_filename`` the bare bytes come as an attachment. Unknown node, task or
-file: 404; a parameter that would leave the layout: 400.
+it); with ``download_filename`` the bare bytes come as an attachment, and an HTTP
+``Range: bytes=...`` header is honoured (``206``/``416``; with ``lines=-1`` and no ANSI
+filter the range is read from storage directly). ``lines=N`` reads only the end of the
+object (``log_reads.read_tail``). Unknown node, task or file: 404; a parameter that would
+leave the layout: 400.
 """
 
 from __future__ import annotations
@@ -23,6 +26,12 @@ from kuberay.historyserver.server.app import (
     query_int,
     state_of,
 )
+from kuberay.historyserver.server.log_reads import (
+    RangeNotSatisfiable,
+    object_size,
+    parse_range,
+    read_tail,
+)
 from kuberay.historyserver.server.logs import (
     DEFAULT_LINES,
     MAX_LINES,
@@ -30,7 +39,6 @@ from kuberay.historyserver.server.logs import (
     list_node_logs,
     relative_log_path,
     strip_ansi,
-    tail_lines,
 )
 from kuberay.historyserver.server.session import SessionSnapshot
 from kuberay.historyserver.storage.errors import NotFound
@@ -135,22 +143,61 @@ async def log_file(request: web.Request) -> web.StreamResponse:
     if node not in snap.storage_nodes:
         raise ApiError(404, f"node {node} has no stored files in this session")
     key = snap.key.layout.log_key(snap.key.session, node, rel)
-    try:
-        data = await store.get(key, byte_range=byte_range)
-    except NotFound:
-        raise ApiError(404, f"log file {rel} not found on node {node}") from None
-    data = tail_lines(data, lines)
-    if query_bool(request, "filter_ansi_code", False):
-        data = strip_ansi(data)
+    size = await object_size(store, key)
+    if size is None:
+        raise ApiError(404, f"log file {rel} not found on node {node}")
+    lo, hi = (
+        (0, size) if byte_range is None else (min(byte_range[0], size), min(byte_range[1], size))
+    )
+    hi = max(lo, hi)
     download = q.get("download_filename")
     if download:
-        name = check_segment(download, "download file name")
+        download = check_segment(download, "download file name")
+    wanted = request.headers.get("Range") if download else None
+    ansi = query_bool(request, "filter_ansi_code", False)
+    total = hi - lo
+    try:
+        if wanted and lines < 0 and not ansi:
+            # The representation is the file (or task slice) itself: range it in storage.
+            part = parse_range(wanted, hi - lo)
+            if part is not None:
+                data = await store.get(key, byte_range=(lo + part[0], lo + part[1]))
+                return _download(data, download or "", part, hi - lo)
+        if lines >= 0:
+            data = await read_tail(store, key, lines, lo, hi)
+        else:
+            data = await store.get(key, byte_range=(lo, hi))
+        if ansi:
+            data = strip_ansi(data)
+        if download:
+            total = len(data)
+            part = parse_range(wanted, total) if wanted else None
+            if part is not None:
+                data = data[part[0] : part[1]]
+            return _download(data, download, part, total)
+    except NotFound:
+        raise ApiError(404, f"log file {rel} not found on node {node}") from None
+    except RangeNotSatisfiable:
         return web.Response(
-            body=data,
-            content_type="application/octet-stream",
-            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+            status=416, headers={"Content-Range": f"bytes */{total}", "Accept-Ranges": "bytes"}
         )
     return web.Response(body=b"1" + data, content_type="text/plain")
+
+
+def _download(data: bytes, name: str, part: tuple[int, int] | None, total: int) -> web.Response:
+    """An attachment; a ``206`` with ``Content-Range`` when ``part`` was asked for."""
+    headers = {
+        "Content-Disposition": f'attachment; filename="{name}"',
+        "Accept-Ranges": "bytes",
+    }
+    if part is not None:
+        headers["Content-Range"] = f"bytes {part[0]}-{part[1] - 1}/{total}"
+    return web.Response(
+        body=data,
+        status=206 if part is not None else 200,
+        content_type="application/octet-stream",
+        headers=headers,
+    )
 
 
 def add_routes(app: web.Application) -> None:

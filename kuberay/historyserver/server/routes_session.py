@@ -9,22 +9,35 @@ the dashboard's fixed answers (authentication mode, profiling).
   session defaults to the newest. Loads the session (so the first page is fast), sets
   KubeRay's five cookies (``Max-Age=600``, ``Path=/``) and answers
   ``{result, name, namespace, session}``. Unknown cluster or session: 404.
+  ``?reload=true`` (KubeRay v1.8's spelling) drops the session from the cache and re-reads
+  the cluster list first, so files stored since the first load are seen.
 """
 
 from __future__ import annotations
 
+import structlog
 from aiohttp import web
 
-from kuberay.historyserver.layout import OWNER_KINDS, RAYCLUSTER_KIND, LayoutError, check_segment
+from kuberay.historyserver.layout import (
+    OWNER_KINDS,
+    RAYCLUSTER_KIND,
+    Layout,
+    LayoutError,
+    check_segment,
+)
 from kuberay.historyserver.server.app import (
     COOKIE_MAX_AGE,
     ApiError,
     envelope,
     get_session,
     json_response,
+    query_bool,
     query_int,
     state_of,
 )
+from kuberay.historyserver.server.session import SessionKey
+
+log = structlog.get_logger("historyserver.server.session_routes")
 
 
 async def clusters(request: web.Request) -> web.Response:
@@ -57,10 +70,16 @@ async def enter_cluster(request: web.Request) -> web.Response:
     if session == "live":
         raise ApiError(400, "live clusters are not served by this history server")
     state = state_of(request)
+    reload = query_bool(request, "reload", False)
+    if reload:
+        await state.clusters.sessions(refresh=True)
     found = await state.clusters.find(namespace, kind, name, session)
     if found is None:
         what = f"{kind} {namespace}/{name}" + ("" if session == "latest" else f" session {session}")
         raise ApiError(404, f"{what} not found in storage")
+    if reload:
+        state.cache.invalidate(SessionKey(Layout(found.cluster, root=state.root), found.session))
+        log.info("session reload requested", cluster=found.cluster.name, session=found.session)
     await get_session(state, found.cluster, found.session)
     c = found.cluster
     response = json_response(

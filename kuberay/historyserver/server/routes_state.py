@@ -23,6 +23,7 @@ from kuberay.historyserver.server.app import (
     query_int,
 )
 from kuberay.historyserver.server.jobs import find_job
+from kuberay.historyserver.server.lineage import summarize_by_lineage
 from kuberay.historyserver.server.nodes import logical_resources, node_state, node_summary
 from kuberay.historyserver.server.placement_groups import BRIEF_COLUMNS as PG_BRIEF
 from kuberay.historyserver.server.session import (
@@ -86,13 +87,18 @@ async def tasks(request: web.Request) -> web.Response:
 
 
 async def tasks_summarize(request: web.Request) -> web.Response:
-    """``GET /api/v0/tasks/summarize``: counts per ``func_or_class_name`` and state."""
+    """``GET /api/v0/tasks/summarize``: ``summary_by=func_name`` (default; ``task_name`` is
+    the same, as in Ray) counts per ``func_or_class_name`` and state; ``summary_by=lineage``
+    the tree of who started whom (``lineage``)."""
     snap = await current_session(request)
     summary_by = request.query.get("summary_by", "func_name")
-    if summary_by != "func_name":
-        raise ApiError(501, f"summary_by={summary_by} is not supported yet: use func_name")
+    if summary_by not in ("func_name", "task_name", "lineage"):
+        raise ApiError(400, 'summary_by must be one of "func_name", "task_name", or "lineage".')
     selected = task_query.select_tasks(snap.tasks, _filters(request), exclude_driver=True)
-    summary = task_query.summarize_by_func_name(selected)
+    if summary_by == "lineage":
+        summary = summarize_by_lineage(selected, snap.actors)
+    else:
+        summary = task_query.summarize_by_func_name(selected)
     return json_response(
         envelope(
             {

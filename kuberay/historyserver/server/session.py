@@ -23,6 +23,7 @@ from kuberay.historyserver.server.event_files import (
     session_nodes,
 )
 from kuberay.historyserver.server.jobs import JobBuilder
+from kuberay.historyserver.server.legacy_events import read_log_events
 from kuberay.historyserver.server.nodes import NodeBuilder
 from kuberay.historyserver.server.placement_groups import PlacementGroupBuilder, from_snapshot
 from kuberay.historyserver.server.tasks import TaskBuilder
@@ -62,7 +63,8 @@ class SessionSnapshot:
     attempt; ``actors`` dashboard actor dicts by ID; ``jobs`` ``JobDetails``; ``nodes``
     ``NodeState`` dicts (detail) plus hostname; ``placement_groups`` ``PlacementGroupState``
     (detail); ``endpoints`` the parsed bodies of the snapshots found (by endpoint path);
-    ``storage_nodes`` the node directories in storage (for logs); ``approx_bytes`` the size
+    ``storage_nodes`` the node directories in storage (for logs); ``log_events`` Ray's
+    legacy events (``logs/events/event_*.log``) by job ID; ``approx_bytes`` the size
     of it all as JSON, what the cache budgets."""
 
     key: SessionKey
@@ -74,6 +76,7 @@ class SessionSnapshot:
     endpoints: dict[str, Any]
     storage_nodes: tuple[str, ...]
     stats: DecodeStats
+    log_events: dict[str, list[dict[str, Any]]] = attrs.field(factory=dict)
     approx_bytes: int = 0
 
     def node_ips(self) -> dict[str, str]:
@@ -145,6 +148,8 @@ async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
     )
     stored_groups = from_snapshot(endpoints.get(PLACEMENT_GROUPS_ENDPOINT))
     groups = pgs.build() if pgs else stored_groups or []
+    storage_nodes = tuple(await session_nodes(store, key.layout, key.session))
+    log_events = await read_log_events(store, key.layout, key.session, storage_nodes)
     snapshot = SessionSnapshot(
         key=key,
         tasks=tasks.build(),
@@ -153,12 +158,21 @@ async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
         nodes=node_list,
         placement_groups=groups,
         endpoints=endpoints,
-        storage_nodes=tuple(await session_nodes(store, key.layout, key.session)),
+        storage_nodes=storage_nodes,
         stats=stats,
+        log_events=log_events,
     )
     size = len(
         orjson.dumps(
-            [snapshot.tasks, snapshot.actors, snapshot.jobs, snapshot.nodes, groups, endpoints]
+            [
+                snapshot.tasks,
+                snapshot.actors,
+                snapshot.jobs,
+                snapshot.nodes,
+                groups,
+                endpoints,
+                log_events,
+            ]
         )
     )
     log.info(

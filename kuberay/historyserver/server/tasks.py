@@ -9,7 +9,8 @@ of events gives the same task however the files were split, named or read:
 * a lifecycle event adds its state transitions (duplicates by state and time dropped, sorted),
   and sets node, worker, pid, error and each ``taskLogInfo`` field only when it carries a
   non-empty value (Ray sends a log's start and end in separate events);
-* a profile event adds its profile entries (deduplicated).
+* a profile event adds its profile entries (deduplicated), as Ray's state API shows them:
+  ``start_time``/``end_time`` in Unix ms (floats), ``extra_data`` the parsed JSON object.
 
 The result is Ray's ``TaskState`` as ``/api/v0/tasks?detail=1`` answers it (snake_case,
 hex IDs, Unix ms times): ``state`` is the last transition's, ``creation_time_ms`` the first
@@ -19,6 +20,7 @@ hex IDs, Unix ms times): ``state`` is the last transition's, ``creation_time_ms`
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import Any
 
@@ -234,14 +236,25 @@ def _profile(task: dict[str, Any], d: dict[str, Any], seen: set[tuple[str, str, 
         data["events"].append(
             {
                 "event_name": key[0],
-                "start_time": to_int(e.get("startTime")),
-                "end_time": to_int(e.get("endTime")),
-                "extra_data": as_str(e.get("extraData")),
+                "start_time": to_int(e.get("startTime")) / 1e6,
+                "end_time": to_int(e.get("endTime")) / 1e6,
+                "extra_data": _extra_data(e.get("extraData")),
             }
         )
         if not task["func_or_class_name"] and key[0].startswith("task::"):
             task["func_or_class_name"] = key[0].removeprefix("task::")
     data["events"].sort(key=lambda x: (x["start_time"], x["end_time"], x["event_name"]))
+
+
+def _extra_data(raw: object) -> dict[str, Any]:
+    # Ray's state API parses the JSON string; anything unparsable becomes ``{}``.
+    if isinstance(raw, dict):
+        return dict(raw)
+    try:
+        parsed = json.loads(as_str(raw) or "{}")
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def _fold(key: tuple[str, int], events: list[dict[str, Any]]) -> dict[str, Any]:
