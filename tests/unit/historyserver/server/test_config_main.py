@@ -97,10 +97,11 @@ async def test_run_serves_a_local_store(tmp_path: Path, monkeypatch: pytest.Monk
 
     monkeypatch.setattr(main_mod.web, "TCPSite", Site)
     task = asyncio.create_task(main_mod.run(options, stop))
-    for _ in range(100):
-        if ports:
+    for _ in range(1500):  # up to 30 s: a loaded machine starts the server slowly
+        if ports or task.done():
             break
         await asyncio.sleep(0.02)
+    assert ports, task.exception() if task.done() else "the server did not listen within 30 s"
     async with aiohttp.ClientSession() as http:
         async with http.get(f"http://127.0.0.1:{ports[0]}/clusters") as r:
             (entry,) = await r.json()
