@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
@@ -57,7 +57,7 @@ from kuberay.controllers.mtls.builders import (
     is_certificate_ready,
     pod_ips,
 )
-from kuberay.kube import AlreadyExists, ApiError, Client, Conflict, NotFound
+from kuberay.kube import AlreadyExists, ApiError, Client, Conflict, Forbidden, NotFound
 from kuberay.reconcile import NORMAL, WARNING, Cache, EventRecorder, Request, Result
 
 log = structlog.get_logger("kuberay.mtls")
@@ -140,6 +140,8 @@ class MTLSReconciler:
         ]
         # (namespace, Certificate name) -> the last time its Secret was seen owned by it.
         self._owned: dict[tuple[str, str], _Owned] = {}
+        # set on the first 403 to a Secret patch (KubeRay's RBAC has no patch on secrets)
+        self._secret_patch_forbidden = False
 
     async def reconcile(self, request: Request) -> Result:
         cluster = self.ctx.cache.get(
@@ -271,7 +273,9 @@ class MTLSReconciler:
         Reads the Secret metadata-only and adds the reference with a merge patch of
         ``metadata.ownerReferences`` at the read ``resourceVersion`` (a 409 raises
         :class:`_StaleCache`); no request at all while the Secret was seen owned by this
-        Certificate at its current revision within :data:`OWNER_RECHECK`."""
+        Certificate at its current revision within :data:`OWNER_RECHECK`. Where RBAC forbids
+        patching Secrets (KubeRay's ClusterRole grants only update), the whole Secret is read
+        and PUT instead, from then on."""
         meta = cert["metadata"]
         namespace, cert_name, cert_uid = meta["namespace"], meta["name"], meta.get("uid")
         secret_name = (cert.get("spec") or {}).get("secretName")
@@ -313,22 +317,55 @@ class MTLSReconciler:
                 }
             }
             try:
-                await client.patch(
-                    "v1",
-                    "Secret",
-                    secret_name,
-                    patch,
-                    namespace,
-                    patch_type="merge",
-                    field_manager=FIELD_MANAGER,
-                    metadata_only=True,
+                if self._secret_patch_forbidden:
+                    await self._put_owner_refs(secret_name, namespace, refs, smeta)
+                else:
+                    await client.patch(
+                        "v1",
+                        "Secret",
+                        secret_name,
+                        patch,
+                        namespace,
+                        patch_type="merge",
+                        field_manager=FIELD_MANAGER,
+                        metadata_only=True,
+                    )
+            except Forbidden:
+                # KubeRay's ClusterRole grants update on Secrets but not patch: from now on,
+                # read the Secret whole and PUT it (once per issued Secret, as KubeRay does)
+                log.info(
+                    "no RBAC permission to patch Secrets: owner references are written with "
+                    "update (grant patch on secrets to keep Secret data off the wire)",
+                    secret=secret_name,
                 )
+                self._secret_patch_forbidden = True
+                try:
+                    await self._put_owner_refs(secret_name, namespace, refs, smeta)
+                except NotFound:
+                    return
+                except Conflict as exc:
+                    raise _StaleCache(str(exc)) from exc
             except NotFound:
                 return  # gone since the read: cert-manager will write it again
             except Conflict as exc:
                 raise _StaleCache(str(exc)) from exc
             log.info("secret owned by its certificate", secret=secret_name, certificate=cert_name)
         self._owned[key] = _Owned(cert_uid, secret_name, revision, now + OWNER_RECHECK)
+
+    async def _put_owner_refs(
+        self, secret_name: str, namespace: str, refs: list[Obj], seen: Mapping[str, Any]
+    ) -> None:
+        """The fallback without ``patch`` RBAC: the whole Secret read and written back with
+        ``refs`` at the ``resourceVersion`` of the metadata read (a 409 if it changed)."""
+        client = self.ctx.client
+        secret = await client.get("v1", "Secret", secret_name, namespace)
+        meta = secret.setdefault("metadata", {})
+        if meta.get("resourceVersion") != seen.get("resourceVersion"):
+            raise Conflict(409, "Conflict", f"secret {secret_name} changed since it was read")
+        meta["ownerReferences"] = refs
+        secret.setdefault("apiVersion", "v1")
+        secret.setdefault("kind", "Secret")
+        await client.update(secret, field_manager=FIELD_MANAGER)
 
     def _forget(self, request: Request) -> None:
         """Drop what was remembered about the Secrets of a cluster no longer handled."""

@@ -70,10 +70,12 @@ KUBERAY_RULES: list[Rule] = [
     (("route.openshift.io",), ("routes",), CRUD),
 ]
 
-#: What this implementation needs on top: nothing. Events go through events.k8s.io/v1
+#: What this implementation needs on top: ``patch`` on Secrets, for the mTLS controller's
+#: metadata-only ownerReference patch (without it the operator reads and PUTs the whole
+#: Secret, private key included, as KubeRay does). Events go through events.k8s.io/v1
 #: (create, and patch for a series) as KubeRay's do, and the Lease rule above already grants
 #: the get/create/update our elector uses.
-OUR_ADDITIONS: list[Rule] = []
+OUR_ADDITIONS: list[Rule] = [(("",), ("secrets",), ("patch",))]
 
 OPERATOR_RULES: list[Rule] = KUBERAY_RULES + OUR_ADDITIONS
 

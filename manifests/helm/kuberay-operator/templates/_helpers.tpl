@@ -239,6 +239,12 @@ scheduler.
 - apiGroups: [route.openshift.io]
   resources: [routes]
   verbs: [create, delete, get, list, patch, update, watch]
+# ours, beyond KubeRay's rules: the mTLS controller adds an ownerReference to a Secret
+# cert-manager issued with a metadata-only patch, so the private key never travels (without
+# it, the operator falls back to reading and updating the whole Secret, as KubeRay does)
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [patch]
 {{- if include "kuberay-operator.kubernetesWAS" . }}
 - apiGroups: [scheduling.k8s.io]
   resources: [podgroups, workloads]

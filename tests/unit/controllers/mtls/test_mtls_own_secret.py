@@ -16,7 +16,7 @@ from kuberay.controllers.mtls.builders import (
     build_selfsigned_issuer,
 )
 from kuberay.controllers.mtls.reconciler import OWNER_RECHECK, Ctx, MTLSReconciler, MTLSSettings
-from kuberay.kube import Client, Conflict, NotFound
+from kuberay.kube import Client, Conflict, Forbidden, NotFound
 from kuberay.reconcile import Cache, EventRecorder, Request
 
 Obj = dict[str, Any]
@@ -175,3 +175,47 @@ async def test_conflict_requeues_quietly() -> None:
     client.conflict = False
     await reconciler.reconcile(Request(NS, NAME))
     assert all(len(m["ownerReferences"]) == 2 for m in client.secrets.values())
+
+
+class NoPatchClient(FakeClient):
+    """KubeRay's ClusterRole: update on Secrets, but no patch (403)."""
+
+    async def get(self, api_version: str, kind: str, name: str, namespace: str, **kw: Any) -> Obj:
+        got = await super().get(api_version, kind, name, namespace, **kw)
+        if not kw.get("metadata_only"):
+            got["data"] = {"tls.key": "c2VjcmV0"}
+        return got
+
+    async def patch(
+        self, api_version: str, kind: str, name: str, patch: Obj, namespace: str, **kw: Any
+    ) -> Obj:
+        self.calls.append(("patch", name, (patch, kw)))
+        raise Forbidden(403, "Forbidden", f'secrets "{name}" is forbidden: cannot patch')
+
+    async def update(self, obj: Obj, **kw: Any) -> Obj:
+        self.calls.append(("update", obj["metadata"]["name"], obj))
+        meta = self.secrets[obj["metadata"]["name"]]
+        assert obj["metadata"]["resourceVersion"] == meta["resourceVersion"]
+        assert obj["data"] == {"tls.key": "c2VjcmV0"}  # the whole Secret, data kept
+        meta["ownerReferences"] = obj["metadata"]["ownerReferences"]
+        meta["resourceVersion"] = str(int(meta["resourceVersion"]) + 1)
+        return obj
+
+
+async def test_without_patch_rbac_the_owner_reference_is_put_once_per_secret() -> None:
+    """With KubeRay's RBAC (no patch on secrets) the first 403 switches to a whole read and
+    PUT, which keeps the Secret's data and the other owners; the reconcile does not fail,
+    no further patch is tried, and the next pass sends nothing."""
+    reconciler, fake, recorder, _, certs = _world()
+    client = NoPatchClient(fake.secrets)
+    reconciler.ctx.client = cast(Client, client)
+    await reconciler.reconcile(Request(NS, NAME))
+    verbs = [verb for verb, _, _ in client.calls]
+    assert verbs.count("patch") == 1 and verbs.count("update") == 3, verbs
+    for cert in certs.values():
+        refs = client.secrets[cert["spec"]["secretName"]]["ownerReferences"]
+        assert [r["uid"] for r in refs] == ["uid-x", cert["metadata"]["uid"]]
+    assert "MTLSFailedToReconcile" not in recorder.reasons
+    client.calls.clear()
+    await reconciler.reconcile(Request(NS, NAME))
+    assert client.calls == []
