@@ -11,7 +11,6 @@ with the server's log tail when it does not within a bounded wait.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -43,25 +42,9 @@ def hack_module(name: str) -> Any:
 
 
 def _listening_port(pid: int) -> int | None:
-    """The TCP port process ``pid`` listens on (its socket inodes in /proc/net/tcp*)."""
-    inodes = set()
-    try:
-        for fd in os.listdir(f"/proc/{pid}/fd"):
-            with_target = os.readlink(f"/proc/{pid}/fd/{fd}")
-            if with_target.startswith("socket:["):
-                inodes.add(with_target[8:-1])
-    except OSError:
-        return None
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            rows = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            fields = row.split()
-            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
-                return int(fields[1].rsplit(":", 1)[1], 16)
-    return None
+    """The TCP port process ``pid`` listens on: ``hack/object_store.py``'s reading of /proc."""
+    port: int | None = hack_module("object_store").listening_port(pid)
+    return port
 
 
 def _tail(log: Path) -> str:
