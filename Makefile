@@ -17,7 +17,7 @@ RUN_FLAGS := $(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only) \
 	$(if $(filter-out 0,$(HISTORY_SERVER)),--history-server)
 
-.PHONY: helm kueue cert-manager scheduler-plugins traefik e2e-gateway storage-servers go-components-background third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
+.PHONY: browser-deps helm kueue cert-manager scheduler-plugins traefik e2e-gateway storage-servers go-components-background third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
 
 deps: $(VENV)/.installed
 
@@ -36,6 +36,10 @@ binaries-all: deps
 # the real node's Debian packages (containerd, runc, CNI plugins, iptables, debootstrap)
 node-deps:
 	$(PY) hack/node_deps.py
+
+# Debian's chromium, for the tests that load Ray's dashboard UI in a headless browser
+browser-deps:
+	$(PY) hack/node_deps.py --browser
 
 # container images built here (pause, Ray, the operator, the history server and its collector) into
 # ~/.cache/kuberay/images
@@ -100,12 +104,12 @@ integration: binaries third-party-crds go-components-background
 go-components-background: deps
 	$(BIN)/python hack/build_in_background.py install_azurite.py build_fake_gcs_server.py build_kueue.py build_cert_manager.py build_traefik.py build_scheduler_plugins.py
 
-test: lint binaries-all helm images third-party-crds go-components-background
-	KUBERAY_REQUIRE_CERT_MANAGER=1 $(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
+test: lint binaries-all helm images browser-deps third-party-crds go-components-background
+	KUBERAY_REQUIRE_CERT_MANAGER=1 KUBERAY_REQUIRE_BROWSER=1 $(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # the test suite while busy loops keep every core loaded (tests must not race async writes)
-test-stress: lint binaries-all helm images third-party-crds go-components-background
-	KUBERAY_REQUIRE_CERT_MANAGER=1 $(BIN)/python hack/cpu_hog.py -- $(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
+test-stress: lint binaries-all helm images browser-deps third-party-crds go-components-background
+	KUBERAY_REQUIRE_CERT_MANAGER=1 KUBERAY_REQUIRE_BROWSER=1 $(BIN)/python hack/cpu_hog.py -- $(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)
 
 # the operator as a separate process against a full local cluster (KUBERAY_TEST_KUBECONFIG:
 # against that cluster instead)
