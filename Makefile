@@ -5,15 +5,19 @@ VENV := .venv
 BIN := $(abspath $(VENV))/bin
 RUN_DIR ?= $(abspath .run)
 PYTEST_ARGS ?=
-# `make run REAL_NODES=1`: a real node (real containers) next to the kwok nodes;
-# REAL_NODES_ONLY=1: the real node alone (every pod really runs)
+# `make run` runs real Ray: the real node alone where the machine allows it (root), else kwok
+# fake nodes (one line says why). NODES=kwok: fake nodes only; NODES=real: the real node or an
+# error; NODES=both. The older spellings still work: REAL_NODES=1 (a real node next to the kwok
+# nodes), REAL_NODES_ONLY=1 (the real node alone).
+NODES ?=
 REAL_NODES ?= 0
 REAL_NODES_ONLY ?= 0
 # `make run HISTORY_SERVER=1`: also a local S3 store for the history server's collector
 # (settings in $(RUN_DIR)/object-store.env), the history server over it on 127.0.0.1 (its URL
 # printed and in $(RUN_DIR)/history-server.url) and the operator's RayClusterHistoryServer gate
 HISTORY_SERVER ?= 0
-RUN_FLAGS := $(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
+RUN_FLAGS := $(if $(NODES),--nodes $(NODES)) \
+	$(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only) \
 	$(if $(filter-out 0,$(HISTORY_SERVER)),--history-server)
 
@@ -117,7 +121,7 @@ e2e: binaries-all images third-party-crds go-components-background
 	$(BIN)/pytest -q tests/e2e $(PYTEST_ARGS)
 
 # full local cluster + CRDs + RBAC + kuberay-operator in the foreground; Ctrl-C stops all
-run: binaries-all third-party-crds $(if $(filter-out 00,$(REAL_NODES)$(REAL_NODES_ONLY)),images)
+run: binaries-all third-party-crds
 	$(BIN)/python hack/run.py --dir $(RUN_DIR) $(RUN_FLAGS)
 
 clean:
