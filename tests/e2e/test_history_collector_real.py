@@ -33,7 +33,7 @@ from kuberay.historyserver.storage import ObjectStore
 from kuberay.historyserver.storage.config import open_store, storage_settings
 from kuberay.kube import Client
 from tests.chromium import require_chromium
-from tests.e2e import history_views
+from tests.e2e import history_in_cluster, history_views
 from tests.e2e.harness import TIMINGS, cluster_pods, node_type
 from tests.e2e.realcluster import (
     RealCluster,
@@ -328,9 +328,10 @@ async def test_a_rayjobs_history_outlives_its_cluster_and_is_served(
     collector, killed with SIGKILL mid-job, comes back (the kubelet restarts it) and loses or
     duplicates no event; after the job ends and its cluster is deleted, the store holds the
     session marker, the driver log with the whole output and the job's task events, each
-    event once. Then ``kuberay-history-server`` over that store (with the UI builds as its
-    image carries them) answers the dashboard API for the dead cluster and Ray's own UI shows
-    the job, its tasks and its actor in headless Chromium (``history_views``)."""
+    event once. Then the history server, deployed from ``manifests/historyserver`` with its
+    image and reached through ``kubectl ray history open`` (``history_in_cluster``), answers
+    the dashboard API for the dead cluster, and Ray's own UI, served by it, shows the job, its
+    tasks and its actor in headless Chromium (``history_views``)."""
     from kuberay.historyserver.server.event_files import (
         find_event_files,
         read_session_events,
@@ -437,25 +438,13 @@ async def test_a_rayjobs_history_outlives_its_cluster_and_is_served(
     assert any(n.endswith("parent") for n in names), sorted(names)
     assert any(f.job_id for f in files), [f.key for f in files]  # filed by job too
 
-    # the history server over the store, as `up --history-server` starts it
-    import history_server
-    import images
-    import ray_ui
-
+    # the history server as a user deploys it (manifests/historyserver, the server image with
+    # Ray's UI builds) and reaches it: `kubectl ray history open` port-forwards to its pod
     require_chromium()
-    ui_dir = tmp_path / "dashboard"
-    ray_ui.extract_dashboard_ui(
-        images.archive_path("ray-new"), ui_dir / ray_ui.major_minor(RAY_VERSION)
-    )
-    server = history_server.HistoryServer(
-        tmp_path / "server",
-        store_env,
-        extra_args=(f"--dashboard-dir={ui_dir}", "--dashboard-ui-from-ray=false"),
-    )
-    url = server.start()
-    try:
+    deployed = history_in_cluster.deployed_history_server(real_cluster, real_admin, store_env)
+    opened = history_in_cluster.history_open(real_cluster, rns, name, tmp_path)
+    async with deployed, opened as (url, printed):
+        assert printed == f"{url}/enter_cluster/{rns}/rayjob/{name}/{session}"
         await history_views.check_api(url, rns, name, cluster, session, job_id)
         shots = await history_views.check_ui(url, rns, name, session, job_id, tmp_path)
         print("history UI screenshots:", *shots)
-    finally:
-        server.stop()

@@ -7,7 +7,7 @@ image built here (``hack/ray_ui.py``), given to the server as ``--dashboard-dir`
 directory per ``major.minor``, exactly as the server image lays it out. After
 ``/enter_cluster`` (which sets the session cookies) the browser opens the UI's pages and a
 person would see: the job list with each job's status, the job's task table with the task
-names and states, and the actors. A screenshot of each page is kept
+names and states, the driver's log, and the actors. A screenshot of each page is kept
 (``tests/chromium.artifacts_dir()``).
 """
 
@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from kuberay.historyserver.layout import Layout
 from tests.chromium import Browser, artifacts_dir, require_chromium
-from tests.unit.historyserver.server.stores import CLUSTER, SESSION, collector_store
+from tests.unit.historyserver.server.stores import CLUSTER, NODE, SESSION, collector_store
 
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -52,6 +53,8 @@ def _free_port() -> int:
 @pytest.fixture
 async def server(tmp_path: Path, ui_dir: Path) -> Iterator[str]:
     store = await collector_store(tmp_path)
+    driver_log = Layout(CLUSTER).log_key(SESSION, NODE, "job-driver-capture-job-3.log")
+    await store.put(driver_log, b"capture-job-3 driver says hello\n")
     root = tmp_path / "store"
     for key, body in store.objects.items():
         path = root / key
@@ -111,7 +114,10 @@ async def test_rays_dashboard_shows_a_stored_sessions_jobs_tasks_and_actors(
         (shots / "history-ui-jobs.png").write_bytes(await browser.screenshot())
 
         await browser.goto(f"{server}/#/jobs/capture-job-3")
-        await browser.wait_for_text(["Task Table", "Finished: 13", "Failed: 1"], timeout=60)
+        await browser.wait_for_text(
+            ["Task Table", "Finished: 13", "Failed: 1", "capture-job-3 driver says hello"],
+            timeout=60,
+        )
         assert await browser.click_text("Task Table") >= 1
         text = await browser.wait_for_text(["square", "Counter.incr", "FINISHED"], timeout=30)
         assert "NORMAL_TASK" in text and "ACTOR_TASK" in text
