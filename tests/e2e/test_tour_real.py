@@ -118,10 +118,25 @@ async def test_the_tour_make_run_prints_runs_real_ray(
                 else:
                     done = _bash(shown, env)
                     assert done.returncode == 0, f"`{shown}`: {done.stderr}{done.stdout}"
+            # clean up while the operator runs (it removes the finalizers)
+            for sample in ("rayservice", "rayjob", "raycluster"):
+                _bash(
+                    f"{real_cluster.kubectl_path} delete --ignore-not-found --wait=false "
+                    f"-f manifests/samples/{sample}.yaml",
+                    env,
+                )
+            listing = (
+                f"{real_cluster.kubectl_path} get rayclusters,rayjobs,rayservices -n default "
+                "-o name"
+            )
+            deadline = time.monotonic() + 180
+            while (left := _bash(listing, env).stdout.strip()) and time.monotonic() < deadline:
+                await asyncio.sleep(2)
+            assert not left, f"the samples were not deleted: {left}"
     finally:
         for sample in ("rayservice", "rayjob", "raycluster"):
             _bash(
-                f"{real_cluster.kubectl_path} delete --ignore-not-found "
+                f"{real_cluster.kubectl_path} delete --ignore-not-found --wait=false "
                 f"-f manifests/samples/{sample}.yaml",
                 env,
             )
