@@ -263,12 +263,22 @@ def _short(reason: str) -> str:
 
 
 def events_page() -> str:
+    from kuberay.controllers.dashboard.errors import Cause
+
     found = gen_docs_events.scan(ROOT / "kuberay" / "controllers")
     rows: dict[tuple[str, str, str], set[str]] = {}
     for f in found:
         rows.setdefault((f.controller, _short(f.reason), f.etype), set()).add(
             "kuberay/" + f.where.rsplit(":", 1)[0]
         )
+    # rayjob/why.py's warning_event: a wait on a failing dashboard call (one reason per
+    # cause), or a RayJob that gave up on a timeout (its status.reason)
+    why = "kuberay/controllers/rayjob/why.py"
+    for cause in Cause:
+        rows.setdefault(("rayjob", cause.event_reason, "Warning"), set()).add(why)
+    rows.setdefault(("rayjob", "<status.reason> (gave up on a timeout)", "Warning"), set()).add(
+        why
+    )
     lines = [
         "# Events",
         "",
@@ -301,6 +311,7 @@ def _enum_rows(enum: type[StrEnum]) -> str:
 
 def conditions_page() -> str:
     from kuberay.api.v1 import enums as E
+    from kuberay.controllers.raycluster.children import CONFLICT_CONDITION
     from kuberay.controllers.raycluster.reconciler import INVALID_SPEC_CONDITION
     from kuberay.controllers.rayservice import status as S
 
@@ -314,7 +325,9 @@ def conditions_page() -> str:
                 (
                     "`status.conditions` types",
                     f"{_enum_rows(E.RayClusterConditionType)}, `{INVALID_SPEC_CONDITION}` "
-                    "(validation failed: the reason and message say how)",
+                    "(validation failed: the reason and message say how), "
+                    f"`{CONFLICT_CONDITION}` (a child's name is taken by an object the cluster "
+                    "does not control; no pods are created)",
                 ),
                 ("condition reasons", _enum_rows(E.RayClusterConditionReason)),
                 ("`status.state`", _enum_rows(E.ClusterState)),
