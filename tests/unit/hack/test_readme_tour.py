@@ -5,6 +5,7 @@ columns of the CRDs, and the outputs it shows follow from the samples in manifes
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -37,8 +38,10 @@ def _command(line: str) -> str:
     return " ".join(re.sub(r"\s{2,}#\s.*$", "", line.strip()).split())
 
 
+@functools.cache
 def _columns(kind: str) -> list[str]:
-    crd = yaml.safe_load((ROOT / "manifests" / "crds" / f"ray.io_{kind.lower()}s.yaml").read_text())
+    path = ROOT / "manifests" / "crds" / f"ray.io_{kind.lower()}s.yaml"
+    crd = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     version = next(v for v in crd["spec"]["versions"] if v["name"] == "v1")
     cols = [c["name"] for c in version["additionalPrinterColumns"] if not c.get("priority")]
     return ["NAME", *(c.upper() for c in cols)]
