@@ -276,15 +276,26 @@ def events_page() -> str:
     why = "kuberay/controllers/rayjob/why.py"
     for cause in Cause:
         rows.setdefault(("rayjob", cause.event_reason, "Warning"), set()).add(why)
-    rows.setdefault(("rayjob", "<status.reason> (gave up on a timeout)", "Warning"), set()).add(
-        why
-    )
+    rows.setdefault(("rayjob", "<status.reason> (gave up on a timeout)", "Warning"), set()).add(why)
+    from tests.kuberay_events import KUBERAY_EVENTS
+
+    theirs = {reason for _, reason, _, _ in KUBERAY_EVENTS}
+
+    def kuberay_has(reason: str) -> bool:
+        if reason.startswith("<"):  # rayjob/why.py's Warning on a timeout: ours alone
+            return False
+        if "*" in theirs and re.fullmatch(r"Invalid\w+(Spec|Metadata|Status)", reason):
+            return True
+        pattern = re.sub(r"<[^>]+>", r"\\w+", re.sub(r" \(.*", "", reason))
+        return any(re.fullmatch(pattern, r) for r in theirs)
+
     lines = [
         "# Events",
         "",
         "The Event reasons each controller records on its object (`kubectl describe`,",
-        "`kubectl get events`), with KubeRay's reasons and types. `<kind>`, `<verb>`: filled in",
-        "at run time (`CreatedGateway`, `UpdatedHTTPRoute`, ...).",
+        "`kubectl get events`). `<kind>`, `<verb>`: filled in at run time (`CreatedGateway`,",
+        "`UpdatedHTTPRoute`, ...). *KubeRay*: whether KubeRay v1.7 records the same reason",
+        "(`tests/kuberay_events.py`, from its Go source); the others are this operator's own.",
     ]
     current = ""
     for (controller, reason, etype), where in sorted(rows.items()):
@@ -294,11 +305,12 @@ def events_page() -> str:
                 "",
                 f"## {controller}",
                 "",
-                "| reason | type | source |",
-                "| --- | --- | --- |",
+                "| reason | type | KubeRay | source |",
+                "| --- | --- | --- | --- |",
             ]
         files = ", ".join(f"`{w}`" for w in sorted(where))
-        lines.append(f"| `{reason}` | {etype} | {files} |")
+        has = "yes" if kuberay_has(reason) else "**no**"
+        lines.append(f"| `{reason}` | {etype} | {has} | {files} |")
     return "\n".join(lines) + "\n"
 
 
