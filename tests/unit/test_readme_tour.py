@@ -1,7 +1,7 @@
 """The tour in README.md and docs/getting-started.md says what the code does: its commands are
 the ones ``make run`` prints (``hack/run.py controller_hint``), its tables have the printer
 columns of the CRDs, and the outputs it shows follow from the samples in manifests/samples.
-(The tour itself runs on a real node: this checks the text, not a cluster.)"""
+(This checks the text; tests/e2e/test_tour_real.py runs the same commands on real Ray.)"""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import yaml
 from kuberay.controllers.common.resources import desired_resource_status
 from tests.unit.hack.test_run_operator_env import _run_module
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", ROOT / "docs" / "getting-started.md"]
 SAMPLES = ROOT / "manifests" / "samples"
 
