@@ -28,30 +28,71 @@ from kuberay.cmd.kubectl_ray import (
     version,
     why,
 )
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, context_namespace, kubeconfig_paths
-from kuberay.kube import ApiError, KubeError, TransportError
+from kuberay.cmd.kubectl_ray.connection import ConnectionFlags
+from kuberay.cmd.kubectl_ray.context import CLIError, Env, context_namespace
+from kuberay.cmd.kubectl_ray.credentials import CredentialError
+from kuberay.cmd.kubectl_ray.errors import api_error, unreachable
 
 PROG = "kubectl ray"
 ENTRYPOINT_KEY = "entrypoint"
 
 
 def common_flags() -> argparse.ArgumentParser:
-    """The kubectl connection flags every command accepts (SUPPRESS: a value given
-    before the command is not reset by the sub-parser)."""
+    """kubectl's connection flags, which every command accepts before or after its name
+    (SUPPRESS: a value given before the command is not reset by the sub-parser)."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--kubeconfig", default=argparse.SUPPRESS, help="path to the kubeconfig file"
-    )
-    common.add_argument(
-        "--context", default=argparse.SUPPRESS, help="name of the kubeconfig context to use"
-    )
-    common.add_argument(
-        "-n",
-        "--namespace",
-        default=argparse.SUPPRESS,
-        help="namespace (default: the context's namespace, else 'default')",
-    )
+    g = common.add_argument_group("kubectl connection flags")
+    add = g.add_argument
+    s = argparse.SUPPRESS
+    add("--kubeconfig", default=s, help="path to the kubeconfig file (default: $KUBECONFIG "
+        "merged, else ~/.kube/config)")  # fmt: skip
+    add("--context", default=s, help="the name of the kubeconfig context to use")
+    add("--cluster", default=s, help="the name of the kubeconfig cluster to use")
+    add("--user", default=s, help="the name of the kubeconfig user to use")
+    add("-n", "--namespace", default=s,
+        help="namespace (default: the context's namespace, else 'default')")  # fmt: skip
+    add("-s", "--server", default=s, help="the address and port of the Kubernetes API server")
+    add("--token", default=s, help="bearer token for authentication to the API server")
+    add("--as", dest="as_user", default=s, metavar="USER",
+        help="username to impersonate for the operation")  # fmt: skip
+    add("--as-group", dest="as_groups", action="append", default=s, metavar="GROUP",
+        help="group to impersonate for the operation (repeatable)")  # fmt: skip
+    add("--as-uid", default=s, metavar="UID", help="UID to impersonate for the operation")
+    add("--certificate-authority", default=s, metavar="FILE",
+        help="path to a cert file for the certificate authority")  # fmt: skip
+    add("--client-certificate", default=s, metavar="FILE",
+        help="path to a client certificate file for TLS")  # fmt: skip
+    add("--client-key", default=s, metavar="FILE", help="path to a client key file for TLS")
+    add("--insecure-skip-tls-verify", action="store_true", default=s,
+        help="do not check the server's certificate (HTTPS becomes insecure)")  # fmt: skip
+    add("--tls-server-name", default=s, metavar="NAME",
+        help="server name for certificate validation (default: the host)")  # fmt: skip
+    add("--request-timeout", default=s, metavar="DURATION",
+        help="how long to wait for a single server request: 0 (no limit), seconds, or "
+        "a duration like 5s, 1m, 3h (default: 30s)")  # fmt: skip
     return common
+
+
+def connection_flags(args: argparse.Namespace) -> ConnectionFlags:
+    """The connection flags given on the command line."""
+    return ConnectionFlags(
+        kubeconfig=getattr(args, "kubeconfig", None),
+        context=getattr(args, "context", None),
+        cluster=getattr(args, "cluster", None),
+        user=getattr(args, "user", None),
+        namespace=getattr(args, "namespace", None) or None,
+        server=getattr(args, "server", None),
+        token=getattr(args, "token", None),
+        as_user=getattr(args, "as_user", None),
+        as_groups=list(getattr(args, "as_groups", None) or []),
+        as_uid=getattr(args, "as_uid", None),
+        certificate_authority=getattr(args, "certificate_authority", None),
+        client_certificate=getattr(args, "client_certificate", None),
+        client_key=getattr(args, "client_key", None),
+        insecure_skip_tls_verify=bool(getattr(args, "insecure_skip_tls_verify", False)),
+        tls_server_name=getattr(args, "tls_server_name", None),
+        request_timeout=getattr(args, "request_timeout", None),
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,32 +135,47 @@ async def run(
     if handler is None:
         parser.print_help(out)
         return 0
-    env = Env(stdout=out, stderr=err, stdin=stdin or sys.stdin)
+    flags = connection_flags(args)
+    env = Env(stdout=out, stderr=err, stdin=stdin or sys.stdin, flags=flags)
     try:
-        env.kubeconfig = getattr(args, "kubeconfig", None)
-        env.context = getattr(args, "context", None)
-        explicit = getattr(args, "namespace", None)
-        env.namespace_explicit = bool(explicit)
+        env.namespace_explicit = bool(flags.namespace)
         env.all_namespaces = bool(getattr(args, "all_namespaces", False))
-        env.namespace = explicit or context_namespace(kubeconfig_paths(env.kubeconfig), env.context)
+        env.namespace = context_namespace(flags)
         code = await handler(env, args)
         return int(code or 0)
     except CLIError as exc:
         err.write(f"Error: {exc}\n")
         return 1
-    except ApiError as exc:
-        err.write(f"Error: {exc.message or exc} ({exc.reason or exc.status})\n")
-        return 1
-    except TransportError as exc:
-        err.write(f"Error: cannot reach the Kubernetes API server: {exc}\n")
-        return 1
-    except KubeError as exc:
-        err.write(f"Error: {exc}\n")
+    except Exception as exc:
+        message = describe_failure(env, exc)
+        if message is None:
+            raise
+        err.write(f"Error: {message}\n")
         return 1
     except KeyboardInterrupt:
         return 130
     finally:
         await env.close()
+
+
+def describe_failure(env: Env, exc: Exception) -> str | None:
+    """The one-line message for a failure talking to the apiserver (None: a bug, which
+    keeps its traceback)."""
+    from kuberay.kube import ApiError, KubeError, TransportError
+
+    timeout = env.connection().request_timeout if env.server else None
+    if isinstance(exc, ApiError):
+        return api_error(env.server, exc.status, str(exc.reason or ""), str(exc.message or ""))
+    if isinstance(exc, TransportError):
+        return unreachable(env.server, exc, timeout)
+    if isinstance(exc, KubeError):
+        return str(exc)
+    if isinstance(exc, CredentialError):
+        return str(exc)
+    if isinstance(exc, OSError):  # a certificate file that cannot be read, ...
+        name = f" {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror or exc}{name}"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
