@@ -64,8 +64,7 @@ def format_report(d: Diagnosis, verbose: bool = False) -> str:
     if d.ready:
         lines = [f"{head} is ready."]
     else:
-        summary = d.summary if verbose else short_message(d.summary)
-        lines = [f"{head} is NOT ready: {summary}"]
+        lines = [f"{head} is NOT ready: {short_message(d.summary)}"]
     if verbose:
         for f in d.findings:
             text = f.message.strip().replace("\n", "\n      ")
