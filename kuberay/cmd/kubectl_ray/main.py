@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from kuberay.cmd.kubectl_ray import (
+    completion,
     create,
     delete,
     get,
@@ -32,15 +33,24 @@ from kuberay.cmd.kubectl_ray.connection import ConnectionFlags
 from kuberay.cmd.kubectl_ray.context import CLIError, Env, context_namespace
 from kuberay.cmd.kubectl_ray.credentials import CredentialError
 from kuberay.cmd.kubectl_ray.errors import api_error, unreachable
+from kuberay.cmd.kubectl_ray.helptext import decorate
 
 PROG = "kubectl ray"
 ENTRYPOINT_KEY = "entrypoint"
+#: The hidden command shells and kubectl call for completions.
+COMPLETE = "__complete"
 
 
 def common_flags() -> argparse.ArgumentParser:
     """kubectl's connection flags, which every command accepts before or after its name
     (SUPPRESS: a value given before the command is not reset by the sub-parser)."""
     common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-n",
+        "--namespace",
+        default=argparse.SUPPRESS,
+        help="namespace (default: the context's namespace, else 'default')",
+    )
     g = common.add_argument_group("kubectl connection flags")
     add = g.add_argument
     s = argparse.SUPPRESS
@@ -49,8 +59,6 @@ def common_flags() -> argparse.ArgumentParser:
     add("--context", default=s, help="the name of the kubeconfig context to use")
     add("--cluster", default=s, help="the name of the kubeconfig cluster to use")
     add("--user", default=s, help="the name of the kubeconfig user to use")
-    add("-n", "--namespace", default=s,
-        help="namespace (default: the context's namespace, else 'default')")  # fmt: skip
     add("-s", "--server", default=s, help="the address and port of the Kubernetes API server")
     add("--token", default=s, help="bearer token for authentication to the API server")
     add("--as", dest="as_user", default=s, metavar="USER",
@@ -102,8 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description="Manage Ray resources on Kubernetes", parents=[common]
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (get, create, delete, scale, job, log, session, history, version, render, why):
+    modules = (get, create, delete, scale, job, log, session, history, version, render, why)
+    for module in (*modules, completion):
         module.register(sub, common)
+    decorate(parser)
     return parser
 
 
@@ -124,6 +134,8 @@ async def run(
     """Run one ``kubectl ray`` command in the running event loop; the exit code."""
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    if argv and argv[0] == COMPLETE:  # cobra's completion request (kubectl's protocol)
+        return await completion.complete(list(argv[1:]), out)
     args_list, entrypoint = _split_entrypoint(list(argv))
     parser = build_parser()
     try:
