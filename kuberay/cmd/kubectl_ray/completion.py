@@ -43,7 +43,7 @@ TYPE_PREFIXES = {"raycluster": "RayCluster", "rayjob": "RayJob", "rayservice": "
 FLAG_KIND = {"--ray-cluster": "RayCluster"}
 FILE_FLAGS = {
     "--kubeconfig", "--certificate-authority", "--client-certificate", "--client-key",
-    "--file", "--out-dir", "--working-dir", "--runtime-env",
+    "--file", "--filename", "--out-dir", "--working-dir", "--runtime-env",
 }  # fmt: skip
 
 
