@@ -29,7 +29,9 @@ def test_every_command_has_examples_and_shows_defaults() -> None:
         text = parser.format_help()
         assert "kubectl ray " in text.split("examples:\n", 1)[-1], parser.prog
         assert "examples:\n" in text, parser.prog
-    create = next(p for p in every if p.prog == "kubectl ray create cluster").format_help()
+    create = " ".join(
+        next(p for p in every if p.prog == "kubectl ray create cluster").format_help().split()
+    )
     assert "(default: 1)" in create.split("--worker-replicas", 1)[1].split("--", 1)[0]
     assert "(default: rayproject/ray:" in create
     root = every[0].format_help()
