@@ -257,9 +257,10 @@ async def _values(walk: Walk, action: argparse.Action, partial: str) -> tuple[li
 
 async def complete(words: list[str], stdout: TextIO) -> int:
     """Print the completions of ``words`` in cobra's format; exit code 0."""
-    from kuberay.cmd.kubectl_ray.main import build_parser
+    from kuberay.cmd.kubectl_ray.main import build_parser, command_of
 
-    found, directive = await candidates(build_parser(), words or [""])
+    words = words or [""]
+    found, directive = await candidates(build_parser(command_of(words[:-1])), words)
     for name in found:
         stdout.write(name + "\n")
     stdout.write(f":{directive}\n")

@@ -11,24 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from kuberay.cmd.kubectl_ray import (
-    completion,
-    create,
-    delete,
-    get,
-    history,
-    job,
-    log,
-    render,
-    scale,
-    session,
-    version,
-    why,
-)
+from kuberay.cmd.kubectl_ray import completion
 from kuberay.cmd.kubectl_ray.connection import ConnectionFlags
 from kuberay.cmd.kubectl_ray.context import CLIError, Env, context_namespace
 from kuberay.cmd.kubectl_ray.credentials import CredentialError
@@ -103,16 +91,60 @@ def connection_flags(args: argparse.Namespace) -> ConnectionFlags:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command tree."""
+#: Every command: (name, aliases, one-line help, module). A command's module (and what
+#: it imports: the API client, the controllers) is imported only when that command runs,
+#: so ``--help`` and completion start fast.
+COMMANDS: list[tuple[str, list[str], str, str]] = [
+    ("get", ["list"], "Display one or many Ray resources.", "get"),
+    ("create", [], "Create Ray resources", "create"),
+    ("delete", [], "Delete Ray resources", "delete"),
+    ("scale", [], "Scale a Ray resource", "scale"),
+    ("job", [], "Ray job commands", "job"),
+    ("log", ["logs"], "Get Ray cluster log", "log"),
+    ("session", [], "Forward local ports to the Ray resources.", "session"),
+    ("history", [], "Browse stored Ray sessions in the history server.", "history"),
+    ("version", [], "Output the version of the Ray kubectl plugin and KubeRay operator", "version"),
+    ("render", [], "Print (offline) the objects the operator would create", "render"),
+    ("why", [], "Explain why a RayCluster, RayJob or RayService is not ready", "why"),
+    ("completion", [], "Print a shell completion script (bash, zsh or fish).", "completion"),
+]
+ALL = "*"
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command word in ``argv`` (skipping global flags and their values), or None."""
+    takes_value = {
+        s
+        for a in common_flags()._actions
+        if a.nargs != 0 and not isinstance(a, argparse._StoreTrueAction)
+        for s in a.option_strings
+    }
+    words = list(argv)
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return None
+        if word.startswith("-"):
+            i += 2 if word in takes_value else 1
+            continue
+        return word
+    return None
+
+
+def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
+    """The command tree: every command fully (``ALL``), only ``command`` fully and the
+    others as names (a word), or names only (None)."""
     common = common_flags()
     parser = argparse.ArgumentParser(
         prog=PROG, description="Manage Ray resources on Kubernetes", parents=[common]
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    modules = (get, create, delete, scale, job, log, session, history, version, render, why)
-    for module in (*modules, completion):
-        module.register(sub, common)
+    for name, aliases, text, module in COMMANDS:
+        if command in (ALL, name) or command in aliases:
+            importlib.import_module(f"{__package__}.{module}").register(sub, common)
+        else:
+            sub.add_parser(name, aliases=aliases, help=text, parents=[common])
     decorate(parser)
     return parser
 
@@ -137,7 +169,7 @@ async def run(
     if argv and argv[0] == COMPLETE:  # cobra's completion request (kubectl's protocol)
         return await completion.complete(list(argv[1:]), out)
     args_list, entrypoint = _split_entrypoint(list(argv))
-    parser = build_parser()
+    parser = build_parser(command_of(args_list))
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exc:  # usage error or --help
