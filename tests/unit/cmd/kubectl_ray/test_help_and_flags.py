@@ -72,3 +72,20 @@ def test_proxy_environment_rules() -> None:
     assert proxy_for("https://api.x:443", None, env) == "http://proxy.corp:3128"
     assert proxy_for("http://plain.example", None, env) is None  # HTTP_PROXY unset
     assert proxy_for("https://127.0.0.1", "http://p:1", env) == "http://p:1"  # proxy-url wins
+
+
+def test_help_and_completion_start_without_operator_dependencies() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, io\n"
+        "from kuberay.cmd.kubectl_ray.main import main\n"
+        "sys.stdout = io.StringIO()\n"
+        "main(['--help']); main(['__complete', 'g']); main(['completion', 'bash'])\n"
+        "heavy = [m for m in ('aiohttp', 'kuberay.kube', 'kuberay.controllers', 'structlog',"
+        " 'prometheus_client', 'kubernetes_asyncio', 'orjson') if m in sys.modules]\n"
+        "sys.__stdout__.write(repr(heavy))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]"
