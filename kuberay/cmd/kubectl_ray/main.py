@@ -45,10 +45,15 @@ def common_flags() -> argparse.ArgumentParser:
     add("--kubeconfig", default=s, help="path to the kubeconfig file (default: $KUBECONFIG "
         "merged, else ~/.kube/config)")  # fmt: skip
     add("--context", default=s, help="the name of the kubeconfig context to use")
-    add("--cluster", default=s, help="the name of the kubeconfig cluster to use")
-    add("--user", default=s, help="the name of the kubeconfig user to use")
-    add("-s", "--server", default=s, help="the address and port of the Kubernetes API server")
-    add("--token", default=s, help="bearer token for authentication to the API server")
+    # dests prefixed: commands have positionals named cluster (scale cluster, get token)
+    add("--cluster", dest="kube_cluster", default=s, metavar="CLUSTER",
+        help="the name of the kubeconfig cluster to use")  # fmt: skip
+    add("--user", dest="kube_user", default=s, metavar="USER",
+        help="the name of the kubeconfig user to use")  # fmt: skip
+    add("-s", "--server", dest="kube_server", default=s, metavar="SERVER",
+        help="the address and port of the Kubernetes API server")  # fmt: skip
+    add("--token", dest="kube_token", default=s, metavar="TOKEN",
+        help="bearer token for authentication to the API server")  # fmt: skip
     add("--as", dest="as_user", default=s, metavar="USER",
         help="username to impersonate for the operation")  # fmt: skip
     add("--as-group", dest="as_groups", action="append", default=s, metavar="GROUP",
@@ -74,11 +79,11 @@ def connection_flags(args: argparse.Namespace) -> ConnectionFlags:
     return ConnectionFlags(
         kubeconfig=getattr(args, "kubeconfig", None),
         context=getattr(args, "context", None),
-        cluster=getattr(args, "cluster", None),
-        user=getattr(args, "user", None),
+        cluster=getattr(args, "kube_cluster", None),
+        user=getattr(args, "kube_user", None),
         namespace=getattr(args, "namespace", None) or None,
-        server=getattr(args, "server", None),
-        token=getattr(args, "token", None),
+        server=getattr(args, "kube_server", None),
+        token=getattr(args, "kube_token", None),
         as_user=getattr(args, "as_user", None),
         as_groups=list(getattr(args, "as_groups", None) or []),
         as_uid=getattr(args, "as_uid", None),

@@ -196,6 +196,6 @@ async def test_all_namespaces_lists_every_namespace(
         assert {(namespace, "one"), (other, "two")} <= rows
         # -n wins over the kubeconfig context's namespace; --context must exist
         bad = await cli("get", "cluster", "--context", "nope", namespace=False)
-        assert bad.code == 1 and 'context "nope" does not exist' in bad.err
+        assert bad.code == 1 and 'context was not found for specified context: "nope"' in bad.err
     finally:
         await kclient.delete("v1", "Namespace", other)
