@@ -76,6 +76,15 @@ def _where(env: Env) -> str:
     return " in any namespace" if env.all_namespaces else f" in namespace {env.namespace}"
 
 
+def no_resources(env: Env) -> None:
+    """kubectl's note on stderr for an empty table (stdout stays empty, as KubeRay's)."""
+    env.err(
+        "No resources found"
+        + ("" if env.all_namespaces else f" in {env.namespace} namespace")
+        + "."
+    )
+
+
 # ----- clusters --------------------------------------------------------------------------
 def cluster_rows(clusters: list[Obj]) -> list[list[object]]:
     """KubeRay's ``get cluster`` rows."""
@@ -130,6 +139,8 @@ async def get_clusters(env: Env, args: argparse.Namespace) -> None:
     names = [f"raycluster.ray.io/{c['metadata']['name']}" for c in items]
     if emit(env, args.output, items[0] if args.name else as_list(items), names):
         return
+    if not items:
+        no_resources(env)
     env.stdout.write(format_table(CLUSTER_HEADERS, cluster_rows(items)))
 
 
@@ -220,6 +231,8 @@ async def get_workergroups(env: Env, args: argparse.Namespace) -> None:
     if emit(env, args.output, documents, names):
         return
     headers = (["Namespace"] if env.all_namespaces else []) + WORKERGROUP_HEADERS
+    if not rows:
+        no_resources(env)
     env.stdout.write(format_table(headers, rows))
 
 
@@ -265,6 +278,8 @@ async def get_nodes(env: Env, args: argparse.Namespace) -> None:
     if emit(env, args.output, pods[0] if args.node else as_list(pods), names):
         return
     headers = (["Namespace"] if env.all_namespaces else []) + NODE_HEADERS
+    if not pods:
+        no_resources(env)
     env.stdout.write(format_table(headers, [node_row(p, env.all_namespaces) for p in pods]))
 
 

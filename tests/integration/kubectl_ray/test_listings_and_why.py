@@ -99,6 +99,9 @@ async def test_get_job_table_and_formats(cli: Cli, kclient: Client, namespace: s
     # get cluster takes -o name too
     clusters = await cli("get", "cluster", "-o", "name")
     assert clusters.code == 0 and clusters.out == ""
+    table = await cli("get", "cluster")  # stdout empty as KubeRay's; kubectl's note on stderr
+    assert (table.code, table.out) == (0, "")
+    assert table.err == f"No resources found in {namespace} namespace.\n"
 
 
 async def test_get_service_and_cronjob(cli: Cli, kclient: Client, namespace: str) -> None:
