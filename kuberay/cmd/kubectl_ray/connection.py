@@ -18,6 +18,7 @@ import ipaddress
 import os
 import re
 import urllib.parse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -108,13 +109,16 @@ class ConnectionConfig:
         return {"BearerToken": {"in": "header", "key": "authorization", "value": f"Bearer {token}"}}
 
 
-def load(flags: ConnectionFlags, environ: dict[str, str] | None = None) -> MergedConfig:
+def load(flags: ConnectionFlags, environ: Mapping[str, str] | None = None) -> MergedConfig:
     """The merged kubeconfig the flags select."""
     return merge(kubeconfig_files(flags.kubeconfig, environ))
 
 
-def namespace_of(flags: ConnectionFlags, config: MergedConfig) -> str:
+def namespace_of(
+    flags: ConnectionFlags, config: MergedConfig, environ: Mapping[str, str] | None = None
+) -> str:
     """``-n``, else the context's namespace, else the pod's (in-cluster), else default."""
+    env = os.environ if environ is None else environ
     if flags.namespace:
         return flags.namespace
     name = flags.context or config.current_context
@@ -123,7 +127,7 @@ def namespace_of(flags: ConnectionFlags, config: MergedConfig) -> str:
         raise KubeconfigError(f'context was not found for specified context: "{flags.context}"')
     if ctx is not None:
         return str(ctx.get("namespace") or "default")
-    if config.is_empty() and not flags.server and os.environ.get("KUBERNETES_SERVICE_HOST"):
+    if config.is_empty() and not flags.server and env.get("KUBERNETES_SERVICE_HOST"):
         try:
             return (SA_DIR / "namespace").read_text().strip() or "default"
         except OSError:
@@ -132,7 +136,7 @@ def namespace_of(flags: ConnectionFlags, config: MergedConfig) -> str:
 
 
 def resolve(
-    flags: ConnectionFlags, config: MergedConfig, environ: dict[str, str] | None = None
+    flags: ConnectionFlags, config: MergedConfig, environ: Mapping[str, str] | None = None
 ) -> ConnectionConfig:
     """The connection the flags and the kubeconfig describe (KubeconfigError if none)."""
     env = os.environ if environ is None else environ
@@ -142,7 +146,7 @@ def resolve(
             timeout = parse_request_timeout(flags.request_timeout) or NO_TIMEOUT
         except ValueError as exc:
             raise KubeconfigError(str(exc)) from exc
-    namespace = namespace_of(flags, config)
+    namespace = namespace_of(flags, config, env)
     if config.is_empty() and not flags.server and env.get("KUBERNETES_SERVICE_HOST"):
         return _in_cluster(env, namespace, timeout)
     ctx_name = flags.context or config.current_context
@@ -248,7 +252,7 @@ def _file(section: dict[str, Any], field: str) -> str | None:
     return str(value) if value else None
 
 
-def _in_cluster(env: Any, namespace: str, timeout: float) -> ConnectionConfig:
+def _in_cluster(env: Mapping[str, str], namespace: str, timeout: float) -> ConnectionConfig:
     host, port = env.get("KUBERNETES_SERVICE_HOST", ""), env.get("KUBERNETES_SERVICE_PORT", "")
     if ":" in host:
         host = f"[{host}]"
@@ -299,7 +303,7 @@ def _no_proxy_match(host: str, port: int, no_proxy: str) -> bool:
     return False
 
 
-def proxy_for(server: str, proxy_url: Any, environ: Any) -> str | None:
+def proxy_for(server: str, proxy_url: object, environ: Mapping[str, str]) -> str | None:
     """The proxy to reach ``server`` through: the cluster's ``proxy-url``, else the
     proxy environment variables as Go reads them (None: dial directly)."""
     if proxy_url:

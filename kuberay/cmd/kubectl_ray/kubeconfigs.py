@@ -14,6 +14,7 @@ directory part) are resolved against the directory of the file defining the entr
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ class MergedConfig:
         }
 
 
-def kubeconfig_files(explicit: str | None, environ: dict[str, str] | None = None) -> list[Path]:
+def kubeconfig_files(explicit: str | None, environ: Mapping[str, str] | None = None) -> list[Path]:
     """The files kubectl would read, in precedence order (only existing ones from
     ``$KUBECONFIG``; an explicit file is returned even when missing, to be reported)."""
     env = os.environ if environ is None else environ
