@@ -66,6 +66,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 async def print_script(env: Any, args: argparse.Namespace) -> None:
+    """``completion SHELL``: the script on stdout."""
     env.stdout.write(SCRIPTS[args.shell])
 
 

@@ -98,6 +98,7 @@ def table_text(table: Obj, all_namespaces: bool, wide: bool) -> str:
 
 
 async def get_listing(env: Env, args: argparse.Namespace) -> None:
+    """``get job|service|cronjob``: the table, ``-o name``, or the objects as JSON/YAML."""
     kind = str(args.listed_kind)
     plural = next(p for k, p, _ in LISTED.values() if k == kind)
     table = await fetch_table(env, kind, args.name)
