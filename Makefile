@@ -21,7 +21,7 @@ RUN_FLAGS := $(if $(NODES),--nodes $(NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only) \
 	$(if $(filter-out 0,$(HISTORY_SERVER)),--history-server)
 
-.PHONY: browser-deps helm kueue cert-manager scheduler-plugins traefik e2e-gateway storage-servers go-components-background third-party-crds deps binaries binaries-all node-deps images lint docs unit integration e2e test test-stress run crds clean
+.PHONY: browser-deps plugin helm kueue cert-manager scheduler-plugins traefik e2e-gateway storage-servers go-components-background third-party-crds deps binaries binaries-all node-deps images lint docs unit integration e2e test test-stress run crds clean
 
 deps: $(VENV)/.installed
 
@@ -89,6 +89,11 @@ cert-manager: deps
 storage-servers: deps
 	$(BIN)/python hack/install_azurite.py
 	$(BIN)/python hack/build_fake_gcs_server.py
+
+# kubectl ray's release artifacts (offline, from this tree and .venv): the wheel, the single-file
+# zipapp dist/kubectl-ray.pyz, its krew archive and the krew manifest dist/krew/ray.yaml
+plugin: deps
+	$(BIN)/python hack/plugin_dist.py --out dist
 
 lint: deps
 	$(BIN)/ruff check kuberay tests hack $(wildcard examples)

@@ -46,8 +46,8 @@ def test_relative_paths_resolve_against_their_file(tmp_path: Path) -> None:
     })  # fmt: skip
     flags = ConnectionFlags(kubeconfig=str(path))
     conn = resolve(flags, load(flags, {}), {})
-    assert conn.ssl_ca_cert == str(sub / "ca.crt")
-    assert conn.cert_file == str(sub / "certs" / "u.crt")
+    assert conn.ssl_ca_cert == str(sub.resolve() / "ca.crt")
+    assert conn.cert_file == str(sub.resolve() / "certs" / "u.crt")
     assert conn.key_file == "/abs/u.key"
 
 
@@ -70,9 +70,9 @@ async def test_auth_provider_basic_auth_and_impersonation(tmp_path: Path) -> Non
     conn = resolve(flags, load(flags, {}), {})
     assert conn.host == "https://h:6443" and conn.verify_ssl is False
     assert await conn.credentials.token() == "ID"
+    gcp = ConnectionFlags(kubeconfig=str(path), context="gcp")
     with pytest.raises(KubeconfigError, match='auth-provider "gcp" has no cached token'):
-        flags = ConnectionFlags(kubeconfig=str(path), context="gcp")
-        resolve(flags, load(flags, {}), {})
+        resolve(gcp, load(gcp, {}), {})
     flags = ConnectionFlags(kubeconfig=str(path), context="basic", as_groups=["only"])
     conn = resolve(flags, load(flags, {}), {})
     basic = "Basic " + base64.b64encode(b"u:p").decode()
@@ -81,3 +81,6 @@ async def test_auth_provider_basic_auth_and_impersonation(tmp_path: Path) -> Non
         ("Impersonate-Group", "only"),  # --as-group replaces the kubeconfig's groups
         ("Authorization", basic),
     ]
+    kubeconfig_groups = ConnectionFlags(kubeconfig=str(path), context="basic")
+    conn = resolve(kubeconfig_groups, load(kubeconfig_groups, {}), {})
+    assert [v for k, v in conn.extra_headers if k == "Impersonate-Group"] == ["g1", "g2"]
