@@ -23,6 +23,8 @@ from aiohttp import web
 from kuberay.historyserver.layout import ClusterRef, Layout, LayoutError, check_segment
 from kuberay.historyserver.server.cache import SessionCache
 from kuberay.historyserver.server.clusters import ClusterIndex
+from kuberay.historyserver.server.live import LIVE_SESSION, LiveClusters
+from kuberay.historyserver.server.live_proxy import LiveProxy
 from kuberay.historyserver.server.session import (
     SessionKey,
     SessionNotFound,
@@ -48,16 +50,20 @@ IDLE_TIMEOUT = 60.0
 
 @attrs.define
 class ServerState:
-    """What every handler shares: the store, the storage root, the session cache and the
-    cluster index."""
+    """What every handler shares: the store, the storage root, the session cache, the
+    cluster index, and (``--enable-live-clusters``) the live clusters and their proxy."""
 
     store: ObjectStore
     root: str
     cache: SessionCache[SessionKey, SessionSnapshot]
     clusters: ClusterIndex
+    live: LiveClusters | None = None
+    proxy: LiveProxy | None = None
 
 
 STATE: web.AppKey[ServerState] = web.AppKey("history_state", ServerState)
+#: Request key set by the Kubernetes login: ``async (namespaces) -> the readable ones``.
+ALLOWED_NAMESPACES = "kuberay_allowed_namespaces"
 
 
 class ApiError(Exception):
@@ -136,6 +142,28 @@ def deadline_middleware(seconds: float) -> Callable[..., Awaitable[web.StreamRes
     return deadline
 
 
+#: Paths the history server answers itself even when the cookies select a live cluster.
+OWN_PATHS = ("/clusters", "/select_cluster", "/readz", "/livez", "/login", "/logout")
+OWN_PREFIXES = ("/enter_cluster/",)
+
+
+@web.middleware
+async def live_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Send a request whose cookies select a live cluster to that cluster's dashboard
+    (``live_proxy``), except the server's own routes."""
+    proxy = request.app[STATE].proxy
+    if (
+        proxy is None
+        or request.cookies.get("session_name") != LIVE_SESSION
+        or request.path in OWN_PATHS
+        or request.path.startswith(OWN_PREFIXES)
+    ):
+        return await handler(request)
+    return await proxy.forward(request)
+
+
 def state_of(request: web.Request) -> ServerState:
     """The shared ``ServerState``."""
     return request.app[STATE]
@@ -155,8 +183,10 @@ def cluster_from_cookies(request: web.Request) -> tuple[ClusterRef, str]:
             "no cluster selected: call /enter_cluster/<namespace>/<kind>/<name>[/<session>] "
             "first (it sets the cluster_name, cluster_namespace and session_name cookies)",
         )
-    if session == "live":
-        raise ApiError(400, "live clusters are not served by this history server")
+    if session == LIVE_SESSION:
+        raise ApiError(
+            400, "live clusters are not served: start the server with --enable-live-clusters"
+        )
     try:
         ref = ClusterRef.make(
             namespace, name, cookies.get("owner_kind", ""), cookies.get("owner_name", "")
@@ -223,11 +253,18 @@ def make_app(
     cluster_list_ttl: float = 10.0,
     handler_timeout: float = WRITE_TIMEOUT,
     ui: UiBuilds | None = None,
+    live: LiveClusters | None = None,
+    proxy: LiveProxy | None = None,
+    middlewares: tuple[Callable[..., Awaitable[web.StreamResponse]], ...] = (),
+    extra_routes: Callable[[web.Application], None] | None = None,
 ) -> web.Application:
     """The application over ``store`` (opened without a root: ``root`` goes into keys, as
     the collector writes them); ``handler_timeout`` bounds each handler (``0``: none);
-    ``ui`` the dashboard UI builds to serve at ``/`` (none: a page saying how to add one).
-    Closing the store is the caller's business."""
+    ``ui`` the dashboard UI builds to serve at ``/`` (none: a page saying how to add one);
+    ``live``/``proxy`` serve live clusters (``--enable-live-clusters``); ``middlewares`` run
+    first (the Kubernetes login), ``extra_routes`` adds routes before the UI's catch-all.
+    Closing the store (and the proxy) is the caller's
+    business."""
     from kuberay.historyserver.server import (
         routes_extra,
         routes_logs,
@@ -246,16 +283,27 @@ def make_app(
         ttl=cache_ttl,
         load_timeout=load_timeout,
     )
-    app = web.Application(middlewares=[deadline_middleware(handler_timeout), error_middleware])
+    app = web.Application(
+        middlewares=[
+            deadline_middleware(handler_timeout),
+            *middlewares,
+            error_middleware,
+            live_middleware,
+        ]
+    )
     app[STATE] = ServerState(
         store=store,
         root=root,
         cache=cache,
         clusters=ClusterIndex(store, root, ttl=cluster_list_ttl),
+        live=live,
+        proxy=proxy,
     )
     routes_session.add_routes(app)
     routes_state.add_routes(app)
     routes_logs.add_routes(app)
     routes_extra.add_routes(app)
+    if extra_routes is not None:
+        extra_routes(app)
     routes_ui.add_routes(app, ui if ui is not None else UiBuilds())
     return app

@@ -10,12 +10,15 @@ unused as upstream).
 
 Ours: ``--listen`` (``:8080``; ``host:port``, ``127.0.0.1:0`` picks a free port),
 ``--storage-backend-config-path`` (``STORAGE_BACKEND_CONFIG_PATH``),
-``--enable-live-clusters`` (off; live clusters are not served by this build, so turning it
-on is refused), ``--cluster-list-ttl`` (10s: how long the marker listing is reused),
+``--enable-live-clusters`` (off; KubeRay v1.8's flag: live RayClusters are listed and
+proxied, GET/HEAD only; ``--use-kubernetes-proxy`` and ``--use-auth-token-mode`` need it),
+``--kubernetes-login`` (off: a caller must show a Kubernetes token, by ``Authorization:
+Bearer`` or the ``/login`` cookie, and sees only namespaces where it may get RayClusters),
+``--cluster-list-ttl`` (10s: how long the marker listing is reused),
 ``--log-format`` (``json``/``console``), ``--dashboard-ui-dir`` (``DASHBOARD_UI_DIR``: Ray
 dashboard UI builds to serve, see ``ui_builds``), ``--dashboard-ui-from-ray`` (true: also
-serve the build of an installed ``ray`` package). With live clusters off nothing talks to
-Kubernetes.
+serve the build of an installed ``ray`` package). With live clusters and the login off nothing
+talks to Kubernetes.
 """
 
 from __future__ import annotations
@@ -90,6 +93,7 @@ class ServerOptions:
     listen_host: str = "0.0.0.0"
     listen_port: int = 8080
     enable_live_clusters: bool = False
+    kubernetes_login: bool = False
     cluster_list_ttl: float = 10.0
     log_format: str = "json"
     dashboard_ui_dir: str = ""
@@ -106,7 +110,12 @@ def _parser() -> argparse.ArgumentParser:
     add("--storage-root-dir", default=None)
     add("--storage-backend-config-path", default=None)
     add("--kubeconfigs", default="")
-    for flag in ("use-kubernetes-proxy", "use-auth-token-mode", "enable-live-clusters"):
+    for flag in (
+        "use-kubernetes-proxy",
+        "use-auth-token-mode",
+        "enable-live-clusters",
+        "kubernetes-login",
+    ):
         add(f"--{flag}", nargs="?", const="true", default="false")
     add("--kube-api-qps", default="100")
     add("--kube-api-burst", default="200")
@@ -161,6 +170,7 @@ def parse_options(argv: Sequence[str], environ: Mapping[str, str] | None = None)
             listen_host=host,
             listen_port=port,
             enable_live_clusters=parse_bool(ns.enable_live_clusters),
+            kubernetes_login=parse_bool(ns.kubernetes_login),
             cluster_list_ttl=parse_duration(ns.cluster_list_ttl),
             log_format=ns.log_format,
             dashboard_ui_dir=(
@@ -176,9 +186,11 @@ def parse_options(argv: Sequence[str], environ: Mapping[str, str] | None = None)
         raise ConfigError("--kubeconfigs takes one path only")
     if options.session_cache_size < 1:
         raise ConfigError("--session-cache-size must be at least 1")
-    if options.enable_live_clusters or options.use_kubernetes_proxy or options.use_auth_token_mode:
+    if (options.use_kubernetes_proxy or options.use_auth_token_mode) and not (
+        options.enable_live_clusters
+    ):
         raise ConfigError(
-            "live clusters (--enable-live-clusters, --use-kubernetes-proxy, "
-            "--use-auth-token-mode) are not supported by this build yet"
+            "--use-kubernetes-proxy and --use-auth-token-mode apply to live clusters: "
+            "add --enable-live-clusters"
         )
     return options

@@ -6,17 +6,27 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from aiohttp import web
 
 from kuberay.historyserver.server.app import IDLE_TIMEOUT, make_app
 from kuberay.historyserver.server.config import ConfigError, ServerOptions, parse_options
+from kuberay.historyserver.server.kube_access import bearer_headers, open_kube
+from kuberay.historyserver.server.live import LiveClusters
+from kuberay.historyserver.server.live_proxy import LiveProxy
+from kuberay.historyserver.server.login import KubeLogin, login_middleware
+from kuberay.historyserver.server.login import add_routes as add_login_routes
 from kuberay.historyserver.server.ui_builds import UiBuilds
 from kuberay.historyserver.storage.config import open_store, storage_settings
 from kuberay.historyserver.storage.errors import StorageError
 from kuberay.logging import configure_logging
+
+if TYPE_CHECKING:
+    from kuberay.kube.client import Client
 
 log = structlog.get_logger("historyserver.server")
 
@@ -33,7 +43,20 @@ async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None
     )
     store = await open_store(settings)
     runner: web.AppRunner | None = None
+    kube: Client | None = None
+    proxy: LiveProxy | None = None
     try:
+        live = None
+        middlewares: list[Any] = []
+        extra_routes = None
+        if options.enable_live_clusters or options.kubernetes_login:
+            kube = await open_kube(options)
+        if options.enable_live_clusters and kube is not None:
+            live, proxy = _live(options, kube)
+        if options.kubernetes_login and kube is not None:
+            login = KubeLogin(kube)
+            middlewares.append(login_middleware(login))
+            extra_routes = partial(add_login_routes, login=login)
         app = make_app(
             store,
             root=options.storage_root_dir,
@@ -45,6 +68,10 @@ async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None
             ui=UiBuilds.discover(
                 options.dashboard_ui_dir, use_installed_ray=options.dashboard_ui_from_ray
             ),
+            live=live,
+            proxy=proxy,
+            middlewares=tuple(middlewares),
+            extra_routes=extra_routes,
         )
         runner = web.AppRunner(app, access_log=None, keepalive_timeout=IDLE_TIMEOUT)
         await runner.setup()
@@ -58,7 +85,31 @@ async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None
             loop.remove_signal_handler(sig)
         if runner is not None:
             await runner.cleanup()
+        if proxy is not None:
+            await proxy.close()
+        if kube is not None:
+            await kube.close()
         await store.close()
+
+
+def _live(options: ServerOptions, kube: Client) -> tuple[LiveClusters, LiveProxy]:
+    live = LiveClusters(
+        kube, auth_token_mode=options.use_auth_token_mode, list_ttl=options.cluster_list_ttl
+    )
+
+    async def credentials() -> Mapping[str, str]:
+        return await bearer_headers(kube)
+
+    proxy = LiveProxy(
+        live,
+        use_kubernetes_proxy=options.use_kubernetes_proxy,
+        apiserver=kube.host,
+        apiserver_session=kube.session if options.use_kubernetes_proxy else None,
+        apiserver_credentials=credentials,
+        apiserver_server_hostname=getattr(kube.configuration, "tls_server_name", None),
+        drop_authorization=options.kubernetes_login,
+    )
+    return live, proxy
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(options.log_format, level=os.environ.get("HISTORY_SERVER_LOG_LEVEL", "info"))
     try:
         asyncio.run(run(options))
-    except (StorageError, OSError) as exc:
+    except (StorageError, OSError, ConfigError) as exc:
         log.error(str(exc))
         return 1
     return 0
