@@ -13,7 +13,7 @@ with the HTTP status saying what went wrong.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import attrs
@@ -62,8 +62,10 @@ class ServerState:
 
 
 STATE: web.AppKey[ServerState] = web.AppKey("history_state", ServerState)
-#: Request key set by the Kubernetes login: ``async (namespaces) -> the readable ones``.
-ALLOWED_NAMESPACES = "kuberay_allowed_namespaces"
+#: ``async (namespaces) -> the readable ones``: what the Kubernetes login allows a caller.
+NamespaceFilter = Callable[[Iterable[str]], Awaitable[set[str]]]
+#: Request key set by the Kubernetes login (absent: every namespace may be read).
+ALLOWED_NAMESPACES: web.RequestKey[NamespaceFilter] = web.RequestKey("kuberay_allowed_namespaces")
 
 
 class ApiError(Exception):
