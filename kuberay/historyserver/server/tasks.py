@@ -298,16 +298,21 @@ class FilterError(ValueError):
 
 
 def parse_filters(
-    keys: list[str], predicates: list[str], values: list[str]
+    keys: list[str],
+    predicates: list[str],
+    values: list[str],
+    *,
+    columns: frozenset[str] | None = None,
 ) -> list[tuple[str, str, str]]:
     """``(column, predicate, value)`` triples from Ray's parallel ``filter_keys``,
-    ``filter_predicates`` and ``filter_values`` lists; predicates are ``=`` and ``!=``."""
+    ``filter_predicates`` and ``filter_values`` lists; predicates are ``=`` and ``!=``;
+    ``columns`` the keys allowed (default: a task's)."""
     if not (len(keys) == len(values) and len(predicates) in (0, len(keys))):
         raise FilterError("filter_keys, filter_predicates and filter_values must pair up")
     out = []
     for i, key in enumerate(keys):
-        column = FILTER_ALIASES.get(key, key)
-        if column not in _new_task("", 0):
+        column = FILTER_ALIASES.get(key, key) if columns is None else key
+        if column not in (_new_task("", 0) if columns is None else columns):
             raise FilterError(f"unsupported filter key {key!r}")
         pred = predicates[i] if predicates else "="
         if pred not in ("=", "!="):
