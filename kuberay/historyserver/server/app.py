@@ -23,6 +23,7 @@ from aiohttp import web
 from kuberay.historyserver.layout import ClusterRef, Layout, LayoutError, check_segment
 from kuberay.historyserver.server.cache import SessionCache
 from kuberay.historyserver.server.clusters import ClusterIndex
+from kuberay.historyserver.server.freshness import DEFAULT_INTERVAL, Freshness
 from kuberay.historyserver.server.live import LIVE_SESSION, LiveClusters
 from kuberay.historyserver.server.live_proxy import LiveProxy
 from kuberay.historyserver.server.session import (
@@ -59,6 +60,7 @@ class ServerState:
     clusters: ClusterIndex
     live: LiveClusters | None = None
     proxy: LiveProxy | None = None
+    freshness: Freshness | None = None
 
 
 STATE: web.AppKey[ServerState] = web.AppKey("history_state", ServerState)
@@ -204,11 +206,14 @@ async def get_session(state: ServerState, ref: ClusterRef, session: str) -> Sess
     timeout."""
     key = SessionKey(Layout(ref, root=state.root), session)
     try:
-        return await state.cache.get(key)
+        snapshot = await state.cache.get(key)
     except SessionNotFound:
         raise ApiError(404, f"session {key.describe()} not found") from None
     except TimeoutError:
         raise ApiError(504, f"loading session {key.describe()} timed out") from None
+    if state.freshness is not None:
+        state.freshness.used(snapshot)
+    return snapshot
 
 
 async def current_session(request: web.Request) -> SessionSnapshot:
@@ -259,12 +264,15 @@ def make_app(
     proxy: LiveProxy | None = None,
     middlewares: tuple[Callable[..., Awaitable[web.StreamResponse]], ...] = (),
     extra_routes: Callable[[web.Application], None] | None = None,
+    reload_interval: float = DEFAULT_INTERVAL,
 ) -> web.Application:
     """The application over ``store`` (opened without a root: ``root`` goes into keys, as
     the collector writes them); ``handler_timeout`` bounds each handler (``0``: none);
     ``ui`` the dashboard UI builds to serve at ``/`` (none: a page saying how to add one);
     ``live``/``proxy`` serve live clusters (``--enable-live-clusters``); ``middlewares`` run
-    first (the Kubernetes login), ``extra_routes`` adds routes before the UI's catch-all.
+    first (the Kubernetes login), ``extra_routes`` adds routes before the UI's catch-all;
+    ``reload_interval`` how often a session still being written is checked for changes
+    (``freshness``; ``0``: never).
     Closing the store (and the proxy) is the caller's
     business."""
     from kuberay.historyserver.server import (
@@ -293,14 +301,23 @@ def make_app(
             live_middleware,
         ]
     )
+    clusters = ClusterIndex(store, root, ttl=cluster_list_ttl)
     app[STATE] = ServerState(
         store=store,
         root=root,
         cache=cache,
-        clusters=ClusterIndex(store, root, ttl=cluster_list_ttl),
+        clusters=clusters,
         live=live,
         proxy=proxy,
+        freshness=(
+            Freshness(store, cache, clusters, live=live, interval=reload_interval)
+            if reload_interval > 0
+            else None
+        ),
     )
+    freshness = app[STATE].freshness
+    if freshness is not None:
+        app.on_cleanup.append(lambda _app: freshness.close())
     routes_session.add_routes(app)
     routes_state.add_routes(app)
     routes_logs.add_routes(app)

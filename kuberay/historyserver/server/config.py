@@ -15,6 +15,8 @@ proxied, GET/HEAD only; ``--use-kubernetes-proxy`` and ``--use-auth-token-mode``
 ``--kubernetes-login`` (off: a caller must show a Kubernetes token, by ``Authorization:
 Bearer`` or the ``/login`` cookie, and sees only namespaces where it may get RayClusters),
 ``--cluster-list-ttl`` (10s: how long the marker listing is reused),
+``--session-reload-interval`` (10s: how often a cached session whose cluster may still be
+writing is checked for new objects and reloaded, see ``freshness``; ``0`` turns it off),
 ``--log-format`` (``json``/``console``), ``--dashboard-ui-dir`` (``DASHBOARD_UI_DIR``: Ray
 dashboard UI builds to serve, see ``ui_builds``), ``--dashboard-ui-from-ray`` (true: also
 serve the build of an installed ``ray`` package). With live clusters and the login off nothing
@@ -95,6 +97,7 @@ class ServerOptions:
     enable_live_clusters: bool = False
     kubernetes_login: bool = False
     cluster_list_ttl: float = 10.0
+    session_reload_interval: float = 10.0
     log_format: str = "json"
     dashboard_ui_dir: str = ""
     dashboard_ui_from_ray: bool = True
@@ -126,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--dashboard-dir", default="/dashboard")
     add("--listen", default=":8080")
     add("--cluster-list-ttl", default="10s")
+    add("--session-reload-interval", default="10s")
     add("--log-format", default="json", choices=("json", "console"))
     add("--dashboard-ui-dir", default=None)
     add("--dashboard-ui-from-ray", nargs="?", const="true", default="true")
@@ -172,6 +176,7 @@ def parse_options(argv: Sequence[str], environ: Mapping[str, str] | None = None)
             enable_live_clusters=parse_bool(ns.enable_live_clusters),
             kubernetes_login=parse_bool(ns.kubernetes_login),
             cluster_list_ttl=parse_duration(ns.cluster_list_ttl),
+            session_reload_interval=parse_duration(ns.session_reload_interval),
             log_format=ns.log_format,
             dashboard_ui_dir=(
                 env.get("DASHBOARD_UI_DIR", "")

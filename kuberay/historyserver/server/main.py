@@ -65,6 +65,7 @@ async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None
             cache_ttl=options.session_cache_ttl,
             load_timeout=options.session_process_timeout,
             cluster_list_ttl=options.cluster_list_ttl,
+            reload_interval=options.session_reload_interval,
             ui=UiBuilds.discover(
                 options.dashboard_ui_dir, use_installed_ray=options.dashboard_ui_from_ray
             ),

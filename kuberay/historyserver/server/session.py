@@ -22,6 +22,7 @@ from kuberay.historyserver.server.event_files import (
     read_session_events,
     session_nodes,
 )
+from kuberay.historyserver.server.freshness import endpoint_objects, fingerprint
 from kuberay.historyserver.server.jobs import JobBuilder
 from kuberay.historyserver.server.legacy_events import read_log_events
 from kuberay.historyserver.server.nodes import NodeBuilder
@@ -69,7 +70,8 @@ class SessionSnapshot:
     legacy events (``logs/events/event_*.log``) by job ID; ``workers`` ``WorkerState``
     dicts from WORKER_* events and ``platform_events`` the PLATFORM_EVENT RayEvents (each
     ``None`` when the session has no such event); ``approx_bytes`` the size of it all as
-    JSON, what the cache budgets."""
+    JSON, what the cache budgets; ``fingerprint`` the stored objects it was decoded from
+    (``freshness``)."""
 
     key: SessionKey
     tasks: list[dict[str, Any]]
@@ -83,6 +85,7 @@ class SessionSnapshot:
     log_events: dict[str, list[dict[str, Any]]] = attrs.field(factory=dict)
     workers: list[dict[str, Any]] | None = None
     platform_events: list[dict[str, Any]] | None = None
+    fingerprint: int = 0
     approx_bytes: int = 0
 
     def node_ips(self) -> dict[str, str]:
@@ -118,6 +121,7 @@ async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
         raise SessionNotFound(key.describe())
     stats = DecodeStats()
     files = await find_event_files(store, key.layout, key.session)
+    stored_endpoints = await endpoint_objects(store, key)
     events = await read_session_events(store, files, stats)
     tasks, actors, jobs, nodes, pgs = (
         TaskBuilder(),
@@ -170,6 +174,7 @@ async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
         log_events=log_events,
         workers=workers.build(ips),
         platform_events=platform.build(),
+        fingerprint=fingerprint(files, stored_endpoints),
     )
     size = len(
         orjson.dumps(
