@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import attrs
+import orjson
 import structlog
 from aiohttp import web
 
@@ -103,8 +104,13 @@ def list_envelope(
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
-    """``body`` as JSON."""
-    return web.json_response(body, status=status)
+    """``body`` as JSON (orjson: a 10,000-task answer is encoded several times faster than
+    by the standard library)."""
+    return web.Response(
+        body=orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS),
+        status=status,
+        content_type="application/json",
+    )
 
 
 @web.middleware

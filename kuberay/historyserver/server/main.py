@@ -15,6 +15,7 @@ from aiohttp import web
 
 from kuberay.historyserver.server.app import IDLE_TIMEOUT, make_app
 from kuberay.historyserver.server.config import ConfigError, ServerOptions, parse_options
+from kuberay.historyserver.server.deferred_store import DeferredStore
 from kuberay.historyserver.server.kube_access import bearer_headers, open_kube
 from kuberay.historyserver.server.live import LiveClusters
 from kuberay.historyserver.server.live_proxy import LiveProxy
@@ -32,8 +33,10 @@ log = structlog.get_logger("historyserver.server")
 
 
 async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None:
-    """Open the store, serve until SIGTERM/SIGINT (or ``stop``), close everything. The
-    storage root goes into keys (``Layout``), so the store is opened without one."""
+    """Listen at once while the store is opened in the background (``DeferredStore``: a
+    request waits for it; a store that cannot be opened ends the run with its error), serve
+    until SIGTERM/SIGINT (or ``stop``), close everything. The storage root goes into keys
+    (``Layout``), so the store is opened without one."""
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -41,7 +44,7 @@ async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None
     settings = storage_settings(
         options.storage_backend, root_dir="", config_path=options.storage_backend_config_path
     )
-    store = await open_store(settings)
+    store = DeferredStore(lambda: open_store(settings))
     runner: web.AppRunner | None = None
     kube: Client | None = None
     proxy: LiveProxy | None = None
@@ -80,7 +83,15 @@ async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None
         await site.start()
         for address in runner.addresses:
             log.info("history server listening", address=str(address))
-        await stop.wait()
+        stopped = asyncio.ensure_future(stop.wait())
+        opened = asyncio.ensure_future(store.ready())
+        await asyncio.wait({stopped, opened}, return_when=asyncio.FIRST_COMPLETED)
+        if opened.done():
+            opened.result()  # raises the store's opening error
+            log.info("storage opened", backend=options.storage_backend)
+        else:
+            opened.cancel()
+        await stopped
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
