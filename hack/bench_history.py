@@ -35,6 +35,7 @@ import argparse
 import asyncio
 import base64
 import json
+import math
 import os
 import platform
 import socket
@@ -427,7 +428,7 @@ def rss_mib(pid: int) -> float:
 def percentile(values: Sequence[float], q: float) -> float:
     """The ``q`` quantile (nearest rank) of ``values``."""
     ordered = sorted(values)
-    rank = max(0, min(len(ordered) - 1, round(q * len(ordered) + 0.5) - 1))
+    rank = max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))
     return ordered[rank]
 
 

@@ -56,7 +56,7 @@ async def clusters(request: web.Request) -> web.Response:
     entries: list[dict[str, Any]] = []
     if state.live is not None:
         entries = [c.as_json() for c in await state.live.entries()]
-    entries += [s.as_json() for s in await state.clusters.sessions()]
+    entries += await state.clusters.entries()
     allowed = request.get(ALLOWED_NAMESPACES)
     if allowed is not None:
         namespaces = {e["namespace"] for e in entries}

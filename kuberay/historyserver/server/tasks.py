@@ -20,9 +20,10 @@ hex IDs, Unix ms times): ``state`` is the last transition's, ``creation_time_ms`
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from typing import Any
+
+import orjson
 
 from kuberay.historyserver.server.convert import (
     as_dict,
@@ -73,15 +74,18 @@ _DONE = ("FINISHED", "FAILED")
 _NIL_ACTOR = "f" * 32
 
 
+_PAYLOADS = {
+    "TASK_DEFINITION_EVENT": "taskDefinitionEvent",
+    "ACTOR_TASK_DEFINITION_EVENT": "actorTaskDefinitionEvent",
+    "TASK_LIFECYCLE_EVENT": "taskLifecycleEvent",
+    "TASK_EXECUTION_EVENT": "taskExecutionEvent",
+    "TASK_PROFILE_EVENT": "taskProfileEvents",
+}
+
+
 def _payload(event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     kind = as_str(event.get("eventType"))
-    name = {
-        "TASK_DEFINITION_EVENT": "taskDefinitionEvent",
-        "ACTOR_TASK_DEFINITION_EVENT": "actorTaskDefinitionEvent",
-        "TASK_LIFECYCLE_EVENT": "taskLifecycleEvent",
-        "TASK_EXECUTION_EVENT": "taskExecutionEvent",
-        "TASK_PROFILE_EVENT": "taskProfileEvents",
-    }.get(kind, "")
+    name = _PAYLOADS.get(kind, "")
     return kind, as_dict(event.get(name)) if name else {}
 
 
@@ -251,7 +255,7 @@ def _extra_data(raw: object) -> dict[str, Any]:
     if isinstance(raw, dict):
         return dict(raw)
     try:
-        parsed = json.loads(as_str(raw) or "{}")
+        parsed = orjson.loads(as_str(raw) or "{}")
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
