@@ -425,6 +425,12 @@ def rss_mib(pid: int) -> float:
     return 0.0
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds ``pid`` has used (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """The ``q`` quantile (nearest rank) of ``values``."""
     ordered = sorted(values)
@@ -458,7 +464,11 @@ async def measure(
     popen = start()
     try:
         await wait_ready(base, popen, timeout=120)
-        out: dict[str, Any] = {"server_ready_seconds": round(time.monotonic() - t0, 3)}
+        out: dict[str, Any] = {
+            "server_ready_seconds": round(time.monotonic() - t0, 3),
+            "server_ready_cpu_seconds": round(cpu_seconds(popen.pid), 2),
+            "load_average_at_start": os.getloadavg(),
+        }
         timeout = aiohttp.ClientTimeout(total=600)
         async with aiohttp.ClientSession(timeout=timeout) as plain:
             t = time.monotonic()
@@ -473,13 +483,15 @@ async def measure(
                     await r.read()
                 warm_lists.append((time.monotonic() - t) * 1000)
             out["clusters_list_warm_ms"] = round(statistics.median(warm_lists), 1)
-        opened = []
+        opened: list[float] = []
+        opened_cpu: list[float] = []
         for i in range(min(BIG_SESSIONS, sessions)):
             c = cluster_of(i)
             kind, name = (c.owner_kind, c.owner_name) if c.owner_kind else ("raycluster", c.name)
             enter = f"{base}/enter_cluster/{c.namespace}/{kind}/{name}/{session_name(i)}"
             jar = aiohttp.CookieJar(unsafe=True)
             async with aiohttp.ClientSession(cookie_jar=jar, timeout=timeout) as http:
+                cpu = cpu_seconds(popen.pid)
                 t = time.monotonic()
                 async with http.get(enter) as r:
                     await r.read()
@@ -490,6 +502,7 @@ async def measure(
                     if r.status != 200:
                         raise RuntimeError(f"{TASKS_URL}: {r.status} {body[:200]!r}")
                 opened.append(time.monotonic() - t)
+                opened_cpu.append(cpu_seconds(popen.pid) - cpu)
                 if i == 0:
                     out["tasks_answer_bytes"] = len(body)
                     out["tasks_returned"] = len(orjson.loads(body)["data"]["result"]["result"])
@@ -503,7 +516,9 @@ async def measure(
                     out["warm_tasks_p99_ms"] = round(percentile(warm, 0.99), 1)
         out["cold_open_seconds"] = round(opened[0], 3)
         out["cold_open_all_seconds"] = [round(x, 3) for x in opened]
+        out["cold_open_server_cpu_seconds"] = [round(x, 2) for x in opened_cpu]
         out["rss_mib"] = rss_mib(popen.pid)
+        out["load_average_at_end"] = os.getloadavg()
         return out
     finally:
         stop_process_group(popen, timeout=10)

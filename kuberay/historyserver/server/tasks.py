@@ -192,7 +192,7 @@ def _define(task: dict[str, Any], kind: str, d: dict[str, Any]) -> None:
 
 
 def _lifecycle(task: dict[str, Any], d: dict[str, Any], transitions: list[Any]) -> None:
-    transitions[:] = merge_transitions(transitions, as_list(d.get("stateTransitions")))
+    transitions.extend(as_list(d.get("stateTransitions")))  # merged once, in ``_fold``
     if not task["job_id"]:
         task["job_id"] = hex_id(d.get("jobId"))
     node = hex_id(d.get("nodeId"))
@@ -273,6 +273,7 @@ def _fold(key: tuple[str, int], events: list[dict[str, Any]]) -> dict[str, Any]:
             _lifecycle(task, d, transitions)
         elif kind == "TASK_PROFILE_EVENT":
             _profile(task, d, seen_profile)
+    transitions = merge_transitions([], transitions)
     task["events"] = [
         {"state": as_str(t.get("state")), "created_ms": timestamp_ms(t.get("timestamp"))}
         for t in transitions
