@@ -25,6 +25,7 @@ from kuberay.historyserver.server.event_files import (
 from kuberay.historyserver.server.freshness import endpoint_objects, fingerprint
 from kuberay.historyserver.server.jobs import JobBuilder
 from kuberay.historyserver.server.legacy_events import read_log_events
+from kuberay.historyserver.server.memory import release_free_memory
 from kuberay.historyserver.server.nodes import NodeBuilder
 from kuberay.historyserver.server.placement_groups import PlacementGroupBuilder, from_snapshot
 from kuberay.historyserver.server.platform_events import PlatformEventBuilder
@@ -200,4 +201,5 @@ async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
         tasks=len(snapshot.tasks),
         approx_bytes=size,
     )
+    release_free_memory()
     return attrs.evolve(snapshot, approx_bytes=size)
