@@ -245,8 +245,9 @@ async def forward_to_service(env: Env, args: argparse.Namespace) -> AsyncIterato
     sock = bind_local(args.local_port, "history server")
     try:
         client = await env.client()
-        explicit = env.namespace if env.namespace_explicit else None
-        service = await find_service(client, args.service, explicit)
+        # -n names the stored clusters' namespace, not the server's: the Service is found by
+        # --service NS/NAME, else by its name in every namespace
+        service = await find_service(client, args.service, None)
         namespace = service["metadata"]["namespace"]
         pod = await ready_pod(client, service)
         remote = container_port(pod, _http_port(service))

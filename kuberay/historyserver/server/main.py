@@ -32,6 +32,15 @@ if TYPE_CHECKING:
 log = structlog.get_logger("historyserver.server")
 
 
+def ui_directory(options: ServerOptions) -> str:
+    """Where the UI builds are looked for: ``--dashboard-ui-dir`` when given, else KubeRay's
+    ``--dashboard-dir`` (default ``/dashboard``, where the server image keeps one build per
+    Ray ``major.minor``) when that directory exists, else nowhere (``""``)."""
+    if options.dashboard_ui_dir:
+        return options.dashboard_ui_dir
+    return options.dashboard_dir if os.path.isdir(options.dashboard_dir) else ""
+
+
 async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None:
     """Listen at once while the store is opened in the background (``DeferredStore``: a
     request waits for it; a store that cannot be opened ends the run with its error), serve
@@ -70,7 +79,7 @@ async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None
             cluster_list_ttl=options.cluster_list_ttl,
             reload_interval=options.session_reload_interval,
             ui=UiBuilds.discover(
-                options.dashboard_ui_dir, use_installed_ray=options.dashboard_ui_from_ray
+                ui_directory(options), use_installed_ray=options.dashboard_ui_from_ray
             ),
             live=live,
             proxy=proxy,
