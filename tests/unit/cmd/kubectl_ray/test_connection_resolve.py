@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from kuberay.cmd.kubectl_ray.connection import ConnectionFlags, load, resolve
 from kuberay.cmd.kubectl_ray.kubeconfigs import KubeconfigError
 
