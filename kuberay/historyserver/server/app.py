@@ -158,6 +158,9 @@ def deadline_middleware(seconds: float) -> Callable[..., Awaitable[web.StreamRes
 #: Paths the history server answers itself even when the cookies select a live cluster.
 OWN_PATHS = ("/clusters", "/select_cluster", "/readz", "/livez", "/login", "/logout")
 OWN_PREFIXES = ("/enter_cluster/",)
+#: With ``--use-auth-token-mode`` the server adds the cluster's token itself, so Ray's UI is
+#: told no token is needed (it would otherwise ask the user for one, which is then dropped).
+AUTH_MODE_PATH = "/api/authentication_mode"
 
 
 @web.middleware
@@ -165,13 +168,15 @@ async def live_middleware(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
     """Send a request whose cookies select a live cluster to that cluster's dashboard
-    (``live_proxy``), except the server's own routes."""
+    (``live_proxy``), except the server's own routes (and, in auth-token mode,
+    ``/api/authentication_mode``)."""
     proxy = request.app[STATE].proxy
     if (
         proxy is None
         or request.cookies.get("session_name") != LIVE_SESSION
         or request.path in OWN_PATHS
         or request.path.startswith(OWN_PREFIXES)
+        or (proxy.live.auth_token_mode and request.path == AUTH_MODE_PATH)
     ):
         return await handler(request)
     return await proxy.forward(request)

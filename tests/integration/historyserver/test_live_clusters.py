@@ -84,6 +84,9 @@ async def test_live_cluster_is_listed_entered_and_read_through_its_dashboard(
                     assert r.status == 405, method
                     assert r.headers["Allow"] == "GET, HEAD"
 
+            # the server adds the token: Ray's UI is told it needs none
+            async with http.get(f"{url}/api/authentication_mode") as resp:
+                assert await resp.json() == {"authentication_mode": "disabled"}
             # the server's own routes stay its own while a live cluster is selected
             async with http.get(f"{url}/clusters") as resp:
                 assert resp.status == 200 and isinstance(await resp.json(), list)
