@@ -106,13 +106,14 @@ def list_envelope(
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
-    """``body`` as JSON."""
-    return web.Response(body=encode_json(body), status=status, content_type="application/json")
+    """``body`` as JSON, spaced as Ray's dashboard (aiohttp's ``json.dumps``) writes it."""
+    return web.json_response(body, status=status)
 
 
 def encode_json(body: Any) -> bytes:
-    """``body`` encoded (orjson: a 10,000-task answer is encoded several times faster than by
-    the standard library)."""
+    """``body`` encoded compactly by orjson, for the big answers (a 10,000-task answer is
+    encoded several times faster than by the standard library); JSON readers see no
+    difference."""
     return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
 
 
