@@ -22,8 +22,10 @@
    project neither contains nor builds one) the same store is served by it too, and the
    same keys are reported prefixed ``kuberay_go_`` (``null`` without it). It needs a
    Kubernetes API: a local control plane (``hack/controlplane.py``) is started for it and
-   passed as ``--kubeconfigs``. It listens on ``:8080`` (hard-coded upstream), which must be
-   free.
+   passed as ``--kubeconfigs``, with the project's CRDs installed (no RayCluster exists, so
+   every stored session is dead to it). It listens on ``:8080`` (hard-coded upstream), which
+   must be free. ``--kuberay-go-warm-requests`` bounds its warm requests (it decodes the
+   whole session on each one).
 
 Everything listens on and dials 127.0.0.1 only. The JSON also records the store's size and
 how long filling it took.
@@ -572,6 +574,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, required=True, help="the JSON file to write")
     p.add_argument("--kuberay-go-server", type=Path, default=None, help="KubeRay's binary")
     p.add_argument("--warm-requests", type=int, default=100)
+    p.add_argument("--kuberay-go-warm-requests", type=int, default=100)
     p.add_argument("--events-per-file", type=int, default=10000)
     p.add_argument("--workdir", type=Path, default=None, help="default: a temporary dir")
     return p.parse_args(argv)
@@ -598,6 +601,7 @@ async def _run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             tasks_per_session=args.tasks,
             big_sessions=min(BIG_SESSIONS, args.sessions),
             warm_requests=args.warm_requests,
+            kuberay_go_warm_requests=args.kuberay_go_warm_requests if go else None,
             store=filled,
             kuberay_go_server=str(args.kuberay_go_server) if args.kuberay_go_server else None,
             kuberay_go_extra=go,
@@ -618,11 +622,19 @@ async def _measure_go(
 ) -> dict[str, Any]:
     import controlplane  # hack/controlplane.py
 
+    from kuberay.kube import Client
+    from tests.crds import install_crds
+
     cp = controlplane.ControlPlane(workdir / "controlplane")
     cp.start()
     try:
+        client = await Client.from_kubeconfig(cp.kubeconfig, qps=0)
+        try:  # KubeRay's server asks for RayClusters to tell live from dead sessions
+            await install_crds(client)
+        finally:
+            await client.close()
         start, base = kuberay_go(args.kuberay_go_server, env, cp.kubeconfig, workdir / "go.log")
-        return await measure(start, base, args.sessions, args.warm_requests)
+        return await measure(start, base, args.sessions, args.kuberay_go_warm_requests)
     finally:
         cp.stop()
 
