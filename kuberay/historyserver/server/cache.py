@@ -117,6 +117,15 @@ class SessionCache(Generic[K, V]):
             self._entries.popitem(last=False)
             self.evictions += 1
 
+    def refresh(self, key: K) -> None:
+        """Load ``key`` again in the background; until that load is done ``get`` keeps
+        answering the cached value (nothing starts when a load of ``key`` is running)."""
+        if key in self._loading:
+            return
+        task = asyncio.create_task(self._load(key))
+        self._loading[key] = task
+        task.add_done_callback(lambda t: self._done(key, t))
+
     def invalidate(self, key: K) -> None:
         """Forget ``key`` (the next use loads it again)."""
         self._entries.pop(key, None)

@@ -77,6 +77,7 @@ class ClusterIndex:
         self.ttl = ttl
         self._clock = clock
         self._sessions: list[StoredSession] | None = None
+        self._json: list[dict[str, Any]] = []
         self._listed_at = 0.0
         self._lock = asyncio.Lock()
         self.listings = 0
@@ -97,9 +98,15 @@ class ClusterIndex:
                     if parsed is not None:
                         found.add(StoredSession(*parsed))
                 self._sessions = sorted(found, key=_order)
+                self._json = [s.as_json() for s in self._sessions]
                 self._listed_at = self._clock()
             assert self._sessions is not None
             return self._sessions
+
+    async def entries(self, *, refresh: bool = False) -> list[dict[str, Any]]:
+        """``sessions()`` as ``/clusters`` entries (encoded once per listing)."""
+        await self.sessions(refresh=refresh)
+        return self._json
 
     async def find(
         self, namespace: str, kind: str, name: str, session: str | None = None

@@ -10,12 +10,17 @@ unused as upstream).
 
 Ours: ``--listen`` (``:8080``; ``host:port``, ``127.0.0.1:0`` picks a free port),
 ``--storage-backend-config-path`` (``STORAGE_BACKEND_CONFIG_PATH``),
-``--enable-live-clusters`` (off; live clusters are not served by this build, so turning it
-on is refused), ``--cluster-list-ttl`` (10s: how long the marker listing is reused),
+``--enable-live-clusters`` (off; KubeRay v1.8's flag: live RayClusters are listed and
+proxied, GET/HEAD only; ``--use-kubernetes-proxy`` and ``--use-auth-token-mode`` need it),
+``--kubernetes-login`` (off: a caller must show a Kubernetes token, by ``Authorization:
+Bearer`` or the ``/login`` cookie, and sees only namespaces where it may get RayClusters),
+``--cluster-list-ttl`` (10s: how long the marker listing is reused),
+``--session-reload-interval`` (10s: how often a cached session whose cluster may still be
+writing is checked for new objects and reloaded, see ``freshness``; ``0`` turns it off),
 ``--log-format`` (``json``/``console``), ``--dashboard-ui-dir`` (``DASHBOARD_UI_DIR``: Ray
 dashboard UI builds to serve, see ``ui_builds``), ``--dashboard-ui-from-ray`` (true: also
-serve the build of an installed ``ray`` package). With live clusters off nothing talks to
-Kubernetes.
+serve the build of an installed ``ray`` package). With live clusters and the login off nothing
+talks to Kubernetes.
 """
 
 from __future__ import annotations
@@ -90,7 +95,9 @@ class ServerOptions:
     listen_host: str = "0.0.0.0"
     listen_port: int = 8080
     enable_live_clusters: bool = False
+    kubernetes_login: bool = False
     cluster_list_ttl: float = 10.0
+    session_reload_interval: float = 10.0
     log_format: str = "json"
     dashboard_ui_dir: str = ""
     dashboard_ui_from_ray: bool = True
@@ -106,7 +113,12 @@ def _parser() -> argparse.ArgumentParser:
     add("--storage-root-dir", default=None)
     add("--storage-backend-config-path", default=None)
     add("--kubeconfigs", default="")
-    for flag in ("use-kubernetes-proxy", "use-auth-token-mode", "enable-live-clusters"):
+    for flag in (
+        "use-kubernetes-proxy",
+        "use-auth-token-mode",
+        "enable-live-clusters",
+        "kubernetes-login",
+    ):
         add(f"--{flag}", nargs="?", const="true", default="false")
     add("--kube-api-qps", default="100")
     add("--kube-api-burst", default="200")
@@ -117,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--dashboard-dir", default="/dashboard")
     add("--listen", default=":8080")
     add("--cluster-list-ttl", default="10s")
+    add("--session-reload-interval", default="10s")
     add("--log-format", default="json", choices=("json", "console"))
     add("--dashboard-ui-dir", default=None)
     add("--dashboard-ui-from-ray", nargs="?", const="true", default="true")
@@ -161,7 +174,9 @@ def parse_options(argv: Sequence[str], environ: Mapping[str, str] | None = None)
             listen_host=host,
             listen_port=port,
             enable_live_clusters=parse_bool(ns.enable_live_clusters),
+            kubernetes_login=parse_bool(ns.kubernetes_login),
             cluster_list_ttl=parse_duration(ns.cluster_list_ttl),
+            session_reload_interval=parse_duration(ns.session_reload_interval),
             log_format=ns.log_format,
             dashboard_ui_dir=(
                 env.get("DASHBOARD_UI_DIR", "")
@@ -176,9 +191,11 @@ def parse_options(argv: Sequence[str], environ: Mapping[str, str] | None = None)
         raise ConfigError("--kubeconfigs takes one path only")
     if options.session_cache_size < 1:
         raise ConfigError("--session-cache-size must be at least 1")
-    if options.enable_live_clusters or options.use_kubernetes_proxy or options.use_auth_token_mode:
+    if (options.use_kubernetes_proxy or options.use_auth_token_mode) and not (
+        options.enable_live_clusters
+    ):
         raise ConfigError(
-            "live clusters (--enable-live-clusters, --use-kubernetes-proxy, "
-            "--use-auth-token-mode) are not supported by this build yet"
+            "--use-kubernetes-proxy and --use-auth-token-mode apply to live clusters: "
+            "add --enable-live-clusters"
         )
     return options

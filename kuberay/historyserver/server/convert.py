@@ -19,14 +19,30 @@ _RFC3339 = re.compile(
 )
 
 
+#: Decoded IDs and timestamp seconds, reused: a task's ID is in each of its ~5 events and
+#: many events share a second. Bounded: cleared when full.
+_CACHE_LIMIT = 1 << 18
+_HEX_CACHE: dict[str, str] = {}
+_SECONDS_CACHE: dict[str, int | None] = {}
+_NS_CACHE: dict[str, int | None] = {}
+_MISSING = object()
+
+
 def hex_id(value: object) -> str:
     """``value`` (base64 or hex) as lowercase hex; ``""`` for an empty or undecodable one."""
     if not isinstance(value, str) or not value:
         return ""
+    cached = _HEX_CACHE.get(value)
+    if cached is not None:
+        return cached
     try:
-        return to_hex(value)
+        decoded = to_hex(value)
     except InvalidID:
-        return ""
+        decoded = ""
+    if len(_HEX_CACHE) >= _CACHE_LIMIT:
+        _HEX_CACHE.clear()
+    _HEX_CACHE[value] = decoded
+    return decoded
 
 
 def is_nil(hex_value: str) -> bool:
@@ -45,6 +61,48 @@ def timestamp_ns(value: object) -> int | None:
     it does not parse."""
     if not isinstance(value, str):
         return None
+    cached = _NS_CACHE.get(value, _MISSING)
+    if cached is not _MISSING:
+        return cached  # type: ignore[return-value]
+    ns = _timestamp_ns(value)
+    if len(_NS_CACHE) >= _CACHE_LIMIT:
+        _NS_CACHE.clear()
+    _NS_CACHE[value] = ns
+    return ns
+
+
+def _timestamp_ns(value: str) -> int | None:
+    if len(value) >= 20 and value[-1] == "Z" and value[10] == "T":
+        # the common UTC form: the seconds part parsed once, the fraction here
+        seconds = _utc_seconds(value[:19])
+        frac = value[19:-1]
+        if seconds is None:
+            return None
+        if not frac:
+            return seconds * 1_000_000_000
+        digits = frac[1:]
+        if (
+            frac[0] != "."
+            or not 1 <= len(digits) <= 9
+            or not (digits.isascii() and digits.isdigit())
+        ):
+            return None
+        return seconds * 1_000_000_000 + int(digits.ljust(9, "0"))
+    return _parse_ns(value)
+
+
+def _utc_seconds(head: str) -> int | None:
+    if head in _SECONDS_CACHE:
+        return _SECONDS_CACHE[head]
+    ns = _parse_ns(head + "Z")
+    seconds = None if ns is None else ns // 1_000_000_000
+    if len(_SECONDS_CACHE) >= _CACHE_LIMIT:
+        _SECONDS_CACHE.clear()
+    _SECONDS_CACHE[head] = seconds
+    return seconds
+
+
+def _parse_ns(value: str) -> int | None:
     m = _RFC3339.fullmatch(value)
     if m is None:
         return None

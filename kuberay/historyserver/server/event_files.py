@@ -124,14 +124,16 @@ def parse_events(data: bytes, stats: DecodeStats | None = None) -> list[dict[str
         except orjson.JSONDecodeError:
             decoded = []  # not one array: JSON Lines whose lines are arrays
     if not decoded:
-        for line in text.splitlines():
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                decoded.append(orjson.loads(line))
-            except orjson.JSONDecodeError:
-                stats.skipped += 1
+        lines = [s for s in (line.strip() for line in text.splitlines()) if s]
+        try:  # every line valid: one decode of them all
+            decoded = orjson.loads(b"[" + b",".join(lines) + b"]")
+        except orjson.JSONDecodeError:
+            decoded = []
+            for line in lines:
+                try:
+                    decoded.append(orjson.loads(line))
+                except orjson.JSONDecodeError:
+                    stats.skipped += 1
     out: list[dict[str, Any]] = []
     for item in decoded:
         for event in item if isinstance(item, list) else [item]:

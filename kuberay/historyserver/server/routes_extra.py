@@ -10,7 +10,10 @@
   ``clusterStatus`` all null (a stored session has no autoscaler record). A stored
   snapshot of the exact request wins over both.
 * ``GET /api/v0/runtime_env_redaction``: ``{redactionEnabled: false}``.
-* ``GET /api/v0/platform_events``: the stored snapshot, else ``{events: []}``.
+* ``GET /api/v0/platform_events``: the session's PLATFORM_EVENTs (``platform_events``), else
+  the stored snapshot, else ``{events: []}``.
+* ``GET /api/v0/workers``: ``WorkerState`` from WORKER_* events (``workers``), else the
+  stored snapshot of the exact URL.
 * ``GET /api/grafana_health`` and ``/api/prometheus_health``: 500 with Ray's failed
   health-check messages (what Ray answers when neither is reachable), so the UI hides its
   metrics tabs.
@@ -28,17 +31,20 @@ from typing import Any
 from aiohttp import web
 
 from kuberay.historyserver.layout import LayoutError
+from kuberay.historyserver.server import workers as worker_model
 from kuberay.historyserver.server.app import (
     ApiError,
     current_session,
     json_response,
     list_envelope,
+    query_bool,
+    query_int,
     state_of,
 )
 from kuberay.historyserver.server.cluster_status import format_status
-from kuberay.historyserver.server.routes_state import EMPTY_SERVE
+from kuberay.historyserver.server.routes_state import EMPTY_SERVE, MAX_LIMIT
 from kuberay.historyserver.server.session import SessionSnapshot
-from kuberay.historyserver.server.tasks import select_tasks
+from kuberay.historyserver.server.tasks import FilterError, parse_filters, select_tasks
 from kuberay.historyserver.server.timeline import chrome_trace
 from kuberay.historyserver.storage.errors import NotFound
 
@@ -129,8 +135,17 @@ async def runtime_env_redaction(_request: web.Request) -> web.Response:
 
 
 async def platform_events(request: web.Request) -> web.Response:
-    """``GET /api/v0/platform_events``."""
+    """``GET /api/v0/platform_events``: the session's PLATFORM_EVENTs, newest first (as
+    Ray's head answers); else a stored snapshot; else none."""
     snap = await current_session(request)
+    if snap.platform_events is not None:
+        return json_response(
+            {
+                "result": True,
+                "msg": "Retrieved platform events",
+                "data": {"events": snap.platform_events},
+            }
+        )
     stored = await stored_endpoint(request, snap)
     if stored is not None:
         return web.Response(body=stored, content_type="application/json")
@@ -178,6 +193,34 @@ async def api_fallback(request: web.Request) -> web.Response:
     return json_response(empty)
 
 
+async def workers(request: web.Request) -> web.Response:
+    """``GET /api/v0/workers``: ``limit`` (100), ``detail``, ``filter_keys``/
+    ``filter_predicates``/``filter_values`` on ``WorkerState``'s brief columns; from WORKER_*
+    events, else the stored snapshot of this URL (``api_fallback``)."""
+    snap = await current_session(request)
+    if snap.workers is None:
+        return await api_fallback(request)
+    limit = query_int(request, "limit", 100, lo=0, hi=MAX_LIMIT)
+    detail = query_bool(request, "detail", False)
+    q = request.query
+    try:
+        filters = parse_filters(
+            q.getall("filter_keys", []),
+            q.getall("filter_predicates", []),
+            q.getall("filter_values", []),
+            columns=worker_model.FILTER_COLUMNS,
+        )
+    except FilterError as exc:
+        raise ApiError(400, str(exc)) from None
+    selected = [
+        w for w in snap.workers if all(worker_model.matches(w, c, p, v) for c, p, v in filters)
+    ]
+    shown = [
+        w if detail else {c: w[c] for c in worker_model.BRIEF_COLUMNS} for w in selected[:limit]
+    ]
+    return json_response(list_envelope(shown, total=len(snap.workers), num_filtered=len(selected)))
+
+
 def add_routes(app: web.Application) -> None:
     """Add this module's routes to ``app``; the fallback last, so it must be called after
     every other module that adds ``/api/`` routes."""
@@ -187,6 +230,7 @@ def add_routes(app: web.Application) -> None:
     r.add_get("/api/cluster_status", cluster_status)
     r.add_get("/api/v0/runtime_env_redaction", runtime_env_redaction)
     r.add_get("/api/v0/platform_events", platform_events)
+    r.add_get("/api/v0/workers", workers)
     r.add_get("/api/grafana_health", grafana_health)
     r.add_get("/api/prometheus_health", prometheus_health)
     r.add_get("/api/{subpath:.*}", api_fallback)

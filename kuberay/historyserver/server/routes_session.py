@@ -11,9 +11,15 @@ the dashboard's fixed answers (authentication mode, profiling).
   ``{result, name, namespace, session}``. Unknown cluster or session: 404.
   ``?reload=true`` (KubeRay v1.8's spelling) drops the session from the cache and re-reads
   the cluster list first, so files stored since the first load are seen.
+  With ``--enable-live-clusters`` a live cluster is tried first when the session is
+  ``latest`` or ``live`` (KubeRay's order): the cookies then say ``session_name=live`` and
+  every later request is proxied to its dashboard (``live_proxy``); ``live`` for a cluster
+  that is not live is a 404.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import structlog
 from aiohttp import web
@@ -26,8 +32,10 @@ from kuberay.historyserver.layout import (
     check_segment,
 )
 from kuberay.historyserver.server.app import (
+    ALLOWED_NAMESPACES,
     COOKIE_MAX_AGE,
     ApiError,
+    ServerState,
     envelope,
     get_session,
     json_response,
@@ -35,19 +43,68 @@ from kuberay.historyserver.server.app import (
     query_int,
     state_of,
 )
+from kuberay.historyserver.server.live import LIVE_SESSION, LiveError
 from kuberay.historyserver.server.session import SessionKey
 
 log = structlog.get_logger("historyserver.server.session_routes")
 
 
 async def clusters(request: web.Request) -> web.Response:
-    """``GET /clusters``."""
-    sessions = await state_of(request).clusters.sessions()
+    """``GET /clusters``: live clusters first (with ``--enable-live-clusters``), then the
+    stored sessions; with the Kubernetes login only those of namespaces the caller may read."""
+    state = state_of(request)
+    entries: list[dict[str, Any]] = []
+    if state.live is not None:
+        entries = [c.as_json() for c in await state.live.entries()]
+    entries += await state.clusters.entries()
+    allowed = request.get(ALLOWED_NAMESPACES)
+    if allowed is not None:
+        namespaces = {e["namespace"] for e in entries}
+        readable = await allowed(namespaces)
+        entries = [e for e in entries if e["namespace"] in readable]
     offset = query_int(request, "offset", 0, lo=0, hi=1 << 31)
-    limit = query_int(request, "limit", len(sessions), lo=0, hi=1 << 31)
-    page = [s.as_json() for s in sessions[offset : offset + limit]]
-    response = json_response(page)
-    response.headers["X-Total-Count"] = str(len(sessions))
+    limit = query_int(request, "limit", len(entries), lo=0, hi=1 << 31)
+    response = json_response(entries[offset : offset + limit])
+    response.headers["X-Total-Count"] = str(len(entries))
+    return response
+
+
+def _set_cookies(
+    response: web.Response, name: str, namespace: str, session: str, kind: str, owner: str
+) -> None:
+    for cookie, value in (
+        ("cluster_name", name),
+        ("cluster_namespace", namespace),
+        ("session_name", session),
+        ("owner_kind", kind),
+        ("owner_name", owner),
+    ):
+        response.set_cookie(cookie, value, max_age=COOKIE_MAX_AGE, path="/")
+
+
+async def _enter_live(
+    state: ServerState, namespace: str, kind: str, name: str, session: str
+) -> web.Response | None:
+    """Enter the live cluster the path names; ``None`` when there is none and ``session`` is
+    ``latest`` (the stored sessions are tried next)."""
+    if state.live is None:
+        if session == LIVE_SESSION:
+            raise ApiError(
+                400, "live clusters are not served: start the server with --enable-live-clusters"
+            )
+        return None
+    try:
+        found = await state.live.find(namespace, kind, name)
+    except LiveError as exc:
+        raise ApiError(exc.status, exc.message) from None
+    if found is None:
+        if session == LIVE_SESSION:
+            raise ApiError(404, f"{kind} {namespace}/{name} is not live")
+        return None
+    response = json_response(
+        {"result": "success", "name": found.name, "namespace": namespace, "session": LIVE_SESSION}
+    )
+    _set_cookies(response, found.name, namespace, LIVE_SESSION, found.owner_kind, found.owner_name)
     return response
 
 
@@ -67,9 +124,11 @@ async def enter_cluster(request: web.Request) -> web.Response:
             check_segment(session, "session name")
     except LayoutError as exc:
         raise ApiError(400, str(exc)) from None
-    if session == "live":
-        raise ApiError(400, "live clusters are not served by this history server")
     state = state_of(request)
+    if session in ("latest", LIVE_SESSION):
+        live = await _enter_live(state, namespace, kind, name, session)
+        if live is not None:
+            return live
     reload = query_bool(request, "reload", False)
     if reload:
         await state.clusters.sessions(refresh=True)
@@ -85,14 +144,7 @@ async def enter_cluster(request: web.Request) -> web.Response:
     response = json_response(
         {"result": "success", "name": c.name, "namespace": c.namespace, "session": found.session}
     )
-    for cookie, value in (
-        ("cluster_name", c.name),
-        ("cluster_namespace", c.namespace),
-        ("session_name", found.session),
-        ("owner_kind", c.owner_kind),
-        ("owner_name", c.owner_name),
-    ):
-        response.set_cookie(cookie, value, max_age=COOKIE_MAX_AGE, path="/")
+    _set_cookies(response, c.name, c.namespace, found.session, c.owner_kind, c.owner_name)
     return response
 
 

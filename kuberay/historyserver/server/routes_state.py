@@ -16,11 +16,13 @@ from kuberay.historyserver.server import tasks as task_query
 from kuberay.historyserver.server.app import (
     ApiError,
     current_session,
+    encode_json,
     envelope,
     json_response,
     list_envelope,
     query_bool,
     query_int,
+    state_of,
 )
 from kuberay.historyserver.server.jobs import find_job
 from kuberay.historyserver.server.lineage import summarize_by_lineage
@@ -77,13 +79,21 @@ async def tasks(request: web.Request) -> web.Response:
     """``GET /api/v0/tasks``: ``limit`` (100, at most 10000), ``detail``, ``exclude_driver``
     (true), ``filter_keys``/``filter_predicates``/``filter_values``; by task ID, attempt."""
     snap = await current_session(request)
-    limit = query_int(request, "limit", 100, lo=0, hi=MAX_LIMIT)
-    detail = query_bool(request, "detail", False)
-    selected = task_query.select_tasks(
-        snap.tasks, _filters(request), exclude_driver=query_bool(request, "exclude_driver", True)
-    )
-    shown = [t if detail else task_query.brief(t) for t in selected[:limit]]
-    return json_response(list_envelope(shown, total=len(snap.tasks), num_filtered=len(selected)))
+    answers = state_of(request).answers
+    cache_key = (snap.key, snap.fingerprint, request.path_qs)
+    body = answers.get(cache_key)
+    if body is None:
+        limit = query_int(request, "limit", 100, lo=0, hi=MAX_LIMIT)
+        detail = query_bool(request, "detail", False)
+        selected = task_query.select_tasks(
+            snap.tasks,
+            _filters(request),
+            exclude_driver=query_bool(request, "exclude_driver", True),
+        )
+        shown = [t if detail else task_query.brief(t) for t in selected[:limit]]
+        body = encode_json(list_envelope(shown, total=len(snap.tasks), num_filtered=len(selected)))
+        answers.put(cache_key, body)
+    return web.Response(body=body, content_type="application/json")
 
 
 async def tasks_summarize(request: web.Request) -> web.Response:

@@ -22,11 +22,15 @@ from kuberay.historyserver.server.event_files import (
     read_session_events,
     session_nodes,
 )
+from kuberay.historyserver.server.freshness import endpoint_objects, fingerprint
 from kuberay.historyserver.server.jobs import JobBuilder
 from kuberay.historyserver.server.legacy_events import read_log_events
+from kuberay.historyserver.server.memory import release_free_memory
 from kuberay.historyserver.server.nodes import NodeBuilder
 from kuberay.historyserver.server.placement_groups import PlacementGroupBuilder, from_snapshot
+from kuberay.historyserver.server.platform_events import PlatformEventBuilder
 from kuberay.historyserver.server.tasks import TaskBuilder
+from kuberay.historyserver.server.workers import WorkerBuilder
 from kuberay.historyserver.storage.base import ObjectStore
 from kuberay.historyserver.storage.errors import NotFound
 
@@ -64,8 +68,11 @@ class SessionSnapshot:
     ``NodeState`` dicts (detail) plus hostname; ``placement_groups`` ``PlacementGroupState``
     (detail); ``endpoints`` the parsed bodies of the snapshots found (by endpoint path);
     ``storage_nodes`` the node directories in storage (for logs); ``log_events`` Ray's
-    legacy events (``logs/events/event_*.log``) by job ID; ``approx_bytes`` the size
-    of it all as JSON, what the cache budgets."""
+    legacy events (``logs/events/event_*.log``) by job ID; ``workers`` ``WorkerState``
+    dicts from WORKER_* events and ``platform_events`` the PLATFORM_EVENT RayEvents (each
+    ``None`` when the session has no such event); ``approx_bytes`` the size of it all as
+    JSON, what the cache budgets; ``fingerprint`` the stored objects it was decoded from
+    (``freshness``)."""
 
     key: SessionKey
     tasks: list[dict[str, Any]]
@@ -77,6 +84,9 @@ class SessionSnapshot:
     storage_nodes: tuple[str, ...]
     stats: DecodeStats
     log_events: dict[str, list[dict[str, Any]]] = attrs.field(factory=dict)
+    workers: list[dict[str, Any]] | None = None
+    platform_events: list[dict[str, Any]] | None = None
+    fingerprint: int = 0
     approx_bytes: int = 0
 
     def node_ips(self) -> dict[str, str]:
@@ -112,6 +122,7 @@ async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
         raise SessionNotFound(key.describe())
     stats = DecodeStats()
     files = await find_event_files(store, key.layout, key.session)
+    stored_endpoints = await endpoint_objects(store, key)
     events = await read_session_events(store, files, stats)
     tasks, actors, jobs, nodes, pgs = (
         TaskBuilder(),
@@ -120,7 +131,8 @@ async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
         NodeBuilder(),
         PlacementGroupBuilder(),
     )
-    builders = (tasks, actors, jobs, nodes, pgs)
+    workers, platform = WorkerBuilder(), PlatformEventBuilder()
+    builders = (tasks, actors, jobs, nodes, pgs, workers, platform)
     for event in events:
         for builder in builders:
             if builder.add(event):
@@ -161,6 +173,9 @@ async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
         storage_nodes=storage_nodes,
         stats=stats,
         log_events=log_events,
+        workers=workers.build(ips),
+        platform_events=platform.build(),
+        fingerprint=fingerprint(files, stored_endpoints),
     )
     size = len(
         orjson.dumps(
@@ -172,6 +187,8 @@ async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
                 groups,
                 endpoints,
                 log_events,
+                snapshot.workers,
+                snapshot.platform_events,
             ]
         )
     )
@@ -184,4 +201,5 @@ async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
         tasks=len(snapshot.tasks),
         approx_bytes=size,
     )
+    release_free_memory()
     return attrs.evolve(snapshot, approx_bytes=size)

@@ -20,9 +20,11 @@ hex IDs, Unix ms times): ``state`` is the last transition's, ``creation_time_ms`
 
 from __future__ import annotations
 
-import json
+import sys
 from collections import defaultdict
 from typing import Any
+
+import orjson
 
 from kuberay.historyserver.server.convert import (
     as_dict,
@@ -73,15 +75,38 @@ _DONE = ("FINISHED", "FAILED")
 _NIL_ACTOR = "f" * 32
 
 
+#: One object for equal values that many tasks repeat (resources, runtime env, label
+#: selectors): a decoded session is read-only, so its tasks may share them. Bounded.
+_SHARED: dict[bytes, Any] = {}
+
+
+def _shared(value: dict[str, Any]) -> dict[str, Any]:
+    key = orjson.dumps(value)
+    kept = _SHARED.get(key)
+    if kept is None:
+        if len(_SHARED) >= 1 << 16:
+            _SHARED.clear()
+        kept = _SHARED[key] = value
+    return kept
+
+
+def _str(value: object) -> str:
+    """``as_str``, interned: state names, function names, log paths repeat across tasks."""
+    return sys.intern(as_str(value))
+
+
+_PAYLOADS = {
+    "TASK_DEFINITION_EVENT": "taskDefinitionEvent",
+    "ACTOR_TASK_DEFINITION_EVENT": "actorTaskDefinitionEvent",
+    "TASK_LIFECYCLE_EVENT": "taskLifecycleEvent",
+    "TASK_EXECUTION_EVENT": "taskExecutionEvent",
+    "TASK_PROFILE_EVENT": "taskProfileEvents",
+}
+
+
 def _payload(event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     kind = as_str(event.get("eventType"))
-    name = {
-        "TASK_DEFINITION_EVENT": "taskDefinitionEvent",
-        "ACTOR_TASK_DEFINITION_EVENT": "actorTaskDefinitionEvent",
-        "TASK_LIFECYCLE_EVENT": "taskLifecycleEvent",
-        "TASK_EXECUTION_EVENT": "taskExecutionEvent",
-        "TASK_PROFILE_EVENT": "taskProfileEvents",
-    }.get(kind, "")
+    name = _PAYLOADS.get(kind, "")
     return kind, as_dict(event.get(name)) if name else {}
 
 
@@ -167,18 +192,18 @@ def _new_task(task_id: str, attempt: int) -> dict[str, Any]:
 
 def _define(task: dict[str, Any], kind: str, d: dict[str, Any]) -> None:
     actor_task = kind == "ACTOR_TASK_DEFINITION_EVENT"
-    task["type"] = "ACTOR_TASK" if actor_task else as_str(d.get("taskType")) or "NORMAL_TASK"
-    task["name"] = as_str(d.get("actorTaskName" if actor_task else "taskName"))
-    task["func_or_class_name"] = func_name(d.get("actorFunc" if actor_task else "taskFunc"))
+    task["type"] = "ACTOR_TASK" if actor_task else _str(d.get("taskType")) or "NORMAL_TASK"
+    task["name"] = _str(d.get("actorTaskName" if actor_task else "taskName"))
+    task["func_or_class_name"] = _str(func_name(d.get("actorFunc" if actor_task else "taskFunc")))
     task["job_id"] = hex_id(d.get("jobId")) or task["job_id"]
     task["parent_task_id"] = hex_id(d.get("parentTaskId"))
-    task["language"] = as_str(d.get("language")) or None
-    task["required_resources"] = as_dict(d.get("requiredResources"))
+    task["language"] = _str(d.get("language")) or None
+    task["required_resources"] = _shared(as_dict(d.get("requiredResources")))
     task["placement_group_id"] = opt_id(d.get("placementGroupId"))
     env = as_str(d.get("serializedRuntimeEnv"))
-    task["runtime_env_info"] = {"serialized_runtime_env": env} if env else None
+    task["runtime_env_info"] = _shared({"serialized_runtime_env": env}) if env else None
     task["call_site"] = as_str(d.get("callSite")) or None
-    task["label_selector"] = as_dict(d.get("labelSelector"))
+    task["label_selector"] = _shared(as_dict(d.get("labelSelector")))
     if actor_task:
         task["actor_id"] = opt_id(d.get("actorId"))
     elif task["type"] == "ACTOR_CREATION_TASK":
@@ -188,7 +213,7 @@ def _define(task: dict[str, Any], kind: str, d: dict[str, Any]) -> None:
 
 
 def _lifecycle(task: dict[str, Any], d: dict[str, Any], transitions: list[Any]) -> None:
-    transitions[:] = merge_transitions(transitions, as_list(d.get("stateTransitions")))
+    transitions.extend(as_list(d.get("stateTransitions")))  # merged once, in ``_fold``
     if not task["job_id"]:
         task["job_id"] = hex_id(d.get("jobId"))
     node = hex_id(d.get("nodeId"))
@@ -213,7 +238,7 @@ def _lifecycle(task: dict[str, Any], d: dict[str, Any], transitions: list[Any]) 
             value = logs.get(src)
             if value in (None, ""):
                 continue
-            info[dst] = to_int(value) if dst.endswith(("_start", "_end")) else value
+            info[dst] = to_int(value) if dst.endswith(("_start", "_end")) else _str(value)
         task["task_log_info"] = info or None
 
 
@@ -222,9 +247,9 @@ def _profile(task: dict[str, Any], d: dict[str, Any], seen: set[tuple[str, str, 
     data = task["profiling_data"]
     if data is None:
         data = task["profiling_data"] = {
-            "component_type": as_str(pe.get("componentType")),
+            "component_type": _str(pe.get("componentType")),
             "component_id": hex_id(pe.get("componentId")),
-            "node_ip_address": as_str(pe.get("nodeIpAddress")),
+            "node_ip_address": _str(pe.get("nodeIpAddress")),
             "events": [],
         }
     for e in as_list(pe.get("events")):
@@ -235,7 +260,7 @@ def _profile(task: dict[str, Any], d: dict[str, Any], seen: set[tuple[str, str, 
         seen.add(key)
         data["events"].append(
             {
-                "event_name": key[0],
+                "event_name": _str(key[0]),
                 "start_time": to_int(e.get("startTime")) / 1e6,
                 "end_time": to_int(e.get("endTime")) / 1e6,
                 "extra_data": _extra_data(e.get("extraData")),
@@ -251,7 +276,7 @@ def _extra_data(raw: object) -> dict[str, Any]:
     if isinstance(raw, dict):
         return dict(raw)
     try:
-        parsed = json.loads(as_str(raw) or "{}")
+        parsed = orjson.loads(as_str(raw) or "{}")
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
@@ -269,8 +294,9 @@ def _fold(key: tuple[str, int], events: list[dict[str, Any]]) -> dict[str, Any]:
             _lifecycle(task, d, transitions)
         elif kind == "TASK_PROFILE_EVENT":
             _profile(task, d, seen_profile)
+    transitions = merge_transitions([], transitions)
     task["events"] = [
-        {"state": as_str(t.get("state")), "created_ms": timestamp_ms(t.get("timestamp"))}
+        {"state": _str(t.get("state")), "created_ms": timestamp_ms(t.get("timestamp"))}
         for t in transitions
     ]
     if transitions:
@@ -298,16 +324,21 @@ class FilterError(ValueError):
 
 
 def parse_filters(
-    keys: list[str], predicates: list[str], values: list[str]
+    keys: list[str],
+    predicates: list[str],
+    values: list[str],
+    *,
+    columns: frozenset[str] | None = None,
 ) -> list[tuple[str, str, str]]:
     """``(column, predicate, value)`` triples from Ray's parallel ``filter_keys``,
-    ``filter_predicates`` and ``filter_values`` lists; predicates are ``=`` and ``!=``."""
+    ``filter_predicates`` and ``filter_values`` lists; predicates are ``=`` and ``!=``;
+    ``columns`` the keys allowed (default: a task's)."""
     if not (len(keys) == len(values) and len(predicates) in (0, len(keys))):
         raise FilterError("filter_keys, filter_predicates and filter_values must pair up")
     out = []
     for i, key in enumerate(keys):
-        column = FILTER_ALIASES.get(key, key)
-        if column not in _new_task("", 0):
+        column = FILTER_ALIASES.get(key, key) if columns is None else key
+        if column not in (_new_task("", 0) if columns is None else columns):
             raise FilterError(f"unsupported filter key {key!r}")
         pred = predicates[i] if predicates else "="
         if pred not in ("=", "!="):

@@ -58,13 +58,31 @@ def test_flags_override_env() -> None:
         ["--storage-backend=s3", "--session-cache-max-memory=lots"],
         ["--storage-backend=s3", "--listen=8080"],
         ["--storage-backend=s3", "--session-cache-size=0"],
-        ["--storage-backend=s3", "--enable-live-clusters"],
+        ["--storage-backend=s3", "--use-kubernetes-proxy"],
+        ["--storage-backend=s3", "--use-auth-token-mode=true"],
         ["--storage-backend=s3", "--storage-root-dir=a/../b"],
     ],
 )
 def test_bad_settings(argv: list[str]) -> None:
     with pytest.raises(ConfigError):
         parse_options(argv, {})
+
+
+def test_live_cluster_flags_are_accepted_together() -> None:
+    o = parse_options(
+        [
+            "--storage-backend=s3",
+            "--enable-live-clusters",
+            "--use-kubernetes-proxy",
+            "--use-auth-token-mode",
+            "--kubeconfigs=/tmp/kc",
+            "--kubernetes-login",
+        ],
+        {},
+    )
+    assert o.enable_live_clusters and o.use_kubernetes_proxy and o.use_auth_token_mode
+    assert o.kubeconfigs == "/tmp/kc" and o.kubernetes_login
+    assert not parse_options(["--storage-backend=s3"], {}).kubernetes_login
 
 
 def test_quantities_and_listen() -> None:
