@@ -67,6 +67,14 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* ---------------------------------------------------------------- values */}}
 
+{{/* "true" when the webhooks are on: webhook.enabled, or KubeRay v1.8's spelling
+webhooks.enabled; empty otherwise. */}}
+{{- define "kuberay-operator.webhookEnabled" -}}
+{{- if or .Values.webhook.enabled (dig "enabled" false (.Values.webhooks | default dict)) -}}
+true
+{{- end -}}
+{{- end -}}
+
 {{/* The namespaces the operator watches: watchNamespace, else (singleNamespaceInstall) the
 release namespace, else none (= all). Comma-joined, "" for all. */}}
 {{- define "kuberay-operator.watchNamespaces" -}}
@@ -110,7 +118,7 @@ release namespace, else none (= all). Comma-joined, "" for all. */}}
 {{- fail (printf "kubeClient.burst must be a non-negative integer, got %q" (toString .burst)) -}}
 {{- end -}}
 {{- end -}}
-{{- if and .Values.webhook.enabled (not .Values.webhook.caBundle) (not .Values.webhook.certManager.enabled) -}}
+{{- if and (include "kuberay-operator.webhookEnabled" .) (not .Values.webhook.caBundle) (not .Values.webhook.certManager.enabled) -}}
 {{- fail "webhook.enabled needs webhook.caBundle (CA of the serving certificate) or webhook.certManager.enabled" -}}
 {{- end -}}
 {{- end -}}
