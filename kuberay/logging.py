@@ -47,14 +47,18 @@ def _renderer(encoder: str, keys: str) -> Any:
 class _Tee:
     """Writes each rendered line to several streams (stdout and a log file)."""
 
-    def __init__(self, outputs: list[tuple[TextIO, Any]], name: str = "") -> None:
+    def __init__(self, outputs: list[tuple[TextIO | None, Any]], name: str = "") -> None:
         self.outputs = outputs
         self.name = name
 
     def msg(self, **event_dict: Any) -> None:
         for stream, renderer in self.outputs:
-            stream.write(renderer(None, "", dict(event_dict)) + "\n")
-            stream.flush()
+            out = stream if stream is not None else sys.stdout  # None: stdout as it is now
+            try:
+                out.write(renderer(None, "", dict(event_dict)) + "\n")
+                out.flush()
+            except ValueError:  # closed (a library logging at interpreter exit)
+                continue
 
     log = debug = info = warning = warn = error = critical = exception = msg
 
@@ -95,7 +99,7 @@ def configure_logging(
 ) -> None:
     """Configure structlog and the standard library's logging for the whole process."""
     global _previous_file
-    outputs: list[tuple[TextIO, Any]] = [(stream or sys.stdout, _renderer(encoder, keys))]
+    outputs: list[tuple[TextIO | None, Any]] = [(stream, _renderer(encoder, keys))]
     file_renderer = _renderer(file_encoder, keys)
     lvl = logging.getLevelName(level.upper())
     if not isinstance(lvl, int):
