@@ -17,7 +17,7 @@ RUN_FLAGS := $(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only) \
 	$(if $(filter-out 0,$(HISTORY_SERVER)),--history-server)
 
-.PHONY: helm kueue cert-manager scheduler-plugins traefik e2e-gateway storage-servers go-components-background third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
+.PHONY: dist helm kueue cert-manager scheduler-plugins traefik e2e-gateway storage-servers go-components-background third-party-crds deps binaries binaries-all node-deps images lint unit integration e2e test test-stress run crds clean
 
 deps: $(VENV)/.installed
 
@@ -41,6 +41,14 @@ node-deps:
 # ~/.cache/kuberay/images
 images: deps node-deps binaries-all
 	$(BIN)/python hack/images.py pause ray ray-new operator collector server
+
+# release artifacts, flat in dist/ (hack/dist.py; docs/install.md): wheel + sdist, both charts
+# + index.yaml, the images as OCI archives, the CRD bundle, the manifests, a CycloneDX SBOM,
+# SHA256SUMS. A `plugin` target, when the Makefile has one, runs first.
+dist: deps helm
+	@if grep -q '^plugin:' Makefile; then $(MAKE) plugin; fi
+	$(BIN)/python hack/images.py operator collector server
+	$(BIN)/python hack/dist.py --out dist
 
 # helm v4 from the Go module proxy, for the chart tests
 helm: deps
