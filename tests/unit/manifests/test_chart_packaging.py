@@ -82,3 +82,31 @@ def test_notes_after_install() -> None:
     assert f"kuberay-operator {kuberay.__version__}" in notes
     assert "It watches namespaces team-a." in notes
     assert "kubectl -n team-a rollout status deployment/kuberay-operator" in notes
+
+
+@needs_helm
+def test_log_keys_and_rotation_values_become_flags_the_operator_parses() -> None:
+    from kuberay.cmd.config import parse_config
+    from kuberay.controllers.features import new_feature_gate
+
+    default_args = _deployment_args()
+    assert not any(a.startswith(("--log-keys", "--log-file-max")) for a in default_args)
+    args = _deployment_args(
+        "--set", "logging.keys=structlog",
+        "--set", "logging.fileMaxSizeMB=100",
+        "--set", "logging.fileMaxBackups=3",
+        "--set", "logging.fileMaxAgeDays=7",
+    )  # fmt: skip
+    cfg, _ = parse_config(args, new_feature_gate())
+    assert cfg.log_keys == "structlog"
+    assert (cfg.log_file_max_size_mb, cfg.log_file_max_backups) == (100.0, 3)
+    assert cfg.log_file_max_age_days == 7.0
+    proc = helm("template", "kuberay", str(CHART_DIR), "--set", "logging.keys=zap")
+    assert proc.returncode != 0 and "/logging/keys" in proc.stderr
+
+
+def _deployment_args(*values: str) -> list[str]:
+    deployment = next(o for o in _render(*values) if o["kind"] == "Deployment")
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    args: list[str] = container["args"]
+    return args

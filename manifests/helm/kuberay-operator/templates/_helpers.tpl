@@ -163,6 +163,17 @@ release namespace, else none (= all). Comma-joined, "" for all. */}}
 {{- end -}}
 {{- $gates := include "kuberay-operator.featureGatesArg" . -}}
 {{- if $gates -}}{{- $args = append $args $gates -}}{{- end -}}
+{{- /* (this chart) flags read from the command line even with --config */ -}}
+{{- with .Values.logging.keys -}}{{- $args = append $args (printf "--log-keys=%s" .) -}}{{- end -}}
+{{- if hasKey .Values.logging "fileMaxSizeMB" -}}
+{{- $args = append $args (printf "--log-file-max-size=%v" .Values.logging.fileMaxSizeMB) -}}
+{{- end -}}
+{{- if hasKey .Values.logging "fileMaxBackups" -}}
+{{- $args = append $args (printf "--log-file-max-backups=%v" .Values.logging.fileMaxBackups) -}}
+{{- end -}}
+{{- if hasKey .Values.logging "fileMaxAgeDays" -}}
+{{- $args = append $args (printf "--log-file-max-age=%v" .Values.logging.fileMaxAgeDays) -}}
+{{- end -}}
 {{- toYaml $args -}}
 {{- end -}}
 
