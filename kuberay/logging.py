@@ -20,7 +20,7 @@ from typing import Any, TextIO
 
 import structlog
 
-from kuberay.logkeys import KEY_FORMATS, zap_console, zap_json
+from kuberay.logkeys import KEY_FORMATS, drop_request, zap_console, zap_json
 from kuberay.logrotate import (
     DEFAULT_MAX_AGE_DAYS,
     DEFAULT_MAX_BACKUPS,
@@ -36,11 +36,13 @@ def _renderer(encoder: str, keys: str) -> Any:
     if keys not in KEY_FORMATS:
         raise ValueError(f"unknown log keys {keys!r}: use one of {', '.join(KEY_FORMATS)}")
     if encoder == "json":
-        return zap_json if keys == "controller-runtime" else structlog.processors.JSONRenderer()
+        if keys == "controller-runtime":
+            return zap_json
+        return drop_request(structlog.processors.JSONRenderer())
     if encoder == "console":
         if keys == "controller-runtime":
             return zap_console
-        return structlog.dev.ConsoleRenderer(colors=False)
+        return drop_request(structlog.dev.ConsoleRenderer(colors=False))
     raise ValueError(f"unknown log encoder {encoder!r}: use one of {', '.join(ENCODERS)}")
 
 

@@ -5,7 +5,7 @@ ISO8601 time, so a JSON line is ``{"level", "ts", "logger", "msg", <fields...>}`
 ``stacktrace`` last), and a reconcile's lines carry the logger ``controllers.<Kind>`` (KubeRay's
 ``LogConstructor``), ``"<Kind>": {"name", "namespace"}`` (a ``types.NamespacedName``) and
 ``reconcileID``. :func:`to_zap` turns one structlog event dict (``event``, ``timestamp``,
-``reconcile_id``, ``namespace``/``name`` bound around a reconcile) into that shape;
+``reconcile_id``, ``namespace``/``name`` and ``_request`` bound around a reconcile) into that shape;
 :func:`zap_json` and :func:`zap_console` render it like zap's JSON and console encoders.
 """
 
@@ -26,6 +26,18 @@ RECONCILE_LOGGERS: dict[str, tuple[str, str]] = {
 #: structlog level -> zap level
 LEVELS = {"warning": "warn", "critical": "fatal", "exception": "error"}
 KEY_FORMATS = ("controller-runtime", "structlog")
+#: bound around a reconcile (kuberay.reconcile.controller): (namespace, name) of the object
+REQUEST_KEY = "_request"
+
+
+def drop_request(renderer: Any) -> Any:
+    """``renderer`` for structlog's keys: the same, without :data:`REQUEST_KEY`."""
+
+    def render(logger: Any, name: str, event_dict: dict[str, Any]) -> Any:
+        event_dict.pop(REQUEST_KEY, None)
+        return renderer(logger, name, event_dict)
+
+    return render
 
 
 def zap_time(timestamp: str) -> str:
@@ -48,10 +60,17 @@ def to_zap(event_dict: dict[str, Any]) -> dict[str, Any]:
     reconcile_id = fields.pop("reconcile_id", None)
     stacktrace = fields.pop("exception", None)
     message = fields.pop("event", "")
+    request = fields.pop(REQUEST_KEY, None)
     reconcile = RECONCILE_LOGGERS.get(str(fields.get("controller", "")))
-    if reconcile_id is not None and reconcile is not None:
+    if reconcile_id is not None and reconcile is not None and request is not None:
         logger, kind = reconcile
-        namespace, name = fields.pop("namespace", ""), fields.pop("name", "")
+        namespace, name = request
+        # the bound namespace/name become the object's key; a line's own (another object's)
+        # stay fields
+        if fields.get("namespace") == namespace:
+            fields.pop("namespace")
+        if fields.get("name") == name:
+            fields.pop("name")
         fields[kind] = {"name": name, "namespace": namespace}
     if logger:
         out["logger"] = logger

@@ -212,7 +212,11 @@ class Controller:
         metrics.ACTIVE_WORKERS.labels(controller=self.name).inc()
         start = time.perf_counter()
         with structlog.contextvars.bound_contextvars(
-            controller=self.name, namespace=req.namespace, name=req.name, reconcile_id=rid
+            controller=self.name,
+            namespace=req.namespace,
+            name=req.name,
+            reconcile_id=rid,
+            _request=(req.namespace, req.name),  # the reconciled object, whatever a line says
         ):
             try:
                 result = await self.reconciler.reconcile(req)

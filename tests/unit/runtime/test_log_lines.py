@@ -25,10 +25,12 @@ ZAP_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
 class Failing:
-    """A reconciler that logs once, then fails."""
+    """A reconciler that logs twice (once about another object), then fails."""
 
     async def reconcile(self, request: Request) -> Result:
-        structlog.get_logger("kuberay.raycluster").info("Reconciling Ingress")
+        log = structlog.get_logger("kuberay.raycluster")
+        log.info("Reconciling Ingress")
+        log.info("dialling the dashboard", name="other-head-svc", namespace=request.namespace)
         raise RuntimeError("boom")
 
 
@@ -70,7 +72,10 @@ async def test_reconcile_lines_have_controller_runtimes_keys() -> None:
         assert line["logger"] == "controllers.RayCluster"
         assert line["controller"] == "raycluster"
         assert uuid.UUID(line["reconcileID"])
-        assert not {"event", "timestamp", "reconcile_id", "namespace", "name"} & set(line)
+        assert not {"event", "timestamp", "reconcile_id", "_request"} & set(line)
+    # a line naming another object keeps that name as a field, beside the reconciled object
+    dialling = next(line for line in mine if line["msg"] == "dialling the dashboard")
+    assert dialling["name"] == "other-head-svc" and "namespace" not in dialling
     others = [line for line in lines if line.get("RayCluster", {}).get("name") == "other"]
     assert others and others[0]["reconcileID"] != mine[0]["reconcileID"]
 
@@ -86,6 +91,7 @@ async def test_structlog_keys_are_kept_on_request() -> None:
     assert line["event"] == "Reconciling Ingress"
     assert (line["namespace"], line["name"]) == ("team-a", "raycluster-kuberay")
     assert "reconcile_id" in line and "timestamp" in line and "RayCluster" not in line
+    assert "_request" not in line
 
 
 def test_library_records_go_through_the_same_formatter() -> None:
