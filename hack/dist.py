@@ -32,8 +32,9 @@ from pathlib import Path
 import yaml
 from build_helm import binary_path as helm_path
 from image_context import context_files
-from images import ensure, package_version
+from images import ensure
 from oci import docker_to_oci
+from operator_image import package_version
 from sbom import sbom_text
 
 REPO = Path(__file__).resolve().parents[1]

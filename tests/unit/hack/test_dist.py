@@ -16,6 +16,7 @@ from pathlib import Path
 import dist  # hack/ (tests/conftest.py puts it on sys.path)
 import images
 import oci
+import operator_image
 import sbom
 import yaml
 
@@ -28,7 +29,7 @@ def test_one_version_from_one_place() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "kuberay.__version__"}
-    assert images.package_version() == kuberay.__version__
+    assert operator_image.package_version() == kuberay.__version__
     chart = yaml.safe_load((ROOT / "manifests/helm/kuberay-operator/Chart.yaml").read_text())
     assert chart["appVersion"] == kuberay.__version__
     dist.check_versions(kuberay.__version__)

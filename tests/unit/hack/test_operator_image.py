@@ -12,6 +12,7 @@ from pathlib import Path
 
 import image_context  # hack/ (tests/conftest.py puts it on sys.path)
 import images
+import operator_image
 import pytest
 import yaml
 
@@ -48,14 +49,14 @@ def test_dockerignore_matches_the_build_context_rules() -> None:
 
 
 def test_config_is_non_root_with_the_operator_as_entrypoint() -> None:
-    config = images.operator_config()
+    config = operator_image.operator_config()
     assert config["User"] == "1000:1000"
     assert config["Entrypoint"] == ["kuberay-operator"]
     assert "PYTHONDONTWRITEBYTECODE=1" in config["Env"]  # type: ignore[operator]
 
 
 def test_chart_and_manifests_default_to_the_built_image() -> None:
-    tags = {t.removeprefix("docker.io/") for t in images.operator_tags()}
+    tags = {t.removeprefix("docker.io/") for t in operator_image.operator_tags()}
     assert f"kuberay-python/operator:{kuberay.__version__}" in tags
     deployment = yaml.safe_load((ROOT / "manifests/operator/deployment.yaml").read_text())
     [container] = deployment["spec"]["template"]["spec"]["containers"]
@@ -81,9 +82,9 @@ def test_built_archive() -> None:
     assert archive.stat().st_size < 150 * MiB
     with tarfile.open(archive) as outer:
         manifest = json.load(outer.extractfile("manifest.json"))  # type: ignore[arg-type]
-        assert manifest[0]["RepoTags"] == list(images.operator_tags())
+        assert manifest[0]["RepoTags"] == list(operator_image.operator_tags())
         config = json.load(outer.extractfile(manifest[0]["Config"]))  # type: ignore[arg-type]
-        assert config["config"] == images.operator_config()
+        assert config["config"] == operator_image.operator_config()
         names: set[str] = set()
         passwd = b""
         for layer_name in manifest[0]["Layers"]:
@@ -107,7 +108,7 @@ def test_built_archive() -> None:
 
 
 def test_image_installs_every_dependency_but_kubernetes_asyncio() -> None:
-    deps = images.operator_dependencies()
+    deps = operator_image.operator_dependencies()
     assert not any(d.lower().startswith("kubernetes-asyncio") for d in deps)
     assert any(d.startswith("aiohttp") for d in deps) and any(d.startswith("orjson") for d in deps)
     assert len(deps) == len(kuberay_dependencies()) - 1
