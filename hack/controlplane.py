@@ -1355,7 +1355,7 @@ def print_object_store(cp: ControlPlane, prog: str) -> None:
     if server is not None and server.url:
         print(
             f"{prog}: history server at {server.url} (URL in {server.url_file}; "
-            f"kubectl ray history list --server {server.url})",
+            f"kubectl ray history list --history-server {server.url})",
             file=sys.stderr,
             flush=True,
         )

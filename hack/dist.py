@@ -13,9 +13,10 @@
   overlays/webhook, rbac, historyserver);
 * ``kuberay-<v>.cdx.json``: a CycloneDX SBOM of the package and its runtime dependencies
   (hack/sbom.py);
-* ``SHA256SUMS``: ``sha256sum -c`` format, over every other file.
+* ``SHA256SUMS``: ``sha256sum -c`` format, over every other file (the ``kubectl ray``
+  plugin's artifacts too: ``make dist`` runs ``make plugin`` into the same directory first).
 
-Usage: python hack/dist.py [--out dist] [--no-images]
+Usage: python hack/dist.py [--out dist] [--no-images] [--clean]
 """
 
 from __future__ import annotations
@@ -120,12 +121,13 @@ def write_manifests(out: Path, version: str) -> None:
 
 
 def write_sums(out: Path) -> None:
-    """SHA256SUMS over every other file of ``out``."""
+    """SHA256SUMS over every other file under ``out`` (e.g. the plugin's krew/ray.yaml too)."""
     lines = []
-    for path in sorted(out.iterdir()):
-        if path.is_file() and path.name != "SHA256SUMS":
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        name = path.relative_to(out).as_posix()
+        if name != "SHA256SUMS":
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            lines.append(f"{digest}  {path.name}\n")
+            lines.append(f"{digest}  {name}\n")
     (out / "SHA256SUMS").write_text("".join(lines))
 
 
@@ -134,12 +136,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--out", type=Path, default=REPO / "dist")
     parser.add_argument("--no-images", action="store_true", help="leave the images out")
+    parser.add_argument(
+        "--clean", action="store_true", help="empty --out first (make dist empties it itself)"
+    )
     args = parser.parse_args(argv)
     version = package_version()
     check_versions(version)
     out: Path = args.out
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
+    if args.clean:
+        shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
     _log(f"version {version} into {out}")
     build_python(out)
     package_charts(out)

@@ -48,6 +48,10 @@ import tempfile
 import time
 from pathlib import Path
 
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import ray_ui
 from image_context import OPERATOR_CONTEXT, context_files
 from operator_image import (
     OPERATOR_HOME,
@@ -451,9 +455,17 @@ def collector_digest(root: Path = REPO, image: str = "collector") -> str:
     return h.hexdigest()
 
 
+#: the Ray versions whose dashboard UI builds the server image carries (``/dashboard/<x.y>``)
+SERVER_UI_VERSIONS = (RAY_VERSION, RAY_NEW_VERSION)
+#: KubeRay's ``--dashboard-dir`` default: where the server looks for UI builds
+SERVER_UI_DIR = "/dashboard"
+
+
 def server_digest(root: Path = REPO) -> str:
-    """The server image's digest: :func:`collector_digest` of the same files, keyed ``server``."""
-    return collector_digest(root, "server")
+    """The server image's digest: :func:`collector_digest` of the same files, keyed ``server``
+    plus the Ray image versions its UI builds come from."""
+    ui = "/".join((RAY_RECIPE_VERSION, *SERVER_UI_VERSIONS))
+    return collector_digest(root, f"server/{ui}")
 
 
 def collector_config(entrypoint: str = COLLECTOR_ENTRYPOINT) -> dict[str, object]:
@@ -486,15 +498,23 @@ def build_collector() -> Path:
 
 def build_server() -> Path:
     """The history server image (module docstring); cached by :func:`server_digest`."""
-    return _build_history_image("server", server_config(), SERVER_TAGS)
+    return _build_history_image("server", server_config(), SERVER_TAGS, SERVER_UI_VERSIONS)
 
 
-def _build_history_image(name: str, config: dict[str, object], tags: tuple[str, ...]) -> Path:
+def _build_history_image(
+    name: str,
+    config: dict[str, object],
+    tags: tuple[str, ...],
+    ui_versions: tuple[str, ...] = (),
+) -> Path:
     """Debian minbase + a venv with this package's ``history`` extra + user 1000, as the
-    archive ``archive_path(name)`` with ``config`` and ``tags`` (older ones are removed)."""
+    archive ``archive_path(name)`` with ``config`` and ``tags`` (older ones are removed);
+    with ``ui_versions``, the dashboard UI build of each of those Ray images (built first
+    when missing) under ``/dashboard/<major.minor>``."""
     out = archive_path(name)
     if out.exists():
         return out
+    ray_archives = [build_ray(v) for v in ui_versions]
     t0 = time.monotonic()
     work = _build_dir() / name
     _rmtree(work)
@@ -517,6 +537,11 @@ def _build_history_image(name: str, config: dict[str, object], tags: tuple[str, 
     )
     shutil.rmtree(src)
     _log(f"pip install kuberay[{COLLECTOR_EXTRA}] {time.monotonic() - t0:.0f}s")
+    for version, ray_archive in zip(ui_versions, ray_archives, strict=True):
+        files = ray_ui.extract_dashboard_ui(
+            ray_archive, rootfs / SERVER_UI_DIR.lstrip("/") / ray_ui.major_minor(version)
+        )
+        _log(f"dashboard UI of Ray {version}: {files} files")
     _add_user(rootfs, COLLECTOR_USER, COLLECTOR_HOME)
     (rootfs / COLLECTOR_HOME.lstrip("/")).mkdir(parents=True, exist_ok=True)
     _run("chown", "-R", "1000:1000", str(rootfs / COLLECTOR_HOME.lstrip("/")))

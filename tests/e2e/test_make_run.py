@@ -1,5 +1,7 @@
 """``make run`` as a user sees it: ``hack/run.py`` brings up the full local cluster and the
 operator, ``kubectl apply`` of the sample RayCluster goes ready, Ctrl-C stops everything.
+Run with ``--nodes kwok`` (``make run NODES=kwok``): the session's real-node tests hold the
+machine's one real node.
 
 Needs the local launcher, so it is skipped when ``KUBERAY_TEST_KUBECONFIG`` is set.
 """
@@ -76,7 +78,8 @@ def run_py(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], Path, Path
     log = tmp_path / "run.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, str(RUN_PY), "--dir", str(workdir)],
+            # kwok nodes: the real node belongs to the e2e session's shared cluster
+            [sys.executable, str(RUN_PY), "--dir", str(workdir), "--nodes", "kwok"],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=out,

@@ -36,10 +36,16 @@ RAY_KINDS = {
 }
 
 
-def add_output_flag(parser: argparse.ArgumentParser) -> None:
-    """``-o/--output json|yaml`` (default: a table or plain text)."""
+def add_output_flag(parser: argparse.ArgumentParser, *, listing: bool = False) -> None:
+    """``-o/--output json|yaml`` (default: a table or plain text); a ``listing`` (a
+    ``get`` table) also takes ``wide`` and ``name``."""
+    formats = (*OUTPUT_FORMATS, "wide", "name") if listing else OUTPUT_FORMATS
     parser.add_argument(
-        "-o", "--output", choices=OUTPUT_FORMATS, default=None, help="output format: json|yaml"
+        "-o",
+        "--output",
+        choices=formats,
+        default=None,
+        help=f"output format: {'|'.join(formats)} (default: a table)",
     )
 
 

@@ -1,22 +1,22 @@
-"""Kubeconfig, ``--context``, ``-n/--namespace`` and ``-A`` resolved as kubectl does,
-and the error type every command raises for a problem the user can act on.
-
-Namespace: ``-n`` if given, else the namespace of the selected context in the
-kubeconfig, else ``default``. Kubeconfig: ``--kubeconfig``, else ``$KUBECONFIG``
-(colon-separated list, first definition wins), else ``~/.kube/config``.
+"""The per-run environment every command gets (:class:`Env`: output streams, the
+resolved namespace, a lazily made API client) and the error type every command raises
+for a problem the user can act on. Kubeconfig loading and kubectl's connection flags
+are :mod:`.kubeconfigs` and :mod:`.connection`.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
-import yaml
 
-from kuberay.kube import Client
+from kuberay.cmd.kubectl_ray.connection import ConnectionConfig, ConnectionFlags, load, resolve
+from kuberay.cmd.kubectl_ray.credentials import CredentialError
+from kuberay.cmd.kubectl_ray.kubeconfigs import KubeconfigError
+
+if TYPE_CHECKING:
+    from kuberay.kube import Client
 
 Obj = dict[str, Any]
 
@@ -25,47 +25,16 @@ class CLIError(Exception):
     """A failure the user can act on; printed as ``Error: <message>`` (no traceback)."""
 
 
-def kubeconfig_paths(explicit: str | None) -> list[Path]:
-    """The kubeconfig files to read, in precedence order."""
-    if explicit:
-        return [Path(explicit).expanduser()]
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return [Path(p).expanduser() for p in env.split(os.pathsep) if p]
-    return [Path("~/.kube/config").expanduser()]
+def context_namespace(flags: ConnectionFlags) -> str:
+    """The namespace kubectl would use with these flags. A kubeconfig that cannot be
+    read gives ``-n`` or "default" here: the error is raised when a command needs the
+    apiserver (commands that do not, such as ``render``, still run)."""
+    from kuberay.cmd.kubectl_ray.connection import namespace_of
 
-
-def _load(paths: list[Path]) -> Obj:
-    """Merged kubeconfig (first file to set a key or name wins, as kubectl)."""
-    merged: Obj = {"contexts": [], "current-context": ""}
-    seen: set[str] = set()
-    for path in paths:
-        if not path.is_file():
-            continue
-        try:
-            doc = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise CLIError(f"cannot read kubeconfig {path}: {exc}") from exc
-        if not merged["current-context"] and doc.get("current-context"):
-            merged["current-context"] = doc["current-context"]
-        for ctx in doc.get("contexts") or []:
-            name = ctx.get("name")
-            if name and name not in seen:
-                seen.add(name)
-                merged["contexts"].append(ctx)
-    return merged
-
-
-def context_namespace(paths: list[Path], context: str | None) -> str:
-    """Namespace of ``context`` (default: the current context); "default" if unset."""
-    config = _load(paths)
-    name = context or config["current-context"]
-    if context and not any(c.get("name") == context for c in config["contexts"]):
-        raise CLIError(f'context "{context}" does not exist in the kubeconfig')
-    for ctx in config["contexts"]:
-        if ctx.get("name") == name:
-            return str((ctx.get("context") or {}).get("namespace") or "default")
-    return "default"
+    try:
+        return namespace_of(flags, load(flags))
+    except KubeconfigError:
+        return flags.namespace or "default"
 
 
 ClientFactory = Callable[[], Any]
@@ -81,30 +50,54 @@ class Env:
     namespace: str = "default"
     namespace_explicit: bool = False
     all_namespaces: bool = False
-    kubeconfig: str | None = None
-    context: str | None = None
+    flags: ConnectionFlags = attrs.field(factory=ConnectionFlags)
     stdin: TextIO | None = None
     _client: Client | None = None
+    _connection: ConnectionConfig | None = None
+
+    @property
+    def kubeconfig(self) -> str | None:
+        """``--kubeconfig`` as given."""
+        return self.flags.kubeconfig
+
+    @property
+    def context(self) -> str | None:
+        """``--context`` as given."""
+        return self.flags.context
+
+    def connection(self) -> ConnectionConfig:
+        """The connection the flags and kubeconfig describe (CLIError when there is none)."""
+        if self._connection is None:
+            try:
+                self._connection = resolve(self.flags, load(self.flags))
+            except KubeconfigError as exc:
+                raise CLIError(str(exc)) from exc
+        return self._connection
+
+    @property
+    def server(self) -> str:
+        """The apiserver URL (empty before the connection is resolved)."""
+        return self._connection.host if self._connection is not None else ""
 
     async def client(self) -> Client:
-        """The API client for the selected kubeconfig/context (created once)."""
+        """The API client for the selected connection (created once)."""
         if self._client is None:
-            paths = kubeconfig_paths(self.kubeconfig)
-            path = next((p for p in paths if p.is_file()), None)
-            if path is None and not os.environ.get("KUBERNETES_SERVICE_HOST"):
-                raise CLIError(
-                    "no kubeconfig found: set KUBECONFIG or pass --kubeconfig "
-                    f"(looked at {', '.join(str(p) for p in paths)})"
-                )
+            from kuberay.kube import Client
+
+            config = self.connection()
             try:
-                if path is None:
-                    self._client = Client.from_in_cluster(user_agent="kubectl-ray")
-                else:
-                    self._client = await Client.from_kubeconfig(
-                        path, context=self.context, user_agent="kubectl-ray", qps=50, burst=100
-                    )
-            except Exception as exc:  # kubernetes_asyncio's ConfigException and friends
-                raise CLIError(f"invalid kubeconfig {path}: {exc}") from exc
+                certs = await config.credentials.prepare()
+            except CredentialError as exc:
+                raise CLIError(str(exc)) from exc
+            if certs is not None:
+                config.cert_file, config.key_file = certs
+            self._client = Client(
+                config,
+                user_agent="kubectl-ray",
+                qps=50,
+                burst=100,
+                request_timeout=config.request_timeout,
+            )
         return self._client
 
     async def close(self) -> None:
@@ -128,4 +121,4 @@ class Env:
         return None if self.all_namespaces else self.namespace
 
 
-__all__ = ["CLIError", "Env", "Obj", "context_namespace", "kubeconfig_paths"]
+__all__ = ["CLIError", "Env", "Obj", "context_namespace"]

@@ -27,6 +27,7 @@ from kuberay.cmd.kubectl_ray.generation import (
     validate_tpu,
 )
 from kuberay.cmd.kubectl_ray.output import dump
+from kuberay.cmd.kubectl_ray.progress import pods_ready, wanted_pods
 from kuberay.cmd.kubectl_ray.waiting import parse_duration, poll
 from kuberay.controllers.common.quantity import Quantity
 from kuberay.kube import NotFound
@@ -237,8 +238,10 @@ async def wait_provisioned(env: Env, namespace: str, name: str, timeout: float) 
         status = cluster.get("status") or {}
         if condition_true(cluster, "RayClusterProvisioned") or status.get("state") == "ready":
             return True, ""
+        ready = await pods_ready(client, namespace, name)
         return None, (
-            f"Waiting for Ray cluster {name}: state={status.get('state') or 'pending'}, "
+            f"Waiting for Ray cluster {name}: pods ready {ready}/{wanted_pods(cluster)}, "
+            f"state={status.get('state') or 'pending'}, "
             f"available workers {status.get('availableWorkerReplicas', 0)}/"
             f"{status.get('desiredWorkerReplicas', 0)}"
         )

@@ -24,6 +24,7 @@ from kuberay.cmd.kubectl_ray.common import (
     relevant_cluster_condition,
 )
 from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.listing import register_listings
 from kuberay.cmd.kubectl_ray.output import age, as_list, emit, format_table
 from kuberay.controllers.common.auth import auth_token_secret_name
 from kuberay.controllers.common.quantity import Quantity
@@ -44,7 +45,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("name", nargs="?", default="")
     add_all_namespaces_flag(p, "the requested clusters")
-    add_output_flag(p)
+    add_output_flag(p, listing=True)
     p.set_defaults(handler=get_clusters)
 
     p = kinds.add_parser(
@@ -53,14 +54,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("group", nargs="?", default="")
     p.add_argument("-c", "--ray-cluster", default="", help="Ray cluster")
     add_all_namespaces_flag(p, "workergroups")
-    add_output_flag(p)
+    add_output_flag(p, listing=True)
     p.set_defaults(handler=get_workergroups)
 
     p = kinds.add_parser("node", aliases=["nodes"], help="Get Ray nodes", parents=[common])
     p.add_argument("node", nargs="?", default="")
     p.add_argument("-c", "--ray-cluster", default="", help="Ray cluster")
     add_all_namespaces_flag(p, "nodes")
-    add_output_flag(p)
+    add_output_flag(p, listing=True)
     p.set_defaults(handler=get_nodes)
 
     p = kinds.add_parser("token", help="Get the auth token from the ray cluster.", parents=[common])
@@ -68,9 +69,20 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     add_output_flag(p)
     p.set_defaults(handler=get_token)
 
+    register_listings(kinds, common)
+
 
 def _where(env: Env) -> str:
     return " in any namespace" if env.all_namespaces else f" in namespace {env.namespace}"
+
+
+def no_resources(env: Env) -> None:
+    """kubectl's note on stderr for an empty table (stdout stays empty, as KubeRay's)."""
+    env.err(
+        "No resources found"
+        + ("" if env.all_namespaces else f" in {env.namespace} namespace")
+        + "."
+    )
 
 
 # ----- clusters --------------------------------------------------------------------------
@@ -124,8 +136,11 @@ async def get_clusters(env: Env, args: argparse.Namespace) -> None:
             f"Ray cluster {args.name} not found"
             + ("" if env.all_namespaces else f" in namespace {env.namespace}")
         )
-    if emit(env, args.output, items[0] if args.name else as_list(items)):
+    names = [f"raycluster.ray.io/{c['metadata']['name']}" for c in items]
+    if emit(env, args.output, items[0] if args.name else as_list(items), names):
         return
+    if not items:
+        no_resources(env)
     env.stdout.write(format_table(CLUSTER_HEADERS, cluster_rows(items)))
 
 
@@ -212,9 +227,12 @@ async def get_workergroups(env: Env, args: argparse.Namespace) -> None:
                 "spec": group,
             }
         )
-    if emit(env, args.output, documents):
+    names = [f"workergroup/{group.get('groupName')}" for _, group in pairs]
+    if emit(env, args.output, documents, names):
         return
     headers = (["Namespace"] if env.all_namespaces else []) + WORKERGROUP_HEADERS
+    if not rows:
+        no_resources(env)
     env.stdout.write(format_table(headers, rows))
 
 
@@ -256,9 +274,12 @@ async def get_nodes(env: Env, args: argparse.Namespace) -> None:
             f"Ray node {args.node} not found{_where(env)}"
             + (f" in Ray cluster {args.ray_cluster}" if args.ray_cluster else " in any Ray cluster")
         )
-    if emit(env, args.output, pods[0] if args.node else as_list(pods)):
+    names = [f"pod/{p['metadata']['name']}" for p in pods]
+    if emit(env, args.output, pods[0] if args.node else as_list(pods), names):
         return
     headers = (["Namespace"] if env.all_namespaces else []) + NODE_HEADERS
+    if not pods:
+        no_resources(env)
     env.stdout.write(format_table(headers, [node_row(p, env.all_namespaces) for p in pods]))
 
 

@@ -9,7 +9,8 @@
   for ``raycluster`` and the owner (RayJob, RayService) otherwise; without ``--kind`` a
   RayCluster of that name is looked for first, then a RayJob or RayService owner.
 
-Which server: ``--server URL`` or else ``$KUBERAY_HISTORY_SERVER``; with neither, the server
+Which server: ``--history-server URL`` (``--server`` is kubectl's apiserver flag) or else
+``$KUBERAY_HISTORY_SERVER``; with neither, the server
 runs in the cluster: the Service ``--service [NAMESPACE/]NAME`` (default
 ``kuberay-history-server``, looked up in every namespace when none is given) is reached by
 port-forwarding, through the apiserver, to a ready pod behind it (``portforward``), on
@@ -46,8 +47,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add ``history list`` and ``history open``."""
     server = argparse.ArgumentParser(add_help=False)
     server.add_argument(
-        "--server",
+        "--history-server",
         default=None,
+        metavar="URL",
         help=f"history server base URL (default: ${SERVER_ENV}, else port-forward to --service)",
     )
     server.add_argument(
@@ -156,8 +158,8 @@ async def fetch_clusters(base: str, timeout: float = TIMEOUT) -> list[Obj]:
 
 # ----- where the server is ------------------------------------------------------------------
 def server_url(args: argparse.Namespace) -> str | None:
-    """``--server`` or ``$KUBERAY_HISTORY_SERVER`` (checked: an http(s) URL), else None."""
-    url = (args.server or os.environ.get(SERVER_ENV, "")).strip()
+    """``--history-server`` or ``$KUBERAY_HISTORY_SERVER`` (checked: an http(s) URL), else None."""
+    url = (args.history_server or os.environ.get(SERVER_ENV, "")).strip()
     if not url:
         return None
     parts = urlsplit(url)
@@ -181,7 +183,7 @@ async def find_service(client: Client, ref: str, namespace_explicit: str | None)
     if not items:
         raise CLIError(
             f"no history server Service {name} in the cluster: install manifests/historyserver "
-            f"(or the chart with historyServer.enabled=true), or pass --server URL"
+            f"(or the chart with historyServer.enabled=true), or pass --history-server URL"
         )
     if len(items) > 1:
         where = ", ".join(f"{s['metadata']['namespace']}/{name}" for s in items)
@@ -245,8 +247,9 @@ async def forward_to_service(env: Env, args: argparse.Namespace) -> AsyncIterato
     sock = bind_local(args.local_port, "history server")
     try:
         client = await env.client()
-        explicit = env.namespace if env.namespace_explicit else None
-        service = await find_service(client, args.service, explicit)
+        # -n names the stored clusters' namespace, not the server's: the Service is found by
+        # --service NS/NAME, else by its name in every namespace
+        service = await find_service(client, args.service, None)
         namespace = service["metadata"]["namespace"]
         pod = await ready_pod(client, service)
         remote = container_port(pod, _http_port(service))

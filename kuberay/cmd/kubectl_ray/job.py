@@ -39,6 +39,7 @@ from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
 from kuberay.cmd.kubectl_ray.generation import generate_rayjob
 from kuberay.cmd.kubectl_ray.output import dump
 from kuberay.cmd.kubectl_ray.portforward import bind_local, serve_forward
+from kuberay.cmd.kubectl_ray.progress import pods_ready, wanted_pods
 from kuberay.cmd.kubectl_ray.session import DASHBOARD, head_pod
 from kuberay.cmd.kubectl_ray.waiting import poll
 from kuberay.kube import ApiError
@@ -222,19 +223,23 @@ async def wait_cluster(env: Env, job_name: str, timeout: float) -> str:
 
     async def probe() -> tuple[str | None, str]:
         job = await client.get(RAY_API_VERSION, "RayJob", job_name, env.namespace)
-        cluster_name = (job.get("status") or {}).get("rayClusterName")
+        job_status = job.get("status") or {}
+        state = f"RayJob {job_name}: {job_status.get('jobDeploymentStatus') or 'New'}"
+        cluster_name = job_status.get("rayClusterName")
         if not cluster_name:
-            return None, "Waiting for the operator to create the RayCluster..."
+            return None, f"{state}, waiting for the operator to create the RayCluster..."
         try:
             cluster = await client.get(RAY_API_VERSION, "RayCluster", cluster_name, env.namespace)
         except ApiError:
-            return None, f"Waiting for RayCluster {cluster_name}..."
+            return None, f"{state}, waiting for RayCluster {cluster_name}..."
         status = cluster.get("status") or {}
         if status.get("state") == "ready" or condition_true(cluster, "RayClusterProvisioned"):
             return str(cluster_name), ""
+        ready = await pods_ready(client, env.namespace, str(cluster_name))
         return (
             None,
-            f"Cluster {cluster_name} is not ready (state={status.get('state') or 'pending'})",
+            f"{state}, cluster {cluster_name} pods ready {ready}/{wanted_pods(cluster)} "
+            f"(state={status.get('state') or 'pending'})",
         )
 
     return await poll(env, probe, timeout=timeout, what=f"the RayCluster of RayJob {job_name}")

@@ -19,6 +19,7 @@ import orjson
 
 from kuberay.cmd.kubectl_ray.common import CLUSTER_LABEL, NODE_TYPE_LABEL, parse_type_name
 from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.log_stream import follow, print_gke_link
 from kuberay.cmd.kubectl_ray.session import cluster_of
 from kuberay.kube import Client
 
@@ -27,9 +28,32 @@ EXEC_PROTOCOL = "v4.channel.k8s.io"
 STDOUT, STDERR, ERROR = 1, 2, 3
 
 
+EXAMPLES = """examples:
+  # Download the logs of every node of a RayCluster into ./my-raycluster/
+  kubectl ray log my-raycluster
+
+  # Only the head node's logs, into an existing directory
+  kubectl ray log my-raycluster --node-type head --out-dir ./logs
+
+  # The logs of a RayJob's / RayService's cluster
+  kubectl ray log rayjob/my-rayjob
+
+  # Stream the head node's output (like kubectl logs -f)
+  kubectl ray logs my-raycluster --follow
+
+  # Print a link to Google Cloud Console to view logs for a Ray cluster
+  kubectl ray log my-raycluster --link gke"""
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    """Add ``log``."""
-    p = sub.add_parser("log", help="Get Ray cluster log", parents=[common])
+    """Add ``log`` (alias ``logs``, the form Ray's docs use)."""
+    p = sub.add_parser(
+        "log",
+        aliases=["logs"],
+        help="Get Ray cluster log",
+        parents=[common],
+        epilog=EXAMPLES,
+    )
     p.add_argument("resource", metavar="RAYCLUSTER | TYPE/NAME")
     p.add_argument("--out-dir", default="", help="directory to save the logs to")
     p.add_argument(
@@ -37,6 +61,19 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         choices=("all", "head", "worker"),
         default="all",
         help="type of Ray node from which to download logs",
+    )
+    p.add_argument(
+        "--link",
+        choices=("gke",),
+        default="",
+        help="print a link to a cloud console to view logs, supports: 'gke'",
+    )
+    p.add_argument(
+        "-f",
+        "--follow",
+        action="store_true",
+        help="stream the Ray container output of the head node (of the workers with "
+        "--node-type worker) until interrupted, instead of downloading",
     )
     p.set_defaults(handler=log)
 
@@ -146,8 +183,18 @@ async def download_node(client: Client, env: Env, pod: Obj, out_dir: Path) -> No
 
 async def log(env: Env, args: argparse.Namespace) -> None:
     kind, name = parse_type_name(args.resource)
+    if args.link and args.out_dir:
+        raise CLIError("--out-dir is incompatible with --link")
+    if args.follow and (args.out_dir or args.link):
+        raise CLIError("--follow is incompatible with --out-dir and --link")
     client = await env.client()
     cluster = await cluster_of(client, kind, name, env.namespace)
+    if args.link:
+        await print_gke_link(env, client, cluster, args.node_type)
+        return
+    if args.follow:
+        await follow(env, client, cluster, args.node_type)
+        return
     out_dir = Path(args.out_dir) if args.out_dir else Path(name)
     created = False
     if not args.out_dir:

@@ -93,10 +93,15 @@ def as_list(items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "items": items, "metadata": {}}
 
 
-def emit(env: Env, fmt: str | None, data: Any) -> bool:
-    """Print ``data`` in ``fmt`` when one was asked for; True if printed."""
-    if not fmt:
+def emit(env: Env, fmt: str | None, data: Any, names: list[str] | None = None) -> bool:
+    """Print ``data`` in ``fmt`` (json|yaml), or ``names`` one a line for ``-o name``,
+    when one was asked for; True if printed (``wide``: the table, so False)."""
+    if not fmt or fmt == "wide":
         return False
+    if fmt == "name":
+        for name in names or []:
+            env.out(name)
+        return True
     env.stdout.write(dump(data, fmt))
     env.stdout.flush()
     return True

@@ -32,6 +32,13 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         default=-1,
         help="Maximum desired number of replicas for worker group",
     )
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait until the group's ready pods match its replicas, with progress (beyond "
+        "KubeRay)",
+    )
+    p.add_argument("--timeout", default="5m", help="the timeout for --wait")
     p.set_defaults(handler=scale_cluster)
 
 
@@ -113,6 +120,8 @@ async def scale_cluster(env: Env, args: argparse.Namespace) -> None:
             f"Worker group {group_name} in Ray cluster {name} in namespace {ns} already matches "
             "the requested configuration. Skipping."
         )
+        if args.wait:
+            await wait_group(env, name, group_name, final["replicas"], args.timeout)
         return
     # Only the changed fields of this group, guarded by the group's name and the
     # object's resourceVersion (no read-modify-write of the whole spec).
@@ -152,6 +161,29 @@ async def scale_cluster(env: Env, args: argparse.Namespace) -> None:
         f"Updated worker group {group_name} in Ray cluster {name} in namespace {ns} "
         f"({', '.join(changes)})"
     )
+    if args.wait:
+        await wait_group(env, name, group_name, final["replicas"], args.timeout)
+
+
+async def wait_group(env: Env, cluster: str, group: str, replicas: int, timeout: str) -> None:
+    """Until ``replicas`` pods of the group are ready and no more run (progress on stderr)."""
+    from kuberay.cmd.kubectl_ray.progress import pods_ready
+    from kuberay.cmd.kubectl_ray.waiting import parse_duration, poll
+
+    try:
+        seconds = parse_duration(timeout)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from exc
+    client = await env.client()
+
+    async def probe() -> tuple[bool | None, str]:
+        ready = await pods_ready(client, env.namespace, cluster, group)
+        if ready == replicas:
+            return True, ""
+        return None, f"Scaling worker group {group} of {cluster}: pods ready {ready}/{replicas}"
+
+    await poll(env, probe, timeout=seconds, what=f"worker group {group} of {cluster}")
+    env.out(f"Worker group {group} of Ray cluster {cluster} has {replicas} ready pods")
 
 
 __all__ = ["register", "scale_cluster", "validate"]

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from kuberay.cmd.kubectl_ray.context import CLIError, Env
+from kuberay.cmd.kubectl_ray.progress import Progress
 
 T = TypeVar("T")
 
@@ -42,20 +43,23 @@ async def poll(
     interval: float = 2.0,
     what: str,
 ) -> T:
-    """Call ``probe`` until it returns a value; each distinct progress text it returns
-    is printed once to stderr. CLIError after ``timeout`` seconds."""
+    """Call ``probe`` until it returns a value, showing its progress text on stderr
+    (:class:`~.progress.Progress`: a live line on a terminal). CLIError after ``timeout``
+    seconds."""
     deadline = time.monotonic() + timeout
-    last = ""
-    while True:
-        value, progress = await probe()
-        if value is not None:
-            return value
-        if progress and progress != last:
-            env.err(progress)
-            last = progress
-        if time.monotonic() >= deadline:
-            raise CLIError(f"timed out waiting for {what}" + (f" ({last})" if last else ""))
-        await asyncio.sleep(min(interval, max(deadline - time.monotonic(), 0.05)))
+    shown = Progress(env.stderr)
+    try:
+        while True:
+            value, progress = await probe()
+            if value is not None:
+                return value
+            shown.update(progress)
+            if time.monotonic() >= deadline:
+                last = shown.last
+                raise CLIError(f"timed out waiting for {what}" + (f" ({last})" if last else ""))
+            await asyncio.sleep(min(interval, max(deadline - time.monotonic(), 0.05)))
+    finally:
+        shown.done()
 
 
 __all__ = ["parse_duration", "poll"]

@@ -13,14 +13,13 @@ from kuberay.cmd.kubectl_ray.common import (
     add_output_flag,
     parse_type_name,
 )
+from kuberay.cmd.kubectl_ray.concise import format_report
 from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
 from kuberay.cmd.kubectl_ray.diagnosis import Diagnosis, Snapshot, diagnose
 from kuberay.cmd.kubectl_ray.output import emit
 from kuberay.controllers.common.auth import auth_token_secret_name
 from kuberay.controllers.common.names import head_service_name
 from kuberay.kube import Client, NotFound
-
-_MARK = {"error": "x", "warning": "!", "info": "-"}
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -34,6 +33,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "resource", metavar="KIND/NAME", help="e.g. raycluster/demo (bare NAME: RayCluster)"
     )
     add_output_flag(p)
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="every finding with its whole message (default: one line each, repeats once)",
+    )
     p.set_defaults(handler=why)
 
 
@@ -110,15 +115,9 @@ async def take_snapshot(client: Client, kind: str, name: str, ns: str) -> Snapsh
     return Snapshot(obj=obj, events=events, clusters=clusters, jobs=jobs)
 
 
-def format_diagnosis(d: Diagnosis) -> str:
-    """The plain-text report."""
-    head = f"{d.kind} {d.namespace}/{d.name}"
-    lines = [f"{head} is ready." if d.ready else f"{head} is NOT ready: {d.summary}"]
-    for f in d.findings:
-        lines.append(f"  {_MARK.get(f.severity, '-')} [{f.reason}] {f.object}: {f.message}")
-        if f.hint:
-            lines.append(f"      hint: {f.hint}")
-    return "\n".join(lines) + "\n"
+def format_diagnosis(d: Diagnosis, verbose: bool = False) -> str:
+    """The plain-text report (concise; ``verbose``: every finding in full)."""
+    return format_report(d, verbose)
 
 
 async def why(env: Env, args: argparse.Namespace) -> int:
@@ -127,7 +126,7 @@ async def why(env: Env, args: argparse.Namespace) -> int:
     snap = await take_snapshot(client, kind, name, env.namespace)
     result = diagnose(snap)
     if not emit(env, args.output, result.as_dict()):
-        env.stdout.write(format_diagnosis(result))
+        env.stdout.write(format_diagnosis(result, args.verbose))
     return 0 if result.ready else 1
 
 

@@ -21,6 +21,15 @@ from kuberay.logging import configure_logging
 log = structlog.get_logger("historyserver.server")
 
 
+def ui_directory(options: ServerOptions) -> str:
+    """Where the UI builds are looked for: ``--dashboard-ui-dir`` when given, else KubeRay's
+    ``--dashboard-dir`` (default ``/dashboard``, where the server image keeps one build per
+    Ray ``major.minor``) when that directory exists, else nowhere (``""``)."""
+    if options.dashboard_ui_dir:
+        return options.dashboard_ui_dir
+    return options.dashboard_dir if os.path.isdir(options.dashboard_dir) else ""
+
+
 async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None:
     """Open the store, serve until SIGTERM/SIGINT (or ``stop``), close everything. The
     storage root goes into keys (``Layout``), so the store is opened without one."""
@@ -43,7 +52,7 @@ async def run(options: ServerOptions, stop: asyncio.Event | None = None) -> None
             load_timeout=options.session_process_timeout,
             cluster_list_ttl=options.cluster_list_ttl,
             ui=UiBuilds.discover(
-                options.dashboard_ui_dir, use_installed_ray=options.dashboard_ui_from_ray
+                ui_directory(options), use_installed_ray=options.dashboard_ui_from_ray
             ),
         )
         runner = web.AppRunner(app, access_log=None, keepalive_timeout=IDLE_TIMEOUT)

@@ -81,6 +81,17 @@ async def test_create_get_scale_delete(
     await eventually(lambda: _count_pods(kclient, namespace, "demo", 4), timeout=30)
     same = await cli("scale", "cluster", "demo", "-w", "default-group", "-r", "3")
     assert "already matches the requested configuration. Skipping." in same.out
+    # --wait (beyond KubeRay): the third worker has no kubelet yet, so the wait times out
+    # naming the progress; once the pods run it returns
+    wait = ["scale", "cluster", "demo", "-w", "default-group", "-r", "3", "--wait"]
+    stuck = await cli(*wait, "--timeout", "1s")
+    assert stuck.code == 1
+    assert "timed out waiting for worker group default-group of demo" in stuck.err
+    assert "pods ready 2/3" in stuck.err
+    await all_running(kclient, namespace, "demo")
+    waited = await cli(*wait, "--timeout", "60s")
+    assert waited.code == 0, waited.err
+    assert waited.out.endswith("Worker group default-group of Ray cluster demo has 3 ready pods\n")
     nogroup = await cli("scale", "cluster", "demo", "-w", "x", "-r", "1")
     assert nogroup.code == 1 and "Available worker groups: default-group" in nogroup.err
 
@@ -196,6 +207,6 @@ async def test_all_namespaces_lists_every_namespace(
         assert {(namespace, "one"), (other, "two")} <= rows
         # -n wins over the kubeconfig context's namespace; --context must exist
         bad = await cli("get", "cluster", "--context", "nope", namespace=False)
-        assert bad.code == 1 and 'context "nope" does not exist' in bad.err
+        assert bad.code == 1 and 'context was not found for specified context: "nope"' in bad.err
     finally:
         await kclient.delete("v1", "Namespace", other)

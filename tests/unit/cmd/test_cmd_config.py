@@ -21,7 +21,7 @@ def test_defaults_match_kuberay() -> None:
     assert cfg.probe_addr == ":8082"
     assert cfg.enable_leader_election is True
     assert cfg.leader_election_namespace == ""
-    assert cfg.reconcile_concurrency == 4  # not KubeRay's 1: README, Scale
+    assert cfg.reconcile_concurrency == 4  # not KubeRay's 1: docs/benchmark.md
     assert cfg.watch_namespaces == []
     assert cfg.log_stdout_encoder == "json" and cfg.log_file_encoder == "json"
     assert cfg.batch_scheduler == "" and cfg.enable_batch_scheduler is False

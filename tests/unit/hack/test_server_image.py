@@ -11,6 +11,7 @@ from pathlib import Path
 
 import images  # hack/images.py (tests/conftest.py puts hack/ on sys.path)
 import pytest
+import ray_ui  # hack/ray_ui.py
 
 ROOT = Path(__file__).resolve().parents[3]
 SITE = re.compile(r"^\./opt/kuberay/lib/python3\.\d+/site-packages/")
@@ -96,3 +97,16 @@ def test_built_archive() -> None:
     assert "aiobotocore/__init__.py" in site
     assert not any(n == "ray" or n.startswith("ray/") for n in site), "Ray in the server image"
     assert "./opt/kuberay/bin/kuberay-history-server" in names
+    # Ray's dashboard UI of each Ray image built here, where --dashboard-dir looks (/dashboard)
+    for version in images.SERVER_UI_VERSIONS:
+        build = f".{images.SERVER_UI_DIR}/{ray_ui.major_minor(version)}"
+        assert f"{build}/index.html" in names, f"no UI build of Ray {version}"
+        assert any(n.startswith(f"{build}/static/js/main.") for n in names)
+
+
+def test_the_digest_follows_the_ray_images_its_ui_builds_come_from(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = images.server_digest()
+    monkeypatch.setattr(images, "SERVER_UI_VERSIONS", (images.RAY_VERSION, "2.61.0"))
+    assert images.server_digest() != before

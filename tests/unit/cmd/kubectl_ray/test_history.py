@@ -56,7 +56,7 @@ async def cli(tmp_path: Path, *argv: str) -> tuple[int, str, str]:
 
 
 async def test_list_a_namespace_newest_first(server: str, tmp_path: Path) -> None:
-    code, out, err = await cli(tmp_path, "history", "list", "--server", server)
+    code, out, err = await cli(tmp_path, "history", "list", "--history-server", server)
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].split() == [
@@ -79,7 +79,9 @@ async def test_list_a_namespace_newest_first(server: str, tmp_path: Path) -> Non
 
 
 async def test_list_all_namespaces_and_json(server: str, tmp_path: Path) -> None:
-    code, out, _ = await cli(tmp_path, "history", "list", "--server", server, "-A", "-o", "json")
+    code, out, _ = await cli(
+        tmp_path, "history", "list", "--history-server", server, "-A", "-o", "json"
+    )
     assert code == 0
     entries = json.loads(out)
     assert {(e["namespace"], e["name"]) for e in entries} == {
@@ -91,9 +93,11 @@ async def test_list_all_namespaces_and_json(server: str, tmp_path: Path) -> None
 
 
 async def test_list_namespace_flag_and_empty(server: str, tmp_path: Path) -> None:
-    code, out, _ = await cli(tmp_path, "history", "list", "--server", server, "-n", "team")
+    code, out, _ = await cli(tmp_path, "history", "list", "--history-server", server, "-n", "team")
     assert code == 0 and "raycluster-b" in out and "raycluster-a" not in out
-    code, out, err = await cli(tmp_path, "-n", "empty", "history", "list", "--server", server)
+    code, out, err = await cli(
+        tmp_path, "-n", "empty", "history", "list", "--history-server", server
+    )
     assert code == 0 and out == ""
     assert "No stored sessions found in namespace empty." in err
 
@@ -108,7 +112,9 @@ async def test_server_from_the_environment(
 
 
 async def test_open_prints_the_newest_session_s_url(server: str, tmp_path: Path) -> None:
-    code, out, err = await cli(tmp_path, "history", "open", "raycluster-a", "--server", server)
+    code, out, err = await cli(
+        tmp_path, "history", "open", "raycluster-a", "--history-server", server
+    )
     assert code == 0, err
     url = out.strip()
     assert url == f"{server}/enter_cluster/default/raycluster/raycluster-a/{NEW}"
@@ -121,11 +127,13 @@ async def test_open_prints_the_newest_session_s_url(server: str, tmp_path: Path)
 
 async def test_open_a_session_and_an_owner(server: str, tmp_path: Path) -> None:
     code, out, _ = await cli(
-        tmp_path, "history", "open", "raycluster-a", "--session", OLD, "--server", server
+        tmp_path, "history", "open", "raycluster-a", "--session", OLD, "--history-server", server
     )
     assert code == 0 and out.strip().endswith(f"/raycluster/raycluster-a/{OLD}")
     for extra in (["--kind", "rayjob"], []):  # the owner's kind given, or guessed
-        code, out, err = await cli(tmp_path, "history", "open", "job-1", "--server", server, *extra)
+        code, out, err = await cli(
+            tmp_path, "history", "open", "job-1", "--history-server", server, *extra
+        )
         assert code == 0, err
         url = out.strip()
         assert url == f"{server}/enter_cluster/default/rayjob/job-1/{OLD}"
@@ -144,7 +152,7 @@ async def test_open_a_session_and_an_owner(server: str, tmp_path: Path) -> None:
     ],
 )
 async def test_open_errors(server: str, tmp_path: Path, argv: list[str], needle: str) -> None:
-    code, out, err = await cli(tmp_path, "history", "open", *argv, "--server", server)
+    code, out, err = await cli(tmp_path, "history", "open", *argv, "--history-server", server)
     assert code == 1 and out == ""
     assert needle in err and "Traceback" not in err
 
@@ -153,9 +161,11 @@ async def test_unreachable_and_invalid_servers(tmp_path: Path) -> None:
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    code, _, err = await cli(tmp_path, "history", "list", "--server", f"http://127.0.0.1:{port}")
+    code, _, err = await cli(
+        tmp_path, "history", "list", "--history-server", f"http://127.0.0.1:{port}"
+    )
     assert code == 1 and "cannot reach the history server" in err
-    code, _, err = await cli(tmp_path, "history", "list", "--server", "ftp://x")
+    code, _, err = await cli(tmp_path, "history", "list", "--history-server", "ftp://x")
     assert code == 1 and "invalid history server URL" in err
 
 

@@ -10,7 +10,9 @@ import yaml
 
 from kuberay.cmd.kubectl_ray import run
 from kuberay.cmd.kubectl_ray.common import parse_type_name
+from kuberay.cmd.kubectl_ray.connection import ConnectionFlags, load, namespace_of
 from kuberay.cmd.kubectl_ray.context import CLIError, context_namespace
+from kuberay.cmd.kubectl_ray.kubeconfigs import KubeconfigError
 from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
 from tests.kuberay_samples import requires_kuberay_samples
 
@@ -46,10 +48,12 @@ def kubeconfig(tmp_path: Path) -> Path:
 
 
 def test_namespace_comes_from_the_context(kubeconfig: Path) -> None:
-    assert context_namespace([kubeconfig], None) == "team-a"
-    assert context_namespace([kubeconfig], "other") == "default"
-    with pytest.raises(CLIError, match='context "nope" does not exist'):
-        context_namespace([kubeconfig], "nope")
+    assert context_namespace(ConnectionFlags(kubeconfig=str(kubeconfig))) == "team-a"
+    other = ConnectionFlags(kubeconfig=str(kubeconfig), context="other")
+    assert context_namespace(other) == "default"
+    nope = ConnectionFlags(kubeconfig=str(kubeconfig), context="nope")
+    with pytest.raises(KubeconfigError, match='not found for specified context: "nope"'):
+        namespace_of(nope, load(nope))
 
 
 async def test_create_cluster_dry_run_defaults(kubeconfig: Path) -> None:

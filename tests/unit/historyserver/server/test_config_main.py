@@ -110,3 +110,19 @@ async def test_run_serves_a_local_store(tmp_path: Path, monkeypatch: pytest.Monk
             assert await r.text() == "ok"
     stop.set()
     await asyncio.wait_for(task, 10)
+
+
+def test_ui_builds_come_from_the_ui_dir_else_kuberays_dashboard_dir(tmp_path: Path) -> None:
+    """The server image keeps its UI builds in /dashboard (KubeRay's --dashboard-dir default):
+    with no --dashboard-ui-dir they are found there; an explicit --dashboard-ui-dir wins; a
+    missing --dashboard-dir means no directory at all."""
+    env = {"STORAGE_BACKEND": "local"}
+    explicit = tmp_path / "ui"
+    kuberay_dir = tmp_path / "dashboard"
+    kuberay_dir.mkdir()
+    both = [f"--dashboard-dir={kuberay_dir}", f"--dashboard-ui-dir={explicit}"]
+    assert main_mod.ui_directory(parse_options(both, env)) == str(explicit)
+    only = [f"--dashboard-dir={kuberay_dir}"]
+    assert main_mod.ui_directory(parse_options(only, env)) == str(kuberay_dir)
+    missing = [f"--dashboard-dir={tmp_path / 'absent'}"]
+    assert main_mod.ui_directory(parse_options(missing, env)) == ""

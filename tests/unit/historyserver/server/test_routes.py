@@ -193,6 +193,10 @@ async def test_logs_listing_and_reads(client: Client) -> None:
     assert "events/event_GCS.log" in (await r.json())["data"]["result"]["internal"]
     r = await client.get(f"/api/v0/logs/file?node_id={NODE}&filename=raylet.out&lines=2")
     assert await r.read() == b"1c\nd\n"
+    # what Ray's dashboard UI asks for a driver's log (its MAX_LINES_FOR_LOGS is 50,000)
+    ui = "lines=50000&filter_ansi_code=true"
+    r = await client.get(f"/api/v0/logs/file?node_id={NODE}&filename=raylet.out&{ui}")
+    assert await r.read() == b"1a\nb\nc\nd\n"
     # The task's slice of its worker file, from the recorded taskLogInfo offsets.
     tasks = (await (await client.get("/api/v0/tasks?detail=1&limit=100")).json())["data"]["result"][
         "result"
