@@ -21,7 +21,7 @@ RUN_FLAGS := $(if $(NODES),--nodes $(NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only) \
 	$(if $(filter-out 0,$(HISTORY_SERVER)),--history-server)
 
-.PHONY: browser-deps plugin helm kueue cert-manager scheduler-plugins traefik e2e-gateway storage-servers go-components-background third-party-crds deps binaries binaries-all node-deps images lint docs unit integration e2e test test-stress run crds clean
+.PHONY: browser-deps plugin dist helm kueue cert-manager scheduler-plugins traefik e2e-gateway storage-servers go-components-background third-party-crds deps binaries binaries-all node-deps images lint docs unit integration e2e test test-stress run crds clean
 
 deps: $(VENV)/.installed
 
@@ -49,6 +49,16 @@ browser-deps:
 # ~/.cache/kuberay/images
 images: deps node-deps binaries-all
 	$(BIN)/python hack/images.py pause ray ray-new operator collector server
+
+# release artifacts, flat in dist/ (hack/dist.py; docs/install.md): wheel + sdist, both charts
+# + index.yaml, the images as OCI archives, the CRD bundle, the manifests, a CycloneDX SBOM,
+# SHA256SUMS. A `plugin` target, when the Makefile has one, runs first (its artifacts are summed
+# too).
+dist: deps helm
+	rm -rf dist
+	@if grep -q '^plugin:' Makefile; then $(MAKE) plugin; fi
+	$(BIN)/python hack/images.py operator collector server
+	$(BIN)/python hack/dist.py --out dist
 
 # helm v4 from the Go module proxy, for the chart tests
 helm: deps

@@ -27,6 +27,8 @@ if str(REPO) not in sys.path:
 from kuberay.api.v1.crd import generate_crds, render_yaml  # noqa: E402
 
 DEFAULT_OUT = REPO / "manifests" / "crds"
+#: the operator chart's copies (real files, so a copied or packaged chart keeps them)
+CHART_CRDS = REPO / "manifests" / "helm" / "kuberay-operator" / "crds"
 #: etcd rejects requests above ~1.5 MiB; the stored (JSON) CRDs must stay well below, leaving
 #: room for server-side apply's managedFields. KubeRay's largest (RayJob) is ~420 KB as JSON.
 SIZE_LIMIT_BYTES = 750_000
@@ -75,9 +77,13 @@ def write(out_dir: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--check", action="store_true", help="fail if the files are stale")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory")
+    parser.add_argument(
+        "--out", type=Path, help="output directory (default: manifests/crds and the chart's crds/)"
+    )
     args = parser.parse_args(argv)
-    return check(args.out) if args.check else write(args.out)
+    outs = [args.out] if args.out else [DEFAULT_OUT, CHART_CRDS]
+    run = check if args.check else write
+    return max(run(out) for out in outs)
 
 
 if __name__ == "__main__":

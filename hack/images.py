@@ -7,8 +7,11 @@
   ``/home/ray/anaconda3`` (the path upstream images use) with ``ray[default,serve]==RAY_VERSION``,
   bash, wget, user ``ray`` (uid 1000), HOME /home/ray. Tagged as every tag in ``RAY_TAGS``:
   the one Ray version stands in for all of them.
-* ``operator``: the ray image's layer + a second layer with a venv ``/opt/kuberay`` holding
-  this package; tagged as the Helm chart's default image.
+* ``operator``: Debian bookworm minbase (no Ray) + a venv ``/opt/kuberay`` holding this
+  package (the files :func:`image_context.context_files` lists: never .venv, .git or .run)
+  and its dependencies but kubernetes-asyncio (exec-plugin kubeconfigs only), slimmed (no
+  docs, locales, perl, apt, pip), user 1000; tagged as the Helm chart's default image
+  (``kuberay-python/operator:<version>``) and ``:latest``.
 * ``collector``: the history server's collector sidecar: Debian bookworm minbase (no Ray) + a
   venv ``/opt/kuberay`` holding this package with its ``history`` extra (every storage client),
   user 1000, entrypoint ``kuberay-history-collector``; tagged as every tag in
@@ -49,6 +52,17 @@ if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import ray_ui
+from image_context import OPERATOR_CONTEXT, context_files
+from operator_image import (
+    OPERATOR_HOME,
+    OPERATOR_RECIPE_VERSION,
+    OPERATOR_USER,
+    OPERATOR_VENV,
+    _slim,
+    operator_config,
+    operator_dependencies,
+    operator_tags,
+)
 
 HACK = Path(__file__).resolve().parent
 REPO = HACK.parent
@@ -63,7 +77,7 @@ RAY_TAGS = tuple(
 )
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 COREDNS_IMAGE = "docker.io/kuberay-local/coredns:v1.14.7"
-OPERATOR_IMAGE = "docker.io/kuberay-python/operator:latest"  # manifests/helm values.yaml
+
 # the collector stands in for KubeRay's release and nightly images (samples name :nightly)
 COLLECTOR_TAGS = ("quay.io/kuberay/collector:v1.7.0", "quay.io/kuberay/collector:nightly")
 COLLECTOR_VENV = "/opt/kuberay"
@@ -349,9 +363,7 @@ def build_ray(version: str = RAY_VERSION) -> Path:
     tags = RAY_TAGS if name == "ray" else (f"docker.io/rayproject/ray:{version}",)
     write_docker_archive(out, [layer], RAY_CONFIG, tags)
     layer.unlink()
-    if name == "ray-new":
-        shutil.rmtree(work)
-    # the 2.52.0 rootfs stays for the operator image (which reuses its layer)
+    _rmtree(work)
     _log(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.monotonic() - t0:.0f}s")
     return out
 
@@ -360,78 +372,57 @@ def build_ray(version: str = RAY_VERSION) -> Path:
 
 
 def _package_files() -> list[Path]:
-    files = [REPO / "pyproject.toml"]
-    files += sorted(
-        p for p in (REPO / "kuberay").rglob("*") if p.is_file() and "__pycache__" not in p.parts
-    )
-    return files
+    return context_files(REPO, OPERATOR_CONTEXT)
 
 
 def _package_digest() -> str:
-    h = hashlib.sha256(f"{RECIPE_VERSION}/{RAY_RECIPE_VERSION}".encode())
+    h = hashlib.sha256(f"{RECIPE_VERSION}/{OPERATOR_RECIPE_VERSION}".encode())
     for p in _package_files():
-        h.update(str(p.relative_to(REPO)).encode())
+        h.update(str(p.relative_to(REPO)).encode() + b"\0")
         h.update(p.read_bytes())
     return h.hexdigest()
 
 
 def build_operator() -> Path:
+    """The operator image (no Ray): Debian minbase + python3 + a venv ``/opt/kuberay`` with
+    this package (:func:`hack.image_context.context_files`), slimmed, user 1000."""
     out = archive_path("operator")
     if out.exists():
         return out
-    ray = build_ray()
     t0 = time.monotonic()
-    rootfs = _build_dir() / f"ray-{RAY_VERSION}" / "rootfs"
-    if not rootfs.exists():  # the ray archive came from an earlier run: unpack its layer
-        rootfs.mkdir(parents=True)
-        with tarfile.open(ray) as outer:
-            manifest = json.load(outer.extractfile("manifest.json"))  # type: ignore[arg-type]
-            layer = outer.extractfile(manifest[0]["Layers"][0])
-            assert layer is not None
-            _run("tar", "--numeric-owner", "-C", str(rootfs), "-xf", "-", input=layer.read())
-        shutil.copy2(
-            "/etc/ssl/certs/ca-certificates.crt", rootfs / "etc/ssl/certs/ca-certificates.crt"
-        )
-    (rootfs / "etc/resolv.conf").write_text(Path("/etc/resolv.conf").read_text())
-    venv = rootfs / "opt/kuberay"
-    shutil.rmtree(venv, ignore_errors=True)
-    src = rootfs / "tmp/kuberay-src"
-    shutil.rmtree(src, ignore_errors=True)
-    src.mkdir(parents=True)
-    shutil.copy2(REPO / "pyproject.toml", src)
-    for extra in ("README.md", "LICENSE"):
-        if (REPO / extra).exists():
-            shutil.copy2(REPO / extra, src)
-    shutil.copytree(REPO / "kuberay", src / "kuberay", ignore=shutil.ignore_patterns("__pycache__"))
-    _chroot(rootfs, "python3", "-m", "venv", "/opt/kuberay")
-    _chroot(rootfs, "/opt/kuberay/bin/pip", "install", "-q", "--no-cache-dir", "/tmp/kuberay-src")
-    shutil.rmtree(src)
-    (rootfs / "etc/resolv.conf").write_text("")
     work = _build_dir() / "operator"
-    shutil.rmtree(work, ignore_errors=True)
+    _rmtree(work)
     work.mkdir(parents=True)
-    base_layer = work / "base.tar"
-    # the base layer must be byte-identical to the ray image's: take it from the archive
-    with tarfile.open(ray) as outer:
-        manifest = json.load(outer.extractfile("manifest.json"))  # type: ignore[arg-type]
-        member = outer.extractfile(manifest[0]["Layers"][0])
-        assert member is not None
-        with base_layer.open("wb") as f:
-            shutil.copyfileobj(member, f, 1 << 20)
-    top_layer = work / "operator.tar"
-    _tar_dir(rootfs, top_layer, ["./opt/kuberay"])
-    config = {
-        "Env": [f"PATH=/opt/kuberay/bin:{PATH_ENV}", f"HOME={RAY_HOME}", "LANG=C.UTF-8"],
-        "Entrypoint": ["kuberay-operator"],
-        "User": "1000",
-        "WorkingDir": RAY_HOME,
-    }
-    for old in cache_dir().glob("operator-*.tar"):
-        old.unlink()
-    write_docker_archive(out, [base_layer, top_layer], config, (OPERATOR_IMAGE,))
-    shutil.rmtree(work)
-    shutil.rmtree(venv)
-    _log(f"built {out} in {time.monotonic() - t0:.0f}s")
+    rootfs = work / "rootfs"
+    _copy_base(rootfs)
+    src = rootfs / "tmp/kuberay-src"
+    for path in _package_files():
+        dest = src / path.relative_to(REPO)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest)
+    _chroot(rootfs, "python3", "-m", "venv", OPERATOR_VENV)
+    pip = (f"{OPERATOR_VENV}/bin/pip", "install", "-q", "--no-cache-dir")
+    _chroot(rootfs, *pip, *operator_dependencies())
+    _chroot(rootfs, *pip, "--no-deps", "/tmp/kuberay-src")
+    _chroot(rootfs, f"{OPERATOR_VENV}/bin/python", "-m", "compileall", "-q", OPERATOR_VENV)
+    shutil.rmtree(src)
+    _log(f"pip install kuberay {time.monotonic() - t0:.0f}s")
+    _add_user(rootfs, OPERATOR_USER, OPERATOR_HOME)
+    (rootfs / OPERATOR_HOME.lstrip("/")).mkdir(parents=True, exist_ok=True)
+    _run("chown", "-R", "1000:1000", str(rootfs / OPERATOR_HOME.lstrip("/")))
+    _scrub(rootfs)
+    _slim(rootfs)
+    layer = work / "layer.tar"
+    _tar_dir(rootfs, layer)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # earlier builds of this recipe beside the new one: keep the two newest (other worktrees
+    # of the same machine may still use them)
+    older = sorted(cache_dir().glob("operator-*.tar"), key=lambda p: p.stat().st_mtime)
+    for old in older[:-2]:
+        old.unlink(missing_ok=True)
+    write_docker_archive(out, [layer], operator_config(), operator_tags())
+    _rmtree(work)
+    _log(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.monotonic() - t0:.0f}s")
     return out
 
 

@@ -20,6 +20,7 @@ import yaml
 from kuberay.api.v1.goutil import parse_go_duration
 from kuberay.controllers.features import UNIMPLEMENTED_GATES
 from kuberay.featuregates import FeatureGate, FeatureGateError, parse_bool
+from kuberay.logkeys import KEY_FORMATS
 
 CONFIG_API_VERSION = "config.ray.io/v1alpha1"
 CONFIG_KIND = "Configuration"
@@ -50,6 +51,12 @@ class OperatorConfig:
     log_file_encoder: str = "json"
     log_stdout_encoder: str = "json"
     log_level: str = "info"
+    #: "controller-runtime" (KubeRay's zap keys) or "structlog" (this project's earlier keys)
+    log_keys: str = "controller-runtime"
+    #: rotation of the log file (KubeRay's lumberjack: 500 MB, 10 backups, 30 days)
+    log_file_max_size_mb: float = 500.0
+    log_file_max_backups: int = 10
+    log_file_max_age_days: float = 30.0
     enable_batch_scheduler: bool = False
     batch_scheduler: str = ""
     use_kubernetes_proxy: bool = False
@@ -147,6 +154,31 @@ def build_parser() -> argparse.ArgumentParser:
     flag("log-file-path", default="", help="also write logs to this file")
     flag("log-file-encoder", default="json", choices=ENCODERS, help="encoder of the log file")
     flag("log-stdout-encoder", default="json", choices=ENCODERS, help="encoder of stdout logs")
+    flag(
+        "log-keys",
+        default="controller-runtime",
+        choices=KEY_FORMATS,
+        help="keys of log lines: controller-runtime's (ts, msg, reconcileID, as KubeRay) or "
+        "structlog's (timestamp, event, reconcile_id)",
+    )
+    flag(
+        "log-file-max-size",
+        type=_non_negative_float,
+        default=500.0,
+        help="rotate the log file when it would exceed this many megabytes (0: never)",
+    )
+    flag(
+        "log-file-max-backups",
+        type=_int,
+        default=10,
+        help="rotated log files kept (0: all)",
+    )
+    flag(
+        "log-file-max-age",
+        type=_non_negative_float,
+        default=30.0,
+        help="days a rotated log file is kept (0: no limit)",
+    )
     bool_flag("enable-batch-scheduler", False, "deprecated; same as --batch-scheduler=volcano")
     flag("batch-scheduler", default="", help=f"one of {', '.join(BATCH_SCHEDULERS)}")
     flag("config", default="", help="path to a config.ray.io/v1alpha1 Configuration file")
@@ -297,6 +329,10 @@ def parse_config(argv: list[str], gates: FeatureGate) -> tuple[OperatorConfig, l
     # Always from the command line, even with --config.
     cfg.log_stdout_encoder = args.zap_encoder or args.log_stdout_encoder
     cfg.log_file_encoder = args.log_file_encoder
+    cfg.log_keys = args.log_keys
+    cfg.log_file_max_size_mb = args.log_file_max_size
+    cfg.log_file_max_backups = max(0, args.log_file_max_backups)
+    cfg.log_file_max_age_days = args.log_file_max_age
     cfg.kubeconfig = args.kubeconfig
     cfg.cache_sync_timeout = args.cache_sync_timeout
     cfg.feature_gates = args.feature_gates

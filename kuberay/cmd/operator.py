@@ -182,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
             level=cfg.log_level,
             file_path=cfg.log_file_path or None,
             file_encoder=cfg.log_file_encoder,
+            keys=cfg.log_keys,
+            file_max_size_mb=cfg.log_file_max_size_mb,
+            file_max_backups=cfg.log_file_max_backups,
+            file_max_age_days=cfg.log_file_max_age_days,
         )
     except ConfigError as exc:
         print(f"kuberay-operator: {exc}", file=sys.stderr)

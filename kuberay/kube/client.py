@@ -260,8 +260,14 @@ class Client:
             return cls(kubeconfig.load_kubeconfig(paths, context), **kwargs)
         except kubeconfig.Unsupported:
             pass
-        from kubernetes_asyncio import client as k8s_client
-        from kubernetes_asyncio import config as k8s_config
+        try:
+            from kubernetes_asyncio import client as k8s_client
+            from kubernetes_asyncio import config as k8s_config
+        except ImportError as exc:  # the operator image leaves it out (in-cluster only)
+            raise TransportError(
+                f"{paths[0]}: its user authenticates with an exec plugin or an auth provider, "
+                "which needs kubernetes-asyncio (pip install kubernetes-asyncio)"
+            ) from exc
 
         configuration = k8s_client.Configuration()
         await k8s_config.load_kube_config(

@@ -208,11 +208,15 @@ class Controller:
         """Reconcile one request and act on the outcome (requeue, backoff, forget)."""
         assert self.queue is not None
         queue = self.queue
-        rid = uuid.uuid4().hex[:16]
+        rid = str(uuid.uuid4())  # controller-runtime's reconcileID is a UUID
         metrics.ACTIVE_WORKERS.labels(controller=self.name).inc()
         start = time.perf_counter()
         with structlog.contextvars.bound_contextvars(
-            controller=self.name, namespace=req.namespace, name=req.name, reconcile_id=rid
+            controller=self.name,
+            namespace=req.namespace,
+            name=req.name,
+            reconcile_id=rid,
+            _request=(req.namespace, req.name),  # the reconciled object, whatever a line says
         ):
             try:
                 result = await self.reconciler.reconcile(req)

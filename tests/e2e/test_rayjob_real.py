@@ -293,7 +293,7 @@ async def test_sample_succeeds_in_k8sjob_http_and_sidecar_modes(
     operator_log = rayjob_operator.log_path.read_text(errors="replace")
     for name in ("k8s-job", "http", "sidecar"):
         assert re.search(
-            rf"dialling through the apiserver proxy.*name={re.escape(clusters[name])}\b",
+            rf'dialling through the apiserver proxy.*"name":"{re.escape(clusters[name])}"',
             operator_log,
         ), f"no proxy fallback logged for {clusters[name]}"
 

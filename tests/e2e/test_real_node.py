@@ -602,8 +602,9 @@ async def test_autoscaler_v2_scales_the_higher_priority_group(
 async def test_helm_chart_operator_in_cluster_brings_a_raycluster_to_ready(
     real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
 ) -> None:
-    """The chart as shipped (image kuberay-python/operator:latest built by hack/images.py,
-    its ServiceAccount and RBAC) runs the operator as a pod on the real node."""
+    """The chart as shipped (the slim image kuberay-python/operator:<version> built by
+    hack/images.py, its ServiceAccount and RBAC, a read-only root filesystem) runs the operator
+    as a pod on the real node."""
     real_operator.terminate()  # one operator at a time: the chart's watches every namespace
     import build_helm
     import realnode

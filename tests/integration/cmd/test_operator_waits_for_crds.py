@@ -88,7 +88,7 @@ async def test_operator_started_before_its_crds_comes_up_and_reconciles(
     log = op.log_path.read_text()
     assert code == 0, op.log_tail()
     assert "Traceback" not in log
-    assert "kind=RayCluster" in log  # the waiting line names the kind
+    assert '"kind":"RayCluster"' in log  # the waiting line names the kind
 
 
 async def test_operator_without_its_crds_exits_after_the_timeout_with_one_line(
@@ -103,7 +103,7 @@ async def test_operator_without_its_crds_exits_after_the_timeout_with_one_line(
     assert code == 1, log
     assert waited >= 3, log  # not before the timeout
     assert "Traceback" not in log
-    errors = [line for line in log.splitlines() if "[error" in line]
+    errors = [line for line in log.splitlines() if "\terror\t" in line]  # zap's console form
     assert len(errors) == 1, log
     (line,) = errors
     assert "cannot start; exiting (see --cache-sync-timeout)" in line

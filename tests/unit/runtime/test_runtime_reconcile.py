@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -169,7 +170,7 @@ async def test_outcomes(outcome: Any, requeues: int, waiting: int) -> None:
 
 async def test_reconcile_logs_carry_identity() -> None:
     buf = io.StringIO()
-    configure_logging("json", stream=buf)
+    configure_logging("json", stream=buf, keys="structlog")
     try:
         ctrl = await _controller([RuntimeError("boom")])
         await ctrl.process(Request("ns1", "obj1"))
@@ -183,7 +184,7 @@ async def test_reconcile_logs_carry_identity() -> None:
         assert line["controller"] == "unit"
         assert line["namespace"] == "ns1"
         assert line["name"] == "obj1"
-        assert len(line["reconcile_id"]) == 16
+        assert uuid.UUID(line["reconcile_id"])
     assert lines[0]["reconcile_id"] == lines[-1]["reconcile_id"]
     assert any(line["event"].startswith("reconcile failed") for line in lines)
 

@@ -94,7 +94,7 @@ async def healthz_fails(base: str) -> str:
 @pytest.fixture
 def json_logs() -> Iterator[io.StringIO]:
     buf = io.StringIO()
-    configure_logging("json", stream=buf)
+    configure_logging("json", stream=buf, keys="structlog")
     try:
         yield buf
     finally:

@@ -67,6 +67,14 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* ---------------------------------------------------------------- values */}}
 
+{{/* "true" when the webhooks are on: webhook.enabled, or KubeRay v1.8's spelling
+webhooks.enabled; empty otherwise. */}}
+{{- define "kuberay-operator.webhookEnabled" -}}
+{{- if or .Values.webhook.enabled (dig "enabled" false (.Values.webhooks | default dict)) -}}
+true
+{{- end -}}
+{{- end -}}
+
 {{/* The namespaces the operator watches: watchNamespace, else (singleNamespaceInstall) the
 release namespace, else none (= all). Comma-joined, "" for all. */}}
 {{- define "kuberay-operator.watchNamespaces" -}}
@@ -110,7 +118,7 @@ release namespace, else none (= all). Comma-joined, "" for all. */}}
 {{- fail (printf "kubeClient.burst must be a non-negative integer, got %q" (toString .burst)) -}}
 {{- end -}}
 {{- end -}}
-{{- if and .Values.webhook.enabled (not .Values.webhook.caBundle) (not .Values.webhook.certManager.enabled) -}}
+{{- if and (include "kuberay-operator.webhookEnabled" .) (not .Values.webhook.caBundle) (not .Values.webhook.certManager.enabled) -}}
 {{- fail "webhook.enabled needs webhook.caBundle (CA of the serving certificate) or webhook.certManager.enabled" -}}
 {{- end -}}
 {{- end -}}
@@ -155,6 +163,17 @@ release namespace, else none (= all). Comma-joined, "" for all. */}}
 {{- end -}}
 {{- $gates := include "kuberay-operator.featureGatesArg" . -}}
 {{- if $gates -}}{{- $args = append $args $gates -}}{{- end -}}
+{{- /* (this chart) flags read from the command line even with --config */ -}}
+{{- with .Values.logging.keys -}}{{- $args = append $args (printf "--log-keys=%s" .) -}}{{- end -}}
+{{- if hasKey .Values.logging "fileMaxSizeMB" -}}
+{{- $args = append $args (printf "--log-file-max-size=%v" .Values.logging.fileMaxSizeMB) -}}
+{{- end -}}
+{{- if hasKey .Values.logging "fileMaxBackups" -}}
+{{- $args = append $args (printf "--log-file-max-backups=%v" .Values.logging.fileMaxBackups) -}}
+{{- end -}}
+{{- if hasKey .Values.logging "fileMaxAgeDays" -}}
+{{- $args = append $args (printf "--log-file-max-age=%v" .Values.logging.fileMaxAgeDays) -}}
+{{- end -}}
 {{- toYaml $args -}}
 {{- end -}}
 
