@@ -43,6 +43,9 @@ PROMETHEUS_MODULE = "github.com/prometheus/prometheus"
 PROMETHEUS_VERSION = "v0.316.0"
 COMMANDS = ("prometheus", "promtool")
 BUILD_TAGS = "remove_all_sd"
+#: The release that module version is, as ``prometheus --version`` reports it.
+PROMETHEUS_RELEASE = "3.16.0"
+VERSION_FLAG = f"-X github.com/prometheus/common/version.Version={PROMETHEUS_RELEASE}"
 
 
 class BuildError(Exception):
@@ -95,7 +98,16 @@ def _build() -> None:
     targets = [f"{PROMETHEUS_MODULE}/cmd/{cmd}@{PROMETHEUS_VERSION}" for cmd in COMMANDS]
     start = time.monotonic()
     proc = subprocess.run(
-        [go, "install", "-trimpath", "-tags", BUILD_TAGS, "-ldflags", "-s -w", *targets],
+        [
+            go,
+            "install",
+            "-trimpath",
+            "-tags",
+            BUILD_TAGS,
+            "-ldflags",
+            f"-s -w {VERSION_FLAG}",
+            *targets,
+        ],
         env=env,
         capture_output=True,
         text=True,
