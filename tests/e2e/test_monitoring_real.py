@@ -265,10 +265,12 @@ async def _run_scenario(
 
     async def scraped() -> bool:
         up = prometheus.query('up{job="ray-pods"} == 1')
+        # a Ray node's metrics agent reports its node's series a while after it starts
+        nodes = prometheus.query('count by (pod) (ray_node_cpu_utilization{job="ray-pods"})')
         durations = prometheus.query("kuberay_job_execution_duration_seconds")
-        return len(up) == len(pods) and len(durations) == 2
+        return len(up) == len(nodes) == len(pods) and len(durations) == 2
 
-    await wait_for("Ray pods and the finished RayJobs scraped", scraped, 120, explain)
+    await wait_for("Ray pods and the finished RayJobs scraped", scraped, 180, explain)
     await asyncio.sleep(10)  # a few more scrapes and rule evaluations
     return Scenario(prometheus, ns, [p["metadata"]["name"] for p in pods])
 
