@@ -32,11 +32,13 @@ REAL_POD_NETWORK = ipaddress.ip_network(POD_CIDR)
 
 @dataclass(frozen=True)
 class ScrapeJob:
-    """One scrape job: ``job_name``, static ``host:port`` targets with their labels."""
+    """One scrape job: ``job_name``, static ``host:port`` targets with their labels, and
+    its scrape interval (default: :data:`SCRAPE_INTERVAL`)."""
 
     name: str
     targets: Sequence[tuple[str, Mapping[str, str]]]
     honor_labels: bool = False
+    interval: str = SCRAPE_INTERVAL
 
 
 def allowed_target(address: str) -> bool:
@@ -68,6 +70,7 @@ class PrometheusProcess:
                 {
                     "job_name": job.name,
                     "honor_labels": job.honor_labels,
+                    "scrape_interval": job.interval,
                     "static_configs": [
                         {"targets": [address], "labels": dict(labels)}
                         for address, labels in job.targets

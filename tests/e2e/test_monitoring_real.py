@@ -55,6 +55,7 @@ RAY_IMAGE = "rayproject/ray:2.52.0"
 OPERATOR_JOB = "kuberay-operator"
 #: Grafana's $__rate_interval, as the test substitutes it: the whole scenario's span
 RATE_WINDOW = "15m"
+RAY_SCRAPE_INTERVAL = "10s"
 UNSCHEDULABLE = {"kuberay.test/no-such-node": "true"}
 
 
@@ -179,7 +180,9 @@ def _ray_job(pods: list[dict[str, Any]]) -> ScrapeJob:
                 },
             )
         )
-    return ScrapeJob("ray-pods", targets)
+    # Ray's metrics agent exports a node's gauges from its latest report (every few
+    # seconds); a scrape more often than that finds some missing (the PodMonitor: 30 s)
+    return ScrapeJob("ray-pods", targets, interval=RAY_SCRAPE_INTERVAL)
 
 
 def _status(obj: dict[str, Any]) -> dict[str, Any]:
@@ -231,8 +234,10 @@ async def _run_scenario(
         ("metrics", raycluster_spec(workers=1)),
         ("stuck", raycluster_spec(workers=0, node_selector=UNSCHEDULABLE)),
     ):
-        body = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": name}}
-        await admin.create({**body, "metadata": {"name": name, "namespace": ns}, "spec": spec})
+        meta = {"name": name, "namespace": ns}
+        await admin.create(
+            {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": meta, "spec": spec}
+        )
     await admin.create(stuck_rayservice(ns))
 
     async def ray_pods_ready() -> list[dict[str, Any]] | None:
@@ -271,7 +276,7 @@ async def _run_scenario(
         return len(up) == len(nodes) == len(pods) and len(durations) == 2
 
     await wait_for("Ray pods and the finished RayJobs scraped", scraped, 180, explain)
-    await asyncio.sleep(10)  # a few more scrapes and rule evaluations
+    await asyncio.sleep(12)  # another scrape of every target, more rule evaluations
     return Scenario(prometheus, ns, [p["metadata"]["name"] for p in pods])
 
 
@@ -351,7 +356,10 @@ async def test_ray_pods_are_scraped_with_their_raycluster(scenario: Scenario) ->
     result = scenario.prometheus.query(
         f"count by (ray_io_cluster, pod) (ray_node_cpu_utilization{{{selector}}})"
     )
-    assert sorted(s["metric"]["pod"] for s in result) == sorted(scenario.ray_pods)
+    history = scenario.prometheus.query(
+        f"count_over_time(ray_node_cpu_utilization{{{selector}}}[3m])"
+    )
+    assert sorted(s["metric"]["pod"] for s in result) == sorted(scenario.ray_pods), history
     assert {s["metric"]["ray_io_cluster"] for s in result} == {"metrics"}
 
 
