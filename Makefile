@@ -121,13 +121,13 @@ unit: deps
 integration: binaries third-party-crds go-components-background
 	KUBERAY_REQUIRE_CERT_MANAGER=1 $(BIN)/pytest -q tests/integration $(PYTEST_ARGS)
 
-# third-party controllers built from the Go module proxy (Kueue, cert-manager, Traefik,
+# third-party controllers built from the Go module proxy (Kueue, cert-manager, Prometheus, Traefik,
 # scheduler-plugins) and the history server's storage emulators (Azurite, fake-gcs-server;
 # tests/integration/historyserver runs before kueue), in the order the suite needs them, started in
 # the background so a first build overlaps the tests; a test needing one waits for its build
 # (each build holds a lock in its cache dir) and builds it itself if the background one failed
 go-components-background: deps
-	$(BIN)/python hack/build_in_background.py install_azurite.py build_fake_gcs_server.py build_kueue.py build_cert_manager.py build_traefik.py build_scheduler_plugins.py
+	$(BIN)/python hack/build_in_background.py install_azurite.py build_fake_gcs_server.py build_kueue.py build_cert_manager.py build_prometheus.py build_traefik.py build_scheduler_plugins.py
 
 test: lint binaries-all helm images browser-deps third-party-crds go-components-background
 	KUBERAY_REQUIRE_CERT_MANAGER=1 KUBERAY_REQUIRE_BROWSER=1 $(BIN)/pytest -q tests/unit tests/integration tests/e2e $(PYTEST_ARGS)

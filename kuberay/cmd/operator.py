@@ -33,6 +33,7 @@ from kuberay.featuregates import FeatureGate
 from kuberay.kube import Client, KubeError
 from kuberay.logging import configure_logging
 from kuberay.reconcile import ByObject, CacheSyncTimeout, LeaderElectionLost, Manager
+from kuberay.webhooks.switch import webhooks_enabled
 
 log = structlog.get_logger("kuberay.operator")
 
@@ -100,7 +101,6 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
         await mgr.start_servers()
         # Imported only now, and only what the configuration uses.
         from kuberay.controllers.raycluster.setup import detect_openshift_api_groups
-        from kuberay.webhooks.server import maybe_start_webhook_server
 
         try:
             openshift = await detect_openshift_api_groups(client)
@@ -139,8 +139,12 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
             watch_namespaces=cfg.watch_namespaces or "all",
             leader_election=cfg.enable_leader_election,
         )
+        webhook = None
         try:
-            webhook = await maybe_start_webhook_server(gates.enabled)
+            if webhooks_enabled():
+                from kuberay.webhooks.server import maybe_start_webhook_server
+
+                webhook = await maybe_start_webhook_server(gates.enabled)
         except OSError as exc:
             log.error(
                 "cannot serve webhooks (ENABLE_WEBHOOKS=true): serving certificate missing "

@@ -23,10 +23,7 @@ from kuberay.controllers.features import (
     RAY_CLUSTER_NETWORK_POLICY,
     RAY_CRON_JOB,
 )
-from kuberay.controllers.mtls import MTLSSettings, setup_mtls_controller
-from kuberay.controllers.networkpolicy import setup_networkpolicy_controller
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
-from kuberay.controllers.raycronjob import RayCronJobSettings, setup_raycronjob_controller
 from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
 from kuberay.controllers.rayservice import RayServiceSettings, setup_rayservice_controller
 from kuberay.featuregates import FeatureGate
@@ -116,14 +113,21 @@ def register_all(
     # After RayJob: the RayService setup chains the poller's on_result to the one before it.
     rayservice = setup_rayservice_controller(mgr, service_settings, poller)
     names = [controller.name, rayjob.name, rayservice.name]
+    # the gated controllers are imported only when their gate is on
     if gates.enabled(RAY_CRON_JOB):
+        from kuberay.controllers.raycronjob import RayCronJobSettings, setup_raycronjob_controller
+
         cron = RayCronJobSettings(features=gates.as_dict())
         names.append(setup_raycronjob_controller(mgr, cron).name)
     if gates.enabled(RAY_CLUSTER_MTLS) and cert_manager_available:
+        from kuberay.controllers.mtls import MTLSSettings, setup_mtls_controller
+
         mtls = MTLSSettings(
             features=gates.as_dict(), cluster_domain=settings.options.cluster_domain
         )
         names.append(setup_mtls_controller(mgr, mtls).name)
     if gates.enabled(RAY_CLUSTER_NETWORK_POLICY):
+        from kuberay.controllers.networkpolicy import setup_networkpolicy_controller
+
         names.append(setup_networkpolicy_controller(mgr).name)
     return names

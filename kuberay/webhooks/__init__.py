@@ -15,36 +15,77 @@ Operator wiring::
         await server.stop()
 """
 
-from kuberay.webhooks.admission import (
-    RAYCLUSTER_WEBHOOK,
-    RAYJOB_WEBHOOK,
-    RAYSERVICE_WEBHOOK,
-    WEBHOOKS,
-    BadRequest,
-    KindWebhook,
-    RuleSet,
-    denied_errors,
-    invalid_status,
-    review,
-)
-from kuberay.webhooks.config import (
-    DEFAULT_CONFIGURATION_NAME,
-    encode_ca_bundle,
-    validating_webhook_configuration,
-)
-from kuberay.webhooks.server import (
-    DEFAULT_CERT_DIR,
-    DEFAULT_CERT_NAME,
-    DEFAULT_KEY_NAME,
-    DEFAULT_PORT,
-    ENABLE_WEBHOOKS_ENV,
-    WebhookServer,
-    maybe_start_webhook_server,
-    server_ssl_context,
-    start_webhook_server,
-    webhook_app,
-    webhooks_enabled,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kuberay.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from kuberay.webhooks.admission import (
+        RAYCLUSTER_WEBHOOK,
+        RAYJOB_WEBHOOK,
+        RAYSERVICE_WEBHOOK,
+        WEBHOOKS,
+        BadRequest,
+        KindWebhook,
+        RuleSet,
+        denied_errors,
+        invalid_status,
+        review,
+    )
+    from kuberay.webhooks.config import (
+        DEFAULT_CONFIGURATION_NAME,
+        encode_ca_bundle,
+        validating_webhook_configuration,
+    )
+    from kuberay.webhooks.server import (
+        DEFAULT_CERT_DIR,
+        DEFAULT_CERT_NAME,
+        DEFAULT_KEY_NAME,
+        DEFAULT_PORT,
+        ENABLE_WEBHOOKS_ENV,
+        WebhookServer,
+        maybe_start_webhook_server,
+        server_ssl_context,
+        start_webhook_server,
+        webhook_app,
+        webhooks_enabled,
+    )
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "kuberay.webhooks.admission": (
+        "RAYCLUSTER_WEBHOOK",
+        "RAYJOB_WEBHOOK",
+        "RAYSERVICE_WEBHOOK",
+        "WEBHOOKS",
+        "BadRequest",
+        "KindWebhook",
+        "RuleSet",
+        "denied_errors",
+        "invalid_status",
+        "review",
+    ),
+    "kuberay.webhooks.config": (
+        "DEFAULT_CONFIGURATION_NAME",
+        "encode_ca_bundle",
+        "validating_webhook_configuration",
+    ),
+    "kuberay.webhooks.server": (
+        "DEFAULT_CERT_DIR",
+        "DEFAULT_CERT_NAME",
+        "DEFAULT_KEY_NAME",
+        "DEFAULT_PORT",
+        "ENABLE_WEBHOOKS_ENV",
+        "WebhookServer",
+        "maybe_start_webhook_server",
+        "server_ssl_context",
+        "start_webhook_server",
+        "webhook_app",
+        "webhooks_enabled",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "DEFAULT_CERT_DIR",

@@ -43,6 +43,7 @@ from kuberay.webhooks.admission import (
     review,
 )
 from kuberay.webhooks.metrics import instrument
+from kuberay.webhooks.switch import ENABLE_WEBHOOKS_ENV, webhooks_enabled
 
 __all__ = [
     "DEFAULT_CERT_DIR",
@@ -61,7 +62,6 @@ __all__ = [
 
 log = structlog.get_logger("kuberay.webhooks")
 
-ENABLE_WEBHOOKS_ENV: Final = "ENABLE_WEBHOOKS"
 DEFAULT_PORT: Final = 9443
 DEFAULT_CERT_DIR: Final = "/tmp/k8s-webhook-server/serving-certs"
 DEFAULT_CERT_NAME: Final = "tls.crt"
@@ -70,12 +70,6 @@ MAX_REQUEST_BYTES: Final = 7 * 1024 * 1024  # controller-runtime's limit
 DEFAULT_RELOAD_INTERVAL: Final = 10.0
 
 _JSON = "application/json"
-
-
-def webhooks_enabled(environ: Mapping[str, str] | None = None) -> bool:
-    """KubeRay's switch: webhooks run only when ``ENABLE_WEBHOOKS`` is exactly ``true``."""
-    env = os.environ if environ is None else environ
-    return env.get(ENABLE_WEBHOOKS_ENV) == "true"
 
 
 def _json_response(body: Mapping[str, Any], status: int = 200) -> web.Response:

@@ -10,123 +10,269 @@
 * :mod:`kuberay.api.v1.crd`: CustomResourceDefinition generation (``hack/gen_crds.py``).
 """
 
-from kuberay.api.v1._meta import ApiModel
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from kuberay.api.v1.constants import (
-    API_VERSION,
-    DEFAULT_FEATURE_GATES,
-    GROUP,
     KIND_RAYCLUSTER,
     KIND_RAYCRONJOB,
     KIND_RAYJOB,
     KIND_RAYSERVICE,
-    KINDS,
-    PLURAL_RAYCLUSTERS,
-    PLURAL_RAYCRONJOBS,
-    PLURAL_RAYJOBS,
-    PLURAL_RAYSERVICES,
-    PLURALS,
-    VERSION,
 )
-from kuberay.api.v1.convert import StructureError, converter, structure, unstructure
-from kuberay.api.v1.defaults import (
-    default_raycluster,
-    default_raycronjob,
-    default_rayjob,
-    default_rayservice,
-)
-from kuberay.api.v1.enums import (
-    ApplicationStatus,
-    AuthMode,
-    AutoscalerVersion,
-    ClusterState,
-    DeletionPolicyType,
-    DeploymentStatus,
-    GcsFaultToleranceBackend,
-    GCSStorageDeletionPolicy,
-    IngressPathType,
-    JobDeploymentStatus,
-    JobFailedReason,
-    JobStatus,
-    JobSubmissionMode,
-    NetworkPolicyMode,
-    RayClusterConditionReason,
-    RayClusterConditionType,
-    RayClusterUpgradeType,
-    RayNodeType,
-    RayServiceConditionReason,
-    RayServiceConditionType,
-    RayServiceUpgradeType,
-    ServiceStatus,
-    UpscalingMode,
-    is_job_deployment_terminal,
-    is_job_terminal,
-)
-from kuberay.api.v1.gates import FeatureGates
-from kuberay.api.v1.raycluster_types import (
-    AuthOptions,
-    AutoscalerOptions,
-    CollectorOptions,
-    GcsEmbeddedStorage,
-    GcsFaultToleranceOptions,
-    HeadGroupSpec,
-    HeadInfo,
-    HistoryServerOptions,
-    IngressOptions,
-    NetworkPolicyConfig,
-    NetworkPolicyRules,
-    RayCluster,
-    RayClusterSpec,
-    RayClusterStatus,
-    RayClusterUpgradeStrategy,
-    RedisCredential,
-    ScaleStrategy,
-    TLSOptions,
-    WorkerGroupNetworkPolicyRules,
-    WorkerGroupSpec,
-)
-from kuberay.api.v1.raycronjob_types import RayCronJob, RayCronJobSpec, RayCronJobStatus
-from kuberay.api.v1.rayjob_types import (
-    DeletionCondition,
-    DeletionPolicy,
-    DeletionRule,
-    DeletionStrategy,
-    RayJob,
-    RayJobSpec,
-    RayJobStatus,
-    RayJobStatusInfo,
-    SubmitterConfig,
-)
-from kuberay.api.v1.rayservice_types import (
-    AppStatus,
-    ClusterUpgradeOptions,
-    RayService,
-    RayServiceSpec,
-    RayServiceStatus,
-    RayServiceStatuses,
-    RayServiceUpgradeStrategy,
-    ServeDeploymentStatus,
-)
-from kuberay.api.v1.validation import (
-    FieldError,
-    first_error,
-    raycluster_spec_warnings,
-    validate_raycluster,
-    validate_raycluster_update,
-    validate_raycronjob,
-    validate_raycronjob_update,
-    validate_rayjob,
-    validate_rayjob_update,
-    validate_rayservice,
-    validate_rayservice_update,
-)
+from kuberay.lazy import lazy_exports
 
-#: kind -> top-level model class.
-MODELS: dict[str, type[ApiModel]] = {
-    KIND_RAYCLUSTER: RayCluster,
-    KIND_RAYJOB: RayJob,
-    KIND_RAYSERVICE: RayService,
-    KIND_RAYCRONJOB: RayCronJob,
+if TYPE_CHECKING:
+    from kuberay.api.v1._meta import ApiModel
+    from kuberay.api.v1.constants import (
+        API_VERSION,
+        DEFAULT_FEATURE_GATES,
+        GROUP,
+        KIND_RAYCLUSTER,
+        KIND_RAYCRONJOB,
+        KIND_RAYJOB,
+        KIND_RAYSERVICE,
+        KINDS,
+        PLURAL_RAYCLUSTERS,
+        PLURAL_RAYCRONJOBS,
+        PLURAL_RAYJOBS,
+        PLURAL_RAYSERVICES,
+        PLURALS,
+        VERSION,
+    )
+    from kuberay.api.v1.convert import StructureError, converter, structure, unstructure
+    from kuberay.api.v1.defaults import (
+        default_raycluster,
+        default_raycronjob,
+        default_rayjob,
+        default_rayservice,
+    )
+    from kuberay.api.v1.enums import (
+        ApplicationStatus,
+        AuthMode,
+        AutoscalerVersion,
+        ClusterState,
+        DeletionPolicyType,
+        DeploymentStatus,
+        GcsFaultToleranceBackend,
+        GCSStorageDeletionPolicy,
+        IngressPathType,
+        JobDeploymentStatus,
+        JobFailedReason,
+        JobStatus,
+        JobSubmissionMode,
+        NetworkPolicyMode,
+        RayClusterConditionReason,
+        RayClusterConditionType,
+        RayClusterUpgradeType,
+        RayNodeType,
+        RayServiceConditionReason,
+        RayServiceConditionType,
+        RayServiceUpgradeType,
+        ServiceStatus,
+        UpscalingMode,
+        is_job_deployment_terminal,
+        is_job_terminal,
+    )
+    from kuberay.api.v1.gates import FeatureGates
+    from kuberay.api.v1.raycluster_types import (
+        AuthOptions,
+        AutoscalerOptions,
+        CollectorOptions,
+        GcsEmbeddedStorage,
+        GcsFaultToleranceOptions,
+        HeadGroupSpec,
+        HeadInfo,
+        HistoryServerOptions,
+        IngressOptions,
+        NetworkPolicyConfig,
+        NetworkPolicyRules,
+        RayCluster,
+        RayClusterSpec,
+        RayClusterStatus,
+        RayClusterUpgradeStrategy,
+        RedisCredential,
+        ScaleStrategy,
+        TLSOptions,
+        WorkerGroupNetworkPolicyRules,
+        WorkerGroupSpec,
+    )
+    from kuberay.api.v1.raycronjob_types import RayCronJob, RayCronJobSpec, RayCronJobStatus
+    from kuberay.api.v1.rayjob_types import (
+        DeletionCondition,
+        DeletionPolicy,
+        DeletionRule,
+        DeletionStrategy,
+        RayJob,
+        RayJobSpec,
+        RayJobStatus,
+        RayJobStatusInfo,
+        SubmitterConfig,
+    )
+    from kuberay.api.v1.rayservice_types import (
+        AppStatus,
+        ClusterUpgradeOptions,
+        RayService,
+        RayServiceSpec,
+        RayServiceStatus,
+        RayServiceStatuses,
+        RayServiceUpgradeStrategy,
+        ServeDeploymentStatus,
+    )
+    from kuberay.api.v1.validation import (
+        FieldError,
+        first_error,
+        raycluster_spec_warnings,
+        validate_raycluster,
+        validate_raycluster_update,
+        validate_raycronjob,
+        validate_raycronjob_update,
+        validate_rayjob,
+        validate_rayjob_update,
+        validate_rayservice,
+        validate_rayservice_update,
+    )
+
+    #: kind -> top-level model class (built on first use).
+    MODELS: dict[str, type[ApiModel]]
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "kuberay.api.v1._meta": ("ApiModel",),
+    "kuberay.api.v1.constants": (
+        "API_VERSION",
+        "DEFAULT_FEATURE_GATES",
+        "GROUP",
+        "KIND_RAYCLUSTER",
+        "KIND_RAYCRONJOB",
+        "KIND_RAYJOB",
+        "KIND_RAYSERVICE",
+        "KINDS",
+        "PLURAL_RAYCLUSTERS",
+        "PLURAL_RAYCRONJOBS",
+        "PLURAL_RAYJOBS",
+        "PLURAL_RAYSERVICES",
+        "PLURALS",
+        "VERSION",
+    ),
+    "kuberay.api.v1.convert": (
+        "StructureError",
+        "converter",
+        "structure",
+        "unstructure",
+    ),
+    "kuberay.api.v1.defaults": (
+        "default_raycluster",
+        "default_raycronjob",
+        "default_rayjob",
+        "default_rayservice",
+    ),
+    "kuberay.api.v1.enums": (
+        "ApplicationStatus",
+        "AuthMode",
+        "AutoscalerVersion",
+        "ClusterState",
+        "DeletionPolicyType",
+        "DeploymentStatus",
+        "GcsFaultToleranceBackend",
+        "GCSStorageDeletionPolicy",
+        "IngressPathType",
+        "JobDeploymentStatus",
+        "JobFailedReason",
+        "JobStatus",
+        "JobSubmissionMode",
+        "NetworkPolicyMode",
+        "RayClusterConditionReason",
+        "RayClusterConditionType",
+        "RayClusterUpgradeType",
+        "RayNodeType",
+        "RayServiceConditionReason",
+        "RayServiceConditionType",
+        "RayServiceUpgradeType",
+        "ServiceStatus",
+        "UpscalingMode",
+        "is_job_deployment_terminal",
+        "is_job_terminal",
+    ),
+    "kuberay.api.v1.gates": ("FeatureGates",),
+    "kuberay.api.v1.raycluster_types": (
+        "AuthOptions",
+        "AutoscalerOptions",
+        "CollectorOptions",
+        "GcsEmbeddedStorage",
+        "GcsFaultToleranceOptions",
+        "HeadGroupSpec",
+        "HeadInfo",
+        "HistoryServerOptions",
+        "IngressOptions",
+        "NetworkPolicyConfig",
+        "NetworkPolicyRules",
+        "RayCluster",
+        "RayClusterSpec",
+        "RayClusterStatus",
+        "RayClusterUpgradeStrategy",
+        "RedisCredential",
+        "ScaleStrategy",
+        "TLSOptions",
+        "WorkerGroupNetworkPolicyRules",
+        "WorkerGroupSpec",
+    ),
+    "kuberay.api.v1.raycronjob_types": (
+        "RayCronJob",
+        "RayCronJobSpec",
+        "RayCronJobStatus",
+    ),
+    "kuberay.api.v1.rayjob_types": (
+        "DeletionCondition",
+        "DeletionPolicy",
+        "DeletionRule",
+        "DeletionStrategy",
+        "RayJob",
+        "RayJobSpec",
+        "RayJobStatus",
+        "RayJobStatusInfo",
+        "SubmitterConfig",
+    ),
+    "kuberay.api.v1.rayservice_types": (
+        "AppStatus",
+        "ClusterUpgradeOptions",
+        "RayService",
+        "RayServiceSpec",
+        "RayServiceStatus",
+        "RayServiceStatuses",
+        "RayServiceUpgradeStrategy",
+        "ServeDeploymentStatus",
+    ),
+    "kuberay.api.v1.validation": (
+        "FieldError",
+        "first_error",
+        "raycluster_spec_warnings",
+        "validate_raycluster",
+        "validate_raycluster_update",
+        "validate_raycronjob",
+        "validate_raycronjob_update",
+        "validate_rayjob",
+        "validate_rayjob_update",
+        "validate_rayservice",
+        "validate_rayservice_update",
+    ),
 }
+_lazy_getattr, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """An export, imported from its submodule on first use (see :mod:`kuberay.lazy`);
+    ``MODELS`` (kind -> top-level model class) is built then."""
+    if name != "MODELS":
+        return _lazy_getattr(name)
+    models: dict[str, type[ApiModel]] = {
+        KIND_RAYCLUSTER: _lazy_getattr("RayCluster"),
+        KIND_RAYJOB: _lazy_getattr("RayJob"),
+        KIND_RAYSERVICE: _lazy_getattr("RayService"),
+        KIND_RAYCRONJOB: _lazy_getattr("RayCronJob"),
+    }
+    globals()["MODELS"] = models
+    return models
+
 
 __all__ = [
     "API_VERSION",

@@ -7,12 +7,6 @@ from __future__ import annotations
 
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.names import tls_cert_name, tls_secret_name
-from kuberay.controllers.mtls.builders import (
-    CERT_MANAGER_API_VERSION,
-    CERTIFICATE_KIND,
-    REQUIRED_SECRET_KEYS,
-    is_certificate_ready,
-)
 from kuberay.controllers.raycluster.context import Ctx, Obj
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.kube import NotFound
@@ -27,6 +21,14 @@ async def require_mtls_ready(ctx: Ctx, cluster: Obj) -> None:
     ``PartialObjectMetadata``), and KubeRay refuses pods until all three are there. The
     check runs only on a pass about to create pods (once per pass), never in a steady
     state; the values read are not kept."""
+    # the mTLS package only for a cluster with TLS on (its gate is off by default)
+    from kuberay.controllers.mtls.builders import (
+        CERT_MANAGER_API_VERSION,
+        CERTIFICATE_KIND,
+        REQUIRED_SECRET_KEYS,
+        is_certificate_ready,
+    )
+
     ns, name = cluster["metadata"]["namespace"], cluster["metadata"]["name"]
     for node_type in (C.HEAD_NODE, C.WORKER_NODE):
         cert_name = tls_cert_name(name, node_type)

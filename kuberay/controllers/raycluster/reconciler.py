@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
-from kuberay.api.v1.validation import validate_raycluster
+from kuberay.api.v1 import validation  # its validators load on first use
 from kuberay.controllers.common.predicates import (
     is_autoscaling_enabled,
     is_autoscaling_v1_enabled,
@@ -181,7 +181,7 @@ class RayClusterReconciler:
 
     # ----- validation ---------------------------------------------------------------------
     async def _reject_if_invalid(self, cluster: Obj) -> bool:
-        errors = validate_raycluster(cluster, gates=self._features)
+        errors = validation.validate_raycluster(cluster, gates=self._features)
         meta = cluster["metadata"]
         conditions: list[Obj] = list((cluster.get("status") or {}).get("conditions") or [])
         had = cond.find(conditions, INVALID_SPEC_CONDITION) is not None

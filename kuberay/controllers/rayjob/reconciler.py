@@ -29,7 +29,7 @@ from typing import Any
 
 import structlog
 
-from kuberay.api.v1.validation import validate_rayjob
+from kuberay.api.v1 import validation  # its validators load on first use
 from kuberay.controllers.common import RayJobBuildError, build_job_submit_body
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.names import (
@@ -203,7 +203,7 @@ class RayJobReconciler:
         ``ValidationFailed`` and record a Warning naming the field. True if invalid."""
         errors = [
             e
-            for e in validate_rayjob(job, gates=dict(self.ctx.settings.features))
+            for e in validation.validate_rayjob(job, gates=dict(self.ctx.settings.features))
             if e.source != "webhook"
         ]
         if not errors:

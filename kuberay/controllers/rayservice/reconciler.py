@@ -30,7 +30,7 @@ from typing import Any
 
 import structlog
 
-from kuberay.api.v1.validation import validate_rayservice
+from kuberay.api.v1 import validation  # its validators load on first use
 from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.names import serve_service_name
 from kuberay.controllers.common.objects import as_map, as_str
@@ -243,7 +243,7 @@ class RayServiceReconciler:
         announces their installation). The answer is this RayService's alone: concurrent
         reconciles share this reconciler."""
         recheck = False
-        errors = validate_rayservice(rs, gates=dict(self.ctx.settings.features))
+        errors = validation.validate_rayservice(rs, gates=dict(self.ctx.settings.features))
         fatal = [e for e in errors if e.source in ("metadata", "spec")] or [
             e for e in errors if e.source not in ("webhook",)
         ]

@@ -30,15 +30,46 @@ checks), :mod:`.raycluster` (+ :mod:`.raycluster_features`), :mod:`.rayjob`,
 
 from __future__ import annotations
 
-from kuberay.api.v1.validation.common import ErrorSource, FieldError, first_error
-from kuberay.api.v1.validation.raycluster import (
-    raycluster_spec_warnings,
-    validate_raycluster,
-    validate_raycluster_update,
-)
-from kuberay.api.v1.validation.raycronjob import validate_raycronjob, validate_raycronjob_update
-from kuberay.api.v1.validation.rayjob import validate_rayjob, validate_rayjob_update
-from kuberay.api.v1.validation.rayservice import validate_rayservice, validate_rayservice_update
+from typing import TYPE_CHECKING
+
+from kuberay.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from kuberay.api.v1.validation.common import ErrorSource, FieldError, first_error
+    from kuberay.api.v1.validation.raycluster import (
+        raycluster_spec_warnings,
+        validate_raycluster,
+        validate_raycluster_update,
+    )
+    from kuberay.api.v1.validation.raycronjob import validate_raycronjob, validate_raycronjob_update
+    from kuberay.api.v1.validation.rayjob import validate_rayjob, validate_rayjob_update
+    from kuberay.api.v1.validation.rayservice import validate_rayservice, validate_rayservice_update
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "kuberay.api.v1.validation.common": (
+        "ErrorSource",
+        "FieldError",
+        "first_error",
+    ),
+    "kuberay.api.v1.validation.raycluster": (
+        "raycluster_spec_warnings",
+        "validate_raycluster",
+        "validate_raycluster_update",
+    ),
+    "kuberay.api.v1.validation.raycronjob": (
+        "validate_raycronjob",
+        "validate_raycronjob_update",
+    ),
+    "kuberay.api.v1.validation.rayjob": (
+        "validate_rayjob",
+        "validate_rayjob_update",
+    ),
+    "kuberay.api.v1.validation.rayservice": (
+        "validate_rayservice",
+        "validate_rayservice_update",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ErrorSource",
