@@ -104,3 +104,18 @@ def test_podmonitor_scrapes_every_namespace_unless_listed(tmp_path: Path) -> Non
     assert monitor["metadata"]["namespace"] == "ops"
     assert monitor["spec"]["namespaceSelector"] == {"any": True}
     assert monitor["spec"]["selector"] == {"matchLabels": {"ray.io/is-ray-node": "yes"}}
+
+
+def test_a_misspelled_monitoring_value_is_refused(tmp_path: Path) -> None:
+    """``values.schema.json`` types the block: ``enable`` for ``enabled`` fails the install
+    instead of silently rendering nothing."""
+    values_file = tmp_path / "values.json"
+    values_file.write_text(json.dumps({"monitoring": {"podMonitor": {"enable": True}}}))
+    proc = subprocess.run(
+        [str(HELM), "template", "kr", str(CHART_DIR), "-f", str(values_file)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode != 0
+    assert "/monitoring/podMonitor" in proc.stderr and "'enable' not allowed" in proc.stderr
