@@ -213,7 +213,7 @@ class PendingWatcher(threading.Thread):
         self._get = get
         self._interval = interval
         self._out = out or (lambda line: print(line, file=sys.stderr, flush=True))
-        self._stop = threading.Event()
+        self._halt = threading.Event()
         self._said: set[str] = set()
 
     def poll_once(self) -> list[str]:
@@ -233,7 +233,7 @@ class PendingWatcher(threading.Thread):
         return printed
 
     def run(self) -> None:
-        while not self._stop.wait(self._interval):
+        while not self._halt.wait(self._interval):
             try:
                 self.poll_once()
             except Exception:  # advice only: never a reason to stop make run
@@ -241,4 +241,4 @@ class PendingWatcher(threading.Thread):
 
     def stop(self) -> None:
         """Ask the thread to end (it does within one interval)."""
-        self._stop.set()
+        self._halt.set()

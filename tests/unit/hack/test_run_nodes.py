@@ -129,3 +129,27 @@ def test_next_steps_show_real_ray_only_with_a_real_node(tmp_path: Path) -> None:
         tmp_path / "kubeconfig", Path("kubectl"), who, real=False, workdir=tmp_path
     )
     assert "rayjob.yaml" not in kwok and "run no Ray" in kwok
+
+
+def test_a_process_forked_while_the_watcher_runs_starts_cleanly() -> None:
+    """make run forks the operator while the watcher thread runs: the child must not print
+    an ignored exception from threading's after-fork clean-up (a thread attribute named
+    ``_stop`` once shadowed ``Thread._stop``)."""
+    import subprocess
+    import sys
+
+    watcher = run_nodes.PendingWatcher(lambda _path: {"items": []}, interval=0.05)
+    watcher.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "pass"],
+            preexec_fn=lambda: None,  # the fork path, as run.py's parent-death hook takes
+            capture_output=True,
+            timeout=30,
+        )
+    finally:
+        watcher.stop()
+        watcher.join(5)
+    assert done.returncode == 0
+    assert b"Exception ignored" not in done.stderr, done.stderr.decode()
+    assert not watcher.is_alive()
