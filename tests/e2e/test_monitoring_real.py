@@ -22,6 +22,7 @@ for the stuck objects, KubeRayOperatorDown is silent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import re
@@ -35,7 +36,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kuberay.kube import Client
+from kuberay.kube import Client, KubeError
 from tests.e2e.harness import OperatorProcess, cluster_pods, node_type, pod_ready, record_timing
 from tests.e2e.prometheus import PrometheusProcess, ScrapeJob, allowed_target
 from tests.e2e.realcluster import (
@@ -218,6 +219,9 @@ async def scenario(
             record_timing("monitoring e2e: scenario", time.monotonic() - began)
         finally:
             prometheus.terminate()
+            # the scenario's Ray pods hold the real node's CPU: later real-node tests need it
+            with contextlib.suppress(KubeError):
+                await real_admin.delete("v1", "Namespace", ns)
 
 
 async def _run_scenario(
