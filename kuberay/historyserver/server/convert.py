@@ -183,3 +183,30 @@ def merge_transitions(existing: list[dict[str, Any]], new: list[Any]) -> list[di
             out.append(t)
     out.sort(key=transition_key)
     return out
+
+
+class EventsById:
+    """Events of the types in ``payloads`` (event type -> payload key), grouped by the hex ID
+    in each payload's ``id_field``; :meth:`add` ignores every other event type."""
+
+    def __init__(self, payloads: dict[str, str], id_field: str) -> None:
+        self._payloads = payloads
+        self._id_field = id_field
+        self._events: dict[str, list[dict[str, Any]]] = {}
+
+    def add(self, event: dict[str, Any]) -> bool:
+        """Keep ``event`` under its ID if its type is one of ours; whether it was."""
+        kind = as_str(event.get("eventType"))
+        if kind not in self._payloads:
+            return False
+        ident = hex_id(as_dict(event.get(self._payloads[kind])).get(self._id_field))
+        if ident:
+            self._events.setdefault(ident, []).append(event)
+        return True
+
+    def __bool__(self) -> bool:
+        return bool(self._events)
+
+    def by_id(self) -> list[tuple[str, list[dict[str, Any]]]]:
+        """``(id, events)`` for every ID seen, sorted by ID, events in arrival order."""
+        return [(i, self._events[i]) for i in sorted(self._events)]

@@ -14,10 +14,10 @@ is used as it is, with an empty ``bundles`` filled in (Ray 2.56's UI needs the l
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from kuberay.historyserver.server.convert import (
+    EventsById,
     as_dict,
     as_list,
     as_str,
@@ -40,24 +40,18 @@ class PlacementGroupBuilder:
     """Collects placement-group events; ``build`` folds them into ``PlacementGroupState``."""
 
     def __init__(self) -> None:
-        self._events: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self._events = EventsById(_PAYLOAD, "placementGroupId")
 
     def add(self, event: dict[str, Any]) -> bool:
         """Keep ``event`` if it is a placement-group event; returns whether it was."""
-        kind = as_str(event.get("eventType"))
-        if kind not in _PAYLOAD:
-            return False
-        pg = hex_id(as_dict(event.get(_PAYLOAD[kind])).get("placementGroupId"))
-        if pg:
-            self._events[pg].append(event)
-        return True
+        return self._events.add(event)
 
     def __bool__(self) -> bool:
         return bool(self._events)
 
     def build(self) -> list[dict[str, Any]]:
         """Every placement group seen in events, by ID."""
-        return [_fold(pg, self._events[pg]) for pg in sorted(self._events)]
+        return [_fold(pg, events) for pg, events in self._events.by_id()]
 
 
 def _fold(pg: str, events: list[dict[str, Any]]) -> dict[str, Any]:

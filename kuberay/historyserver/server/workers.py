@@ -14,10 +14,10 @@ comes from the node events. A session without worker events has none (``build`` 
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from kuberay.historyserver.server.convert import (
+    EventsById,
     as_dict,
     as_list,
     as_str,
@@ -40,23 +40,17 @@ class WorkerBuilder:
     """Collects worker events; ``build`` folds them into ``WorkerState`` dicts."""
 
     def __init__(self) -> None:
-        self._events: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self._events = EventsById(_PAYLOAD, "workerId")
 
     def add(self, event: dict[str, Any]) -> bool:
         """Keep ``event`` if it is a worker event; returns whether it was."""
-        kind = as_str(event.get("eventType"))
-        if kind not in _PAYLOAD:
-            return False
-        worker = hex_id(as_dict(event.get(_PAYLOAD[kind])).get("workerId"))
-        if worker:
-            self._events[worker].append(event)
-        return True
+        return self._events.add(event)
 
     def build(self, node_ips: dict[str, str]) -> list[dict[str, Any]] | None:
         """Every worker seen, by ID; ``None`` when no worker event was seen."""
         if not self._events:
             return None
-        return [_fold(w, self._events[w], node_ips) for w in sorted(self._events)]
+        return [_fold(w, events, node_ips) for w, events in self._events.by_id()]
 
 
 def _fold(worker: str, events: list[dict[str, Any]], node_ips: dict[str, str]) -> dict[str, Any]:
