@@ -127,12 +127,25 @@ class LocalStore:
             except FileNotFoundError:
                 continue
             except (FileExistsError, NotADirectoryError) as exc:
-                raise StorageError(
-                    f"cannot put {key!r}: a parent of it is an object", key=key
-                ) from exc
+                # mkdir(exist_ok) also raises when a delete prunes the directory between its
+                # own mkdir and is_dir check: only an object on the way is a real conflict
+                if self._object_above(path):
+                    raise StorageError(
+                        f"cannot put {key!r}: a parent of it is an object", key=key
+                    ) from exc
+                continue
             except OSError as exc:
                 raise StorageError(f"cannot put {key!r}: {exc}", key=key) from exc
         raise StorageError(f"cannot put {key!r}: its directory keeps disappearing", key=key)
+
+    def _object_above(self, path: Path) -> bool:
+        """Whether a directory on ``path``'s way down from the root is a stored object."""
+        parent = path.parent
+        while parent != self._root and parent != parent.parent:
+            if parent.exists() and not parent.is_dir():
+                return True
+            parent = parent.parent
+        return False
 
     @staticmethod
     def _finish(handle: Any, temp: Path, path: Path, key: str) -> None:

@@ -119,6 +119,26 @@ async def test_concurrent_puts_and_deletes_in_one_directory(tmp_path: Path) -> N
     assert await store.get("dir/sub/final") == b"ok"
 
 
+async def test_a_put_survives_its_directory_pruned_inside_mkdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mkdir(exist_ok=True) raises FileExistsError when a delete prunes the directory between
+    its mkdir and is_dir: the put retries instead of blaming an object in the way."""
+    store = LocalStore(tmp_path)
+    real_mkdir = Path.mkdir
+    raced: list[Path] = []
+
+    def mkdir_losing_a_race(self: Path, *args: object, **kwargs: object) -> None:
+        if not raced:
+            raced.append(self)
+            raise FileExistsError(17, "File exists", str(self))
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", mkdir_losing_a_race)
+    await store.put("dir/sub/x", b"ok")
+    assert raced and await store.get("dir/sub/x") == b"ok"
+
+
 def test_config_needs_a_directory() -> None:
     assert LocalConfig.from_sources({"LOCAL_STORAGE_DIR": "/x"}, None).directory == "/x"
     assert LocalConfig.from_sources({"LOCAL_STORAGE_DIR": "/x"}, {"localDir": "/y"}).directory == (
