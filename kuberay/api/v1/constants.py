@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from kuberay.controllers import features as _features
+from kuberay.featuregates import kuberay_gates as _features
 
 GROUP: Final = "ray.io"
 VERSION: Final = "v1"
@@ -83,8 +83,8 @@ RAY_TLS_CERT_MOUNT_PATH: Final = "/etc/ray/tls"
 COLLECTOR_CONTAINER_NAME: Final = "ray-history-collector"
 
 # --- feature gates (KubeRay pkg/features) ---
-# Gate names and defaults have one home, kuberay.controllers.features (it depends only on
-# the generic featuregates package); these aliases keep the API layer's spelling.
+# Gate names and defaults have one home, kuberay.featuregates.kuberay_gates (below both api and
+# controllers); these aliases keep the API layer's spelling.
 GATE_RAYCLUSTER_STATUS_CONDITIONS: Final = _features.RAY_CLUSTER_STATUS_CONDITIONS
 GATE_RAYJOB_DELETION_POLICY: Final = _features.RAY_JOB_DELETION_POLICY
 GATE_RAY_MULTI_HOST_INDEXING: Final = _features.RAY_MULTI_HOST_INDEXING

@@ -55,11 +55,11 @@ from kuberay.controllers.common.replicas import (
     worker_group_desired_replicas,
     workers_to_delete,
 )
-from kuberay.controllers.features import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.controllers.raycluster.context import Ctx, Obj
 from kuberay.controllers.raycluster.mtls_gate import require_mtls_ready
 from kuberay.controllers.raycluster.status import ReconcileError
+from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.kube import ApiError
 from kuberay.reconcile import NORMAL, WARNING
 

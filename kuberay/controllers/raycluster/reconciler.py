@@ -39,10 +39,6 @@ from kuberay.controllers.common.predicates import (
     is_gcs_fault_tolerance_enabled,
     is_tls_enabled,
 )
-from kuberay.controllers.features import (
-    GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE,
-    RAY_CLUSTER_STATUS_CONDITIONS,
-)
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.controllers.raycluster.children import (
     CONFLICT_CONDITION,
@@ -57,6 +53,10 @@ from kuberay.controllers.raycluster.status import (
     calculate_status,
     go_status,
     status_changed,
+)
+from kuberay.featuregates.kuberay_gates import (
+    GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE,
+    RAY_CLUSTER_STATUS_CONDITIONS,
 )
 from kuberay.kube import ApiError, NotFound
 from kuberay.reconcile import WARNING, Request, Result

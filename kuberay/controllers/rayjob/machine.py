@@ -24,7 +24,6 @@ from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.names import head_service_name
 from kuberay.controllers.dashboard import DuplicateSubmissionId, JobNotFound
 from kuberay.controllers.dashboard.errors import describe
-from kuberay.controllers.features import RAY_JOB_DELETION_POLICY
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import RayJobSettings
 from kuberay.controllers.rayjob.submitter import (
@@ -55,6 +54,7 @@ from kuberay.controllers.rayjob.world import (
 )
 from kuberay.controllers.rayjob.world import meta_of as _meta
 from kuberay.controllers.rayjob.world import spec_of as _spec
+from kuberay.featuregates.kuberay_gates import RAY_JOB_DELETION_POLICY
 
 Obj = dict[str, Any]
 

@@ -41,7 +41,6 @@ from kuberay.controllers.common.rayservice import (
     should_prepare_new_cluster,
 )
 from kuberay.controllers.common.service import ServiceBuildError
-from kuberay.controllers.features import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.controllers.rayservice import status as S
 from kuberay.controllers.rayservice.abandon import (
     abandon_if_overdue,
@@ -74,6 +73,7 @@ from kuberay.controllers.rayservice.serve import (
 from kuberay.controllers.rayservice.suspend import handle_suspend, suspend_operative
 from kuberay.controllers.rayservice.traffic import Routing, TrafficReconciler, gateway_api_missing
 from kuberay.controllers.rayservice.upgrade import abandoned_hash, explain_upgrade
+from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.kube import ApiError
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
 from kuberay.reconcile.written import WrittenObjects
