@@ -19,6 +19,7 @@ from typing import Any
 
 import structlog
 
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.batchscheduler.interface import (
     BatchScheduler,
     BatchSchedulerError,
@@ -36,7 +37,6 @@ from kuberay.controllers.batchscheduler.resources import (
     submitter_resources,
     sum_resources,
 )
-from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.owner import controller_owner_reference
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
 
@@ -57,7 +57,7 @@ _GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def _from_rayjob(obj: Mapping[str, Any]) -> bool:
-    return labels_of(obj).get(C.RAY_ORIGINATED_FROM_CRD_LABEL_KEY) == C.RAY_JOB_CRD
+    return labels_of(obj).get(C.RAY_ORIGINATED_FROM_CRD_LABEL_KEY) == C.KIND_RAYJOB
 
 
 def pod_group_name(obj: Mapping[str, Any]) -> str:
@@ -150,7 +150,7 @@ class VolcanoScheduler(BatchScheduler):
     async def do_batch_scheduling_on_submission(self, obj: Obj) -> None:
         """Create or resize the PodGroup of a RayCluster (skipped for a RayJob's cluster)
         or of a RayJob (refused for one using ``clusterSelector``)."""
-        if kind_of(obj) == C.RAY_JOB_KIND:
+        if kind_of(obj) == C.KIND_RAYJOB:
             if not (obj.get("spec") or {}).get("rayClusterSpec"):
                 meta = obj.get("metadata") or {}
                 raise BatchSchedulerError(
@@ -173,7 +173,7 @@ class VolcanoScheduler(BatchScheduler):
     async def cleanup_on_completion(self, obj: Obj) -> bool:
         """RayJob only: resize its PodGroup to the live cluster (suspended worker groups
         excluded), or to zero when the cluster is gone or going."""
-        if kind_of(obj) != C.RAY_JOB_KIND:
+        if kind_of(obj) != C.KIND_RAYJOB:
             return False
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
@@ -185,7 +185,7 @@ class VolcanoScheduler(BatchScheduler):
         resources: Resources = {}
         try:
             cluster = await self.client.get(
-                C.RAY_API_VERSION, C.RAY_CLUSTER_KIND, status["rayClusterName"], ns
+                C.API_VERSION, C.KIND_RAYCLUSTER, status["rayClusterName"], ns
             )
         except NotFound:
             log.info(

@@ -30,7 +30,8 @@ import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from .gojson import format_go_float, go_string
 from .objects import as_list, as_map
 from .options import BuildOptions

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from .objects import as_list, as_map, pod_spec_of_template, spec
 from .quantity import Quantity
 from .ray_start import is_gpu_resource_key

@@ -25,8 +25,10 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from . import gates as feature_gates
+from .constants import RAY_CONTAINER_INDEX
 from .go_text import format_go_percent_f, go_quote, to_float32
 from .gojson import go_string
 from .goyaml import GoYAMLError, load_go_yaml, marshal_go_json
@@ -152,7 +154,7 @@ def _sidecar_dashboard_port(rayjob: Mapping[str, Any], default: int) -> int:
         raise RayJobBuildError(
             "SidecarMode needs rayClusterSpec.headGroupSpec with a Ray head container"
         )
-    head = as_map(containers[c.RAY_CONTAINER_INDEX])
+    head = as_map(containers[RAY_CONTAINER_INDEX])
     return find_container_port(head, c.DASHBOARD_PORT_NAME, default)
 
 

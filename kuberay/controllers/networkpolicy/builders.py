@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kuberay.controllers.common import constants as c
+from kuberay.api.v1 import constants as c
 from kuberay.controllers.common.gojson import marshal
 from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata, spec, str_map
 from kuberay.controllers.common.owner import controller_owner_reference
@@ -118,7 +118,7 @@ def _submitter_peer(cluster: Mapping[str, Any]) -> dict[str, Any] | None:
     for ref in as_list(meta.get("ownerReferences")):
         ref = as_map(ref)
         if (
-            ref.get("kind") == c.RAY_JOB_CRD
+            ref.get("kind") == c.KIND_RAYJOB
             and ref.get("controller") is True
             and as_str(ref.get("apiVersion")).startswith("ray.io/")
         ):
@@ -126,7 +126,7 @@ def _submitter_peer(cluster: Mapping[str, Any]) -> dict[str, Any] | None:
                 "podSelector": {
                     "matchLabels": {
                         c.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY: as_str(ref.get("name")),
-                        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.RAY_JOB_CRD,
+                        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.KIND_RAYJOB,
                     }
                 }
             }

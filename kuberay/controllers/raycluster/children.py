@@ -19,7 +19,7 @@ import json
 import attrs
 import structlog
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.auth import (
     build_auth_secret,
     generate_auth_token,

@@ -39,8 +39,8 @@ from collections.abc import Iterable
 
 import structlog
 
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.batchscheduler import BatchSchedulerError
-from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
 from kuberay.controllers.common.names import generate_ray_worker_replica_group_name
 from kuberay.controllers.common.pod import build_head_pod, build_worker_pod

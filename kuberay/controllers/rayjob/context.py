@@ -22,10 +22,6 @@ from kuberay.reconcile import Cache, EventRecorder
 Obj = dict[str, Any]
 ObjectKey = tuple[str, str]
 
-RAY_API_VERSION = "ray.io/v1"
-RAY_JOB_KIND = "RayJob"
-RAY_CLUSTER_KIND = "RayCluster"
-FIELD_MANAGER = "kuberay-operator"
 
 GRACE_PERIOD_ENV = "RAYJOB_DEPLOYMENT_STATUS_TRANSITION_GRACE_PERIOD_SECONDS"
 STATUS_CHECK_TIMEOUT_ENV = "RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS"

@@ -20,7 +20,7 @@ import copy
 import datetime as dt
 from typing import Any
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.names import head_service_name
 from kuberay.controllers.dashboard import DuplicateSubmissionId, JobNotFound
 from kuberay.controllers.dashboard.errors import describe

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import RayJobSettings
 from kuberay.controllers.rayjob.world import Decision, World

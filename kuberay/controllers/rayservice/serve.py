@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 import structlog
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.objects import as_list, as_map, as_str
 from kuberay.controllers.common.pod_health import is_running_and_ready
 from kuberay.controllers.common.rayservice import need_serve_submit, serve_config_payload
