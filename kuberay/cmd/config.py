@@ -17,10 +17,10 @@ from typing import Any
 import attrs
 import yaml
 
-from kuberay.api.v1.goutil import parse_go_duration
 from kuberay.controllers.config import ControllerConfig
 from kuberay.featuregates import FeatureGate, FeatureGateError, parse_bool
 from kuberay.featuregates.kuberay_gates import UNIMPLEMENTED_GATES
+from kuberay.gocompat.goutil import parse_go_duration
 from kuberay.logkeys import KEY_FORMATS
 
 CONFIG_API_VERSION = "config.ray.io/v1alpha1"

@@ -8,7 +8,7 @@ from typing import Any
 
 from kuberay.cmd.kubectl_ray.context import CLIError, Obj
 from kuberay.cmd.kubectl_ray.output import OUTPUT_FORMATS
-from kuberay.controllers.common.quantity import Quantity, QuantityError
+from kuberay.gocompat.quantity import Quantity, QuantityError
 
 FIELD_MANAGER = "ray-kubectl-plugin"
 RAY_VERSION = "2.52.0"

@@ -29,7 +29,7 @@ from kuberay.cmd.kubectl_ray.generation import (
 from kuberay.cmd.kubectl_ray.output import dump
 from kuberay.cmd.kubectl_ray.progress import pods_ready, wanted_pods
 from kuberay.cmd.kubectl_ray.waiting import parse_duration, poll
-from kuberay.controllers.common.quantity import Quantity
+from kuberay.gocompat.quantity import Quantity
 from kuberay.kube import NotFound
 
 #: Flags allowed next to ``--file`` (they do not describe the cluster).

@@ -23,7 +23,7 @@ from kuberay.cmd.kubectl_ray.common import (
     validate_quantity,
 )
 from kuberay.cmd.kubectl_ray.context import CLIError, Obj
-from kuberay.controllers.common.quantity import Quantity
+from kuberay.gocompat.quantity import Quantity
 
 DEFAULT_GROUP = "default-group"
 TPU_DOC_URL = "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus#availability"

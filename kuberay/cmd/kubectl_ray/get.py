@@ -27,7 +27,7 @@ from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
 from kuberay.cmd.kubectl_ray.listing import register_listings
 from kuberay.cmd.kubectl_ray.output import age, as_list, emit, format_table
 from kuberay.controllers.common.auth import auth_token_secret_name
-from kuberay.controllers.common.quantity import Quantity
+from kuberay.gocompat.quantity import Quantity
 from kuberay.kube import NotFound
 
 AUTH_TOKEN_KEY = "auth_token"

@@ -36,6 +36,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
+from kuberay.gocompat.quantity import Quantity
 
 from . import gates
 from .auth import configure_token_auth, set_container_token_auth_env_vars
@@ -69,7 +70,6 @@ from .predicates import (
     is_tls_enabled,
 )
 from .probes import init_liveness_and_readiness_probes
-from .quantity import Quantity
 from .ray_start import (
     generate_ray_start_command,
     ray_container_command,

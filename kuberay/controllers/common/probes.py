@@ -21,10 +21,10 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.gocompat.versions import version_at_least
 
 from .constants import UNIFIED_HEALTH_CHECK_MIN_RAY_VERSION
 from .objects import find_container_port
-from .versions import version_at_least
 
 __all__ = [
     "init_liveness_and_readiness_probes",

@@ -31,11 +31,11 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
+from kuberay.gocompat.gojson import format_go_float, go_string
+from kuberay.gocompat.quantity import Quantity, QuantityError
 
-from .gojson import format_go_float, go_string
 from .objects import as_list, as_map
 from .options import BuildOptions
-from .quantity import Quantity, QuantityError
 
 __all__ = [
     "ULIMIT_COMMAND",

@@ -26,12 +26,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
+from kuberay.gocompat.go_text import format_go_percent_f, go_quote, to_float32
+from kuberay.gocompat.gojson import go_string
+from kuberay.gocompat.goyaml import GoYAMLError, load_go_yaml, marshal_go_json
 
 from . import gates as feature_gates
 from .constants import RAY_CONTAINER_INDEX
-from .go_text import format_go_percent_f, go_quote, to_float32
-from .gojson import go_string
-from .goyaml import GoYAMLError, load_go_yaml, marshal_go_json
 from .objects import (
     as_list,
     as_map,

@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kuberay.api.v1 import constants as c
-from kuberay.controllers.common.gojson import marshal
 from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata, spec, str_map
 from kuberay.controllers.common.owner import controller_owner_reference
+from kuberay.gocompat.gojson import marshal
 
 __all__ = [
     "DENY_ALL",

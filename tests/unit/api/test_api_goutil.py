@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kuberay.api.v1.goutil import (
+from kuberay.api.v1.schedule import load_go_location, parse_standard
+from kuberay.gocompat.goutil import (
     go_atoi,
     go_quote,
     go_str_list,
@@ -15,7 +16,6 @@ from kuberay.api.v1.goutil import (
     parse_generic_version,
     parse_go_duration,
 )
-from kuberay.api.v1.schedule import load_go_location, parse_standard
 
 
 @pytest.mark.parametrize("name", ["a", "my-name", "abc-123", "a" * 63])

@@ -15,16 +15,16 @@ from kuberay.api.v1.constants import (
     MANAGED_BY_VALUES,
 )
 from kuberay.api.v1.convert import StructureError, join_path, model_fields, structure
-from kuberay.api.v1.goutil import (
-    go_quote,
-    go_str_list,
-    is_dns1035_label,
-)
 from kuberay.api.v1.raycluster_types import (
     HeadGroupSpec,
     RayClusterSpec,
 )
 from kuberay.api.v1.rayjob_types import DeletionCondition, RayJobSpec
+from kuberay.gocompat.goutil import (
+    go_quote,
+    go_str_list,
+    is_dns1035_label,
+)
 
 ErrorSource: TypeAlias = Literal["crd", "metadata", "spec", "upgrade", "status", "webhook"]
 M = TypeVar("M", bound=ApiModel)

@@ -38,11 +38,6 @@ from kuberay.api.v1.enums import (
     RayClusterUpgradeType,
 )
 from kuberay.api.v1.gates import FeatureGates, gate_enabled
-from kuberay.api.v1.goutil import (
-    is_qualified_name,
-    is_valid_label_value,
-    parse_generic_version,
-)
 from kuberay.api.v1.raycluster_types import (
     HeadGroupSpec,
     RayCluster,
@@ -73,6 +68,11 @@ from kuberay.api.v1.validation.raycluster_features import (
     _validate_gcs_backend,
     _validate_network_policy,
     _validate_tls,
+)
+from kuberay.gocompat.goutil import (
+    is_qualified_name,
+    is_valid_label_value,
+    parse_generic_version,
 )
 
 

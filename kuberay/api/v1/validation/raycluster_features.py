@@ -28,12 +28,6 @@ from kuberay.api.v1.defaults import (
     network_policy_mode,
 )
 from kuberay.api.v1.gates import FeatureGates, gate_enabled
-from kuberay.api.v1.goutil import (
-    go_quote,
-    go_str_list,
-    is_dns1123_label,
-    parse_generic_version,
-)
 from kuberay.api.v1.raycluster_types import (
     CollectorOptions,
     GcsFaultToleranceOptions,
@@ -50,6 +44,12 @@ from kuberay.api.v1.validation.common import (
     _Errors,
     _mounts,
     _pod_spec,
+)
+from kuberay.gocompat.goutil import (
+    go_quote,
+    go_str_list,
+    is_dns1123_label,
+    parse_generic_version,
 )
 
 

@@ -20,10 +20,6 @@ from kuberay.api.v1.enums import (
     RayServiceUpgradeType,
 )
 from kuberay.api.v1.gates import FeatureGates
-from kuberay.api.v1.goutil import (
-    go_atoi,
-    parse_go_duration,
-)
 from kuberay.api.v1.rayservice_types import RayService, RayServiceSpec
 from kuberay.api.v1.validation.common import (
     FieldError,
@@ -41,6 +37,10 @@ from kuberay.api.v1.validation.common import (
 from kuberay.api.v1.validation.raycluster import (
     _cluster_transitions,
     _validate_cluster_spec,
+)
+from kuberay.gocompat.goutil import (
+    go_atoi,
+    parse_go_duration,
 )
 
 
