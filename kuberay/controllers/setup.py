@@ -10,7 +10,6 @@ serves cert-manager.io/v1; see docs/raycluster.md.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
 from kuberay.controllers.batchscheduler import KUBERNETES_WAS_PLUGIN
@@ -27,26 +26,21 @@ from kuberay.featuregates.kuberay_gates import (
     RAY_CLUSTER_NETWORK_POLICY,
     RAY_CRON_JOB,
 )
+from kuberay.gocompat.goutil import go_atoi
 from kuberay.reconcile import Manager
 
 REQUEUE_ENV = "RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV"
 DEFAULT_REQUEUE_SECONDS = 300.0
 
 
-_GO_INT = re.compile(r"[+-]?[0-9]+")
-
-
 def requeue_seconds(env: Mapping[str, str]) -> float:
     """``RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV`` as KubeRay reads it (``strconv.Atoi``):
     a decimal integer, used as is, so 0 or a negative value means no periodic requeue;
     anything else (unset, "1.5", " 5", "abc", beyond int64) means 300."""
-    raw = env.get(REQUEUE_ENV, "")
-    if not _GO_INT.fullmatch(raw):
+    try:
+        return float(go_atoi(env.get(REQUEUE_ENV, "")))
+    except ValueError:
         return DEFAULT_REQUEUE_SECONDS
-    value = int(raw)
-    if not -(2**63) <= value < 2**63:
-        return DEFAULT_REQUEUE_SECONDS
-    return float(value)
 
 
 def build_options(cfg: ControllerConfig, env: Mapping[str, str]) -> BuildOptions:

@@ -50,7 +50,7 @@ from kuberay.api.v1.constants import (
 )
 from kuberay.api.v1.gates import FeatureGates
 from kuberay.api.v1.validation import FieldError
-from kuberay.gocompat.goutil import go_quote
+from kuberay.gocompat.go_text import go_quote
 
 __all__ = [
     "ADMISSION_API_VERSIONS",

@@ -13,7 +13,6 @@ its PR #5200) it is zeroed, so the queue no longer reserves capacity for it.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +37,7 @@ from kuberay.controllers.batchscheduler.resources import (
     sum_resources,
 )
 from kuberay.controllers.common.owner import controller_owner_reference
+from kuberay.gocompat.goutil import GoNumError, go_atoi
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
 
 log = structlog.get_logger("kuberay.batchscheduler.volcano")
@@ -53,7 +53,6 @@ NETWORK_TOPOLOGY_HIGHEST_TIER_LABEL_KEY = "volcano.sh/network-topology-highest-t
 #: Volcano's ``KubeGroupNameAnnotationKey`` and ``TaskSpecKey``.
 GROUP_NAME_ANNOTATION_KEY = "scheduling.k8s.io/group-name"
 TASK_SPEC_ANNOTATION_KEY = "volcano.sh/task-spec"
-_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def _from_rayjob(obj: Mapping[str, Any]) -> bool:
@@ -92,12 +91,10 @@ def _network_topology(owner: Mapping[str, Any], pg_name: str) -> Obj | None:
 def _atoi(raw: str) -> tuple[int, str]:
     """A 64-bit Go ``strconv.Atoi``: ``(value, "")`` or ``(0, problem)`` with the
     problem worded as Go's ``NumError`` does (label values need no quoting escapes)."""
-    if not _GO_INT.fullmatch(raw):
-        return 0, "invalid syntax"
-    value = int(raw)
-    if not -(2**63) <= value < 2**63:
-        return 0, "value out of range"
-    return value, ""
+    try:
+        return go_atoi(raw), ""
+    except GoNumError as exc:
+        return 0, exc.problem
 
 
 def build_pod_group(owner: Mapping[str, Any], min_member: int, resources: Resources) -> Obj:

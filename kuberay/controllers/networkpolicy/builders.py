@@ -18,8 +18,8 @@ No DNS rule is added (KubeRay leaves it to the user).
 
 from __future__ import annotations
 
+import contextlib
 import copy
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,6 +27,7 @@ from kuberay.api.v1 import constants as c
 from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata, spec, str_map
 from kuberay.controllers.common.owner import controller_owner_reference
 from kuberay.gocompat.gojson import marshal
+from kuberay.gocompat.goutil import go_parse_int
 
 __all__ = [
     "DENY_ALL",
@@ -50,7 +51,6 @@ DENY_ALL = "DenyAll"
 DENY_ALL_INGRESS = "DenyAllIngress"
 DENY_ALL_EGRESS = "DenyAllEgress"
 _DASHBOARD_PORT_PARAM = "dashboard-port"
-_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def head_policy_name(cluster_name: str) -> str:
@@ -103,10 +103,9 @@ def _dashboard_port(cluster: Mapping[str, Any]) -> int:
     else 8265."""
     params = as_map(as_map(spec(cluster).get("headGroupSpec")).get("rayStartParams"))
     raw = params.get(_DASHBOARD_PORT_PARAM)
-    if isinstance(raw, str) and _GO_INT.fullmatch(raw):
-        value = int(raw)
-        if -(2**31) <= value < 2**31:
-            return value
+    if isinstance(raw, str):
+        with contextlib.suppress(ValueError):
+            return go_parse_int(raw, 32)
     return c.DEFAULT_DASHBOARD_PORT
 
 

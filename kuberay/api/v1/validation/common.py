@@ -20,11 +20,8 @@ from kuberay.api.v1.raycluster_types import (
     RayClusterSpec,
 )
 from kuberay.api.v1.rayjob_types import DeletionCondition, RayJobSpec
-from kuberay.gocompat.goutil import (
-    go_quote,
-    go_str_list,
-    is_dns1035_label,
-)
+from kuberay.gocompat.go_text import go_quote
+from kuberay.gocompat.goutil import go_str_list, is_dns1035_label
 
 ErrorSource: TypeAlias = Literal["crd", "metadata", "spec", "upgrade", "status", "webhook"]
 M = TypeVar("M", bound=ApiModel)

@@ -69,11 +69,8 @@ from kuberay.api.v1.validation.raycluster_features import (
     _validate_network_policy,
     _validate_tls,
 )
-from kuberay.gocompat.goutil import (
-    is_qualified_name,
-    is_valid_label_value,
-    parse_generic_version,
-)
+from kuberay.gocompat.goutil import is_qualified_name, is_valid_label_value
+from kuberay.gocompat.versions import parse_generic
 
 
 # --- RayCluster spec ------------------------------------------------------------------------
@@ -172,7 +169,7 @@ def _validate_worker_priority(
         )
         return
     try:
-        version = parse_generic_version(ray_version)
+        version = parse_generic(ray_version)
     except ValueError as exc:
         errors.add(
             ppath,

@@ -45,12 +45,9 @@ from kuberay.api.v1.validation.common import (
     _mounts,
     _pod_spec,
 )
-from kuberay.gocompat.goutil import (
-    go_quote,
-    go_str_list,
-    is_dns1123_label,
-    parse_generic_version,
-)
+from kuberay.gocompat.go_text import go_quote
+from kuberay.gocompat.goutil import go_str_list, is_dns1123_label
+from kuberay.gocompat.versions import parse_generic
 
 
 def _validate_gcs_backend(
@@ -249,7 +246,7 @@ def _validate_auth(errors: _Errors, base: str, spec: RayClusterSpec) -> None:
         )
         return
     try:
-        version = parse_generic_version(ray_version)
+        version = parse_generic(ray_version)
     except ValueError as exc:
         errors.add(
             version_path,

@@ -38,10 +38,7 @@ from kuberay.api.v1.validation.raycluster import (
     _cluster_transitions,
     _validate_cluster_spec,
 )
-from kuberay.gocompat.goutil import (
-    go_atoi,
-    parse_go_duration,
-)
+from kuberay.gocompat.goutil import go_atoi, parse_go_duration
 
 
 # --- RayService -----------------------------------------------------------------------------
