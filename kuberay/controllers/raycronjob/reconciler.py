@@ -62,7 +62,7 @@ import structlog
 from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCRONJOB
 from kuberay.api.v1.schedule import CronSchedule, load_go_location, parse_standard
 from kuberay.api.v1.validation import validate_raycronjob
-from kuberay.api.v1.validation.common import first_error
+from kuberay.api.v1.validation.errors import first_error
 from kuberay.controllers.raycronjob.builder import build_rayjob, rfc3339
 from kuberay.controllers.raycronjob.context import Ctx, Obj
 from kuberay.controllers.raycronjob.gotime import Zone

@@ -45,7 +45,6 @@ from kuberay.api.v1.raycluster_types import (
     WorkerGroupSpec,
 )
 from kuberay.api.v1.validation.common import (
-    FieldError,
     _cel_cluster_spec,
     _coerce,
     _condition_true,
@@ -62,6 +61,7 @@ from kuberay.api.v1.validation.common import (
     _restart_policy,
     _validate_name,
 )
+from kuberay.api.v1.validation.errors import FieldError
 from kuberay.api.v1.validation.raycluster_features import (
     _validate_auth,
     _validate_collector_options,

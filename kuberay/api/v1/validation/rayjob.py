@@ -26,7 +26,6 @@ from kuberay.api.v1.enums import (
 from kuberay.api.v1.gates import FeatureGates, gate_enabled
 from kuberay.api.v1.rayjob_types import RayJob, RayJobSpec
 from kuberay.api.v1.validation.common import (
-    FieldError,
     _cel_job_spec,
     _coerce,
     _crd_errors,
@@ -36,6 +35,7 @@ from kuberay.api.v1.validation.common import (
     _validate_name,
     _wrap,
 )
+from kuberay.api.v1.validation.errors import FieldError
 from kuberay.api.v1.validation.raycluster import (
     _cluster_transitions,
     _validate_cluster_spec,
