@@ -47,7 +47,8 @@ from kuberay.controllers.common.service import build_head_service
 from kuberay.controllers.raycluster.render import render_raycluster
 from kuberay.controllers.raycluster.render import stored_form as cluster_stored_form
 from kuberay.controllers.rayjob import status as S
-from kuberay.controllers.rayjob.machine import dashboard_url, uses_cluster_selector
+from kuberay.controllers.rayjob.machine import dashboard_url
+from kuberay.controllers.rayjob.world import uses_cluster_selector
 from kuberay.controllers.render import RenderError, RenderOptions
 
 Obj = dict[str, Any]
