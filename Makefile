@@ -108,6 +108,7 @@ plugin: deps
 lint: deps
 	$(BIN)/ruff check kuberay tests hack $(wildcard examples)
 	$(BIN)/mypy kuberay
+	$(BIN)/lint-imports
 	$(BIN)/python hack/gen_docs.py --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict 2>&1 | grep -v '^INFO' ; test $${PIPESTATUS[0]} -eq 0
 

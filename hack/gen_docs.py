@@ -4,7 +4,8 @@
 * ``flags.md``: the operator's flags (``kuberay.cmd.config.build_parser``);
 * ``config.md``: the ``config.ray.io/v1alpha1`` Configuration fields (``_FILE_FIELDS`` and the
   defaults of ``OperatorConfig``) and the flag each one stands for (``parse_config``);
-* ``feature-gates.md``: KubeRay's gates with defaults and stages (``kuberay.controllers.features``);
+* ``feature-gates.md``: KubeRay's gates with defaults and stages
+  (``kuberay.featuregates.kuberay_gates``);
 * ``metrics.md``: metric families with types and labels (``hack/gen_docs_metrics.py``);
 * ``events.md``: Event reasons per controller (``hack/gen_docs_events.py``);
 * ``conditions.md``: status condition types, reasons and state values (``kuberay.api.v1.enums``).
@@ -209,7 +210,7 @@ def config_page() -> str:
 
 
 def gates_page() -> str:
-    from kuberay.controllers.features import KUBERAY_FEATURES, UNIMPLEMENTED_GATES
+    from kuberay.featuregates.kuberay_gates import KUBERAY_FEATURES, UNIMPLEMENTED_GATES
 
     missing = sorted(set(KUBERAY_FEATURES) - set(GATE_DOCS))
     if missing:

@@ -103,7 +103,7 @@ def fallback_line(exc: BaseException) -> str:
 
 def quantity(text: object) -> Fraction:
     """A Kubernetes quantity as an exact number (``500m`` -> 1/2, ``1Gi`` -> 2**30)."""
-    from kuberay.controllers.common.quantity import parse_quantity
+    from kuberay.gocompat.quantity import parse_quantity
 
     return parse_quantity(text).exact
 

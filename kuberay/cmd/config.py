@@ -17,9 +17,10 @@ from typing import Any
 import attrs
 import yaml
 
-from kuberay.api.v1.goutil import parse_go_duration
-from kuberay.controllers.features import UNIMPLEMENTED_GATES
+from kuberay.controllers.config import ControllerConfig
 from kuberay.featuregates import FeatureGate, FeatureGateError, parse_bool
+from kuberay.featuregates.kuberay_gates import UNIMPLEMENTED_GATES
+from kuberay.gocompat.goutil import parse_go_duration
 from kuberay.logkeys import KEY_FORMATS
 
 CONFIG_API_VERSION = "config.ray.io/v1alpha1"
@@ -76,6 +77,19 @@ class OperatorConfig:
     default_pod_labels: dict[str, str] = attrs.field(factory=dict)
     delete_rayjob_after_job_finishes: bool = False
     config_file: str = ""
+
+    def controller_config(self) -> ControllerConfig:
+        """The controllers' share of this configuration."""
+        return ControllerConfig(
+            enable_metrics=self.enable_metrics,
+            use_kubernetes_proxy=self.use_kubernetes_proxy,
+            batch_scheduler=self.batch_scheduler,
+            default_container_envs=tuple(self.default_container_envs),
+            head_sidecar_containers=tuple(self.head_sidecar_containers),
+            worker_sidecar_containers=tuple(self.worker_sidecar_containers),
+            default_pod_annotations=dict(self.default_pod_annotations),
+            default_pod_labels=dict(self.default_pod_labels),
+        )
 
 
 # --------------------------------------------------------------------- flags

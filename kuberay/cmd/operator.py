@@ -28,8 +28,8 @@ from kuberay.cmd.config import (
     parse_config,
     refuse_unimplemented,
 )
-from kuberay.controllers.features import KUBERNETES_WAS, RAY_CLUSTER_MTLS, new_feature_gate
 from kuberay.featuregates import FeatureGate
+from kuberay.featuregates.kuberay_gates import KUBERNETES_WAS, RAY_CLUSTER_MTLS, new_feature_gate
 from kuberay.kube import Client, KubeError
 from kuberay.logging import configure_logging
 from kuberay.reconcile import ByObject, CacheSyncTimeout, LeaderElectionLost, Manager
@@ -77,7 +77,7 @@ def register_controllers(
 
     return register_all(
         mgr,
-        cfg,
+        cfg.controller_config(),
         gates,
         openshift_api_groups=openshift_api_groups,
         cert_manager_available=cert_manager,

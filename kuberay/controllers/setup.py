@@ -10,50 +10,41 @@ serves cert-manager.io/v1; see docs/raycluster.md.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from kuberay.controllers.batchscheduler import KUBERNETES_WAS_PLUGIN
 from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.config import ControllerConfig
 from kuberay.controllers.dashboard.setup import setup_dashboard_poller
-from kuberay.controllers.features import (
+from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
+from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
+from kuberay.controllers.rayservice import RayServiceSettings, setup_rayservice_controller
+from kuberay.featuregates import FeatureGate
+from kuberay.featuregates.kuberay_gates import (
     KUBERNETES_WAS,
     RAY_CLUSTER_MTLS,
     RAY_CLUSTER_NETWORK_POLICY,
     RAY_CRON_JOB,
 )
-from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
-from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
-from kuberay.controllers.rayservice import RayServiceSettings, setup_rayservice_controller
-from kuberay.featuregates import FeatureGate
+from kuberay.gocompat.goutil import go_atoi
 from kuberay.reconcile import Manager
-
-if TYPE_CHECKING:
-    from kuberay.cmd.config import OperatorConfig
 
 REQUEUE_ENV = "RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV"
 DEFAULT_REQUEUE_SECONDS = 300.0
-
-
-_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def requeue_seconds(env: Mapping[str, str]) -> float:
     """``RAYCLUSTER_DEFAULT_REQUEUE_SECONDS_ENV`` as KubeRay reads it (``strconv.Atoi``):
     a decimal integer, used as is, so 0 or a negative value means no periodic requeue;
     anything else (unset, "1.5", " 5", "abc", beyond int64) means 300."""
-    raw = env.get(REQUEUE_ENV, "")
-    if not _GO_INT.fullmatch(raw):
+    try:
+        return float(go_atoi(env.get(REQUEUE_ENV, "")))
+    except ValueError:
         return DEFAULT_REQUEUE_SECONDS
-    value = int(raw)
-    if not -(2**63) <= value < 2**63:
-        return DEFAULT_REQUEUE_SECONDS
-    return float(value)
 
 
-def build_options(cfg: OperatorConfig, env: Mapping[str, str]) -> BuildOptions:
-    """Builder inputs from the operator's env switches and its config file."""
+def build_options(cfg: ControllerConfig, env: Mapping[str, str]) -> BuildOptions:
+    """Builder inputs from the operator's env switches and its configuration."""
     return BuildOptions.from_env(
         env,
         default_container_envs=tuple(cfg.default_container_envs),
@@ -66,7 +57,7 @@ def build_options(cfg: OperatorConfig, env: Mapping[str, str]) -> BuildOptions:
 
 def register_all(
     mgr: Manager,
-    cfg: OperatorConfig,
+    cfg: ControllerConfig,
     gates: FeatureGate,
     env: Mapping[str, str] | None = None,
     *,

@@ -1,6 +1,7 @@
 """Kubernetes-style feature gates (``--feature-gates=Name=true,...``).
 
-Generic machinery only; the operator declares its own gates.
+The generic machinery, and KubeRay's own gate table in :mod:`.kuberay_gates` (names,
+defaults and stages only, so ``api`` and ``controllers`` both read it from below).
 """
 
 from .errors import FeatureGateError

@@ -15,7 +15,7 @@ function. ``with_event_filter`` predicates apply to every source.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from kuberay.reconcile.controller import Controller, WatchSource
 from kuberay.reconcile.handlers import (
@@ -27,8 +27,24 @@ from kuberay.reconcile.handlers import (
 from kuberay.reconcile.predicates import Predicate
 from kuberay.reconcile.types import Reconciler
 
-if TYPE_CHECKING:
-    from kuberay.reconcile.manager import Manager
+
+class ControllerHost(Protocol):
+    """What a :class:`Builder` needs of its manager (``Manager`` is one): the defaults of a
+    controller's options and the place to register it."""
+
+    @property
+    def max_concurrent_reconciles(self) -> int:
+        """Workers per controller unless ``with_options`` says otherwise."""
+        ...
+
+    @property
+    def cache_sync_timeout(self) -> float:
+        """Seconds to wait for a controller's caches to sync unless ``with_options`` says."""
+        ...
+
+    def add_controller(self, controller: Controller) -> None:
+        """Register a built controller (started with the manager)."""
+        ...
 
 
 class BuilderError(ValueError):
@@ -38,7 +54,7 @@ class BuilderError(ValueError):
 class Builder:
     """Collects watch declarations; :meth:`complete` creates and registers the controller."""
 
-    def __init__(self, manager: Manager, name: str) -> None:
+    def __init__(self, manager: ControllerHost, name: str) -> None:
         self._manager = manager
         self._name = name
         self._for: tuple[str, str, list[Predicate]] | None = None

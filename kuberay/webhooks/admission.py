@@ -49,8 +49,8 @@ from kuberay.api.v1.constants import (
     VERSION,
 )
 from kuberay.api.v1.gates import FeatureGates
-from kuberay.api.v1.goutil import go_quote
 from kuberay.api.v1.validation import FieldError
+from kuberay.gocompat.go_text import go_quote
 
 __all__ = [
     "ADMISSION_API_VERSIONS",

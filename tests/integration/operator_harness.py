@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from kuberay.cmd.operator import CACHE_SCOPE
-from kuberay.controllers.features import new_feature_gate
+from kuberay.featuregates.kuberay_gates import new_feature_gate
 from kuberay.kube import Client
 from kuberay.reconcile import Manager
 

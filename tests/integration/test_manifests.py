@@ -33,7 +33,7 @@ import pytest
 import yaml
 
 from kuberay.cmd.config import OperatorConfig, load_config_file, parse_config
-from kuberay.controllers.features import new_feature_gate
+from kuberay.featuregates.kuberay_gates import new_feature_gate
 from kuberay.kube import Client, NotFound
 from kuberay.webhooks import validating_webhook_configuration
 from tests.crds import install_crds

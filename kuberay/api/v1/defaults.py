@@ -14,7 +14,6 @@ Two layers:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -540,14 +539,15 @@ def is_incremental_upgrade_enabled(spec: RayServiceSpec, gates: FeatureGates = N
 
 def is_zero_downtime_upgrade_enabled(
     spec: RayServiceSpec,
-    gates: FeatureGates = None,
-    environ: Mapping[str, str] | None = None,
+    gates: FeatureGates,
+    environ: Mapping[str, str],
 ) -> bool:
     """Whether a changed cluster spec makes a RayService prepare a new cluster.
 
     ``upgradeStrategy.type`` wins when set: enabled only for ``NewCluster`` (or, with gate
     RayServiceIncrementalUpgrade, also ``NewClusterWithIncrementalUpgrade``). Unset: enabled
-    unless env ``ENABLE_ZERO_DOWNTIME`` is ``false`` (any case).
+    unless the operator's env ``ENABLE_ZERO_DOWNTIME`` (``environ``, passed by the caller: the
+    API reads no environment) is ``false`` (any case).
     """
     strategy = spec.upgrade_strategy
     if strategy is not None and strategy.type is not None:
@@ -555,5 +555,4 @@ def is_zero_downtime_upgrade_enabled(
         if gate_enabled(gates, GATE_RAYSERVICE_INCREMENTAL_UPGRADE):
             allowed.add(RayServiceUpgradeType.NEW_CLUSTER_WITH_INCREMENTAL_UPGRADE.value)
         return strategy.type in allowed
-    env = os.environ if environ is None else environ
-    return env.get("ENABLE_ZERO_DOWNTIME", "").lower() != "false"
+    return environ.get("ENABLE_ZERO_DOWNTIME", "").lower() != "false"

@@ -17,7 +17,7 @@ from datetime import tzinfo
 import attrs
 from cron_converter import Cron
 
-from kuberay.api.v1.goutil import go_atoi, go_str_list, parse_go_duration
+from kuberay.gocompat.goutil import go_atoi, go_str_list, parse_go_duration
 
 __all__ = ["CronSchedule", "load_go_location", "parse_standard"]
 

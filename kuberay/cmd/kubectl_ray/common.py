@@ -8,9 +8,8 @@ from typing import Any
 
 from kuberay.cmd.kubectl_ray.context import CLIError, Obj
 from kuberay.cmd.kubectl_ray.output import OUTPUT_FORMATS
-from kuberay.controllers.common.quantity import Quantity, QuantityError
+from kuberay.gocompat.quantity import Quantity, QuantityError
 
-RAY_API_VERSION = "ray.io/v1"
 FIELD_MANAGER = "ray-kubectl-plugin"
 RAY_VERSION = "2.52.0"
 RAY_IMAGE_REPO = "rayproject/ray"
@@ -179,7 +178,6 @@ __all__ = [
     "MAX_INT32",
     "NODE_TYPE_LABEL",
     "NVIDIA_GPU",
-    "RAY_API_VERSION",
     "RAY_IMAGE",
     "RAY_KINDS",
     "RAY_VERSION",

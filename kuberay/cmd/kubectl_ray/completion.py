@@ -133,6 +133,7 @@ def _connection(flags: list[str]) -> Any:
 
 async def _names(flags: list[str], kind: str, all_namespaces: bool = False) -> list[str]:
     """Names of ``kind`` (a Ray kind or Namespace) from the cluster; none on any error."""
+    from kuberay.api.v1.constants import API_VERSION
     from kuberay.cmd.kubectl_ray.context import Env, context_namespace
 
     try:
@@ -146,7 +147,7 @@ async def _names(flags: list[str], kind: str, all_namespaces: bool = False) -> l
             items, _ = await client.list_all("v1", "Namespace", metadata_only=True)
         else:
             ns = None if all_namespaces else context_namespace(conn)
-            items, _ = await client.list_all("ray.io/v1", kind, ns, metadata_only=True)
+            items, _ = await client.list_all(API_VERSION, kind, ns, metadata_only=True)
         return sorted(str(i["metadata"]["name"]) for i in items)
     except Exception:  # completion never fails loudly
         return []
@@ -217,6 +218,7 @@ async def candidates(root: argparse.ArgumentParser, words: list[str]) -> tuple[l
 
 async def _groups(walk: Walk, partial: str) -> list[str]:
     names: list[str] = []
+    from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
     from kuberay.cmd.kubectl_ray.context import Env, context_namespace
 
     try:
@@ -224,7 +226,7 @@ async def _groups(walk: Walk, partial: str) -> list[str]:
         env = Env(stdout=io.StringIO(), stderr=io.StringIO(), flags=conn)
         try:
             client = await env.client()
-            items, _ = await client.list_all("ray.io/v1", "RayCluster", context_namespace(conn))
+            items, _ = await client.list_all(API_VERSION, KIND_RAYCLUSTER, context_namespace(conn))
         finally:
             await env.close()
     except Exception:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kuberay.api.v1.constants import API_VERSION
 from kuberay.cmd.kubectl_ray.common import (
     FIELD_MANAGER,
     GOOGLE_TPU,
     NVIDIA_GPU,
-    RAY_API_VERSION,
     RAY_IMAGE,
     RAY_IMAGE_REPO,
     RAY_VERSION,
@@ -29,7 +29,7 @@ from kuberay.cmd.kubectl_ray.generation import (
 from kuberay.cmd.kubectl_ray.output import dump
 from kuberay.cmd.kubectl_ray.progress import pods_ready, wanted_pods
 from kuberay.cmd.kubectl_ray.waiting import parse_duration, poll
-from kuberay.controllers.common.quantity import Quantity
+from kuberay.gocompat.quantity import Quantity
 from kuberay.kube import NotFound
 
 #: Flags allowed next to ``--file`` (they do not describe the cluster).
@@ -234,7 +234,7 @@ async def wait_provisioned(env: Env, namespace: str, name: str, timeout: float) 
     client = await env.client()
 
     async def probe() -> tuple[bool | None, str]:
-        cluster = await client.get(RAY_API_VERSION, "RayCluster", name, namespace)
+        cluster = await client.get(API_VERSION, "RayCluster", name, namespace)
         status = cluster.get("status") or {}
         if condition_true(cluster, "RayClusterProvisioned") or status.get("state") == "ready":
             return True, ""
@@ -268,7 +268,7 @@ async def create_cluster(env: Env, args: argparse.Namespace) -> None:
     client = await env.client()
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     try:
-        await client.get(RAY_API_VERSION, "RayCluster", name, ns)
+        await client.get(API_VERSION, "RayCluster", name, ns)
     except NotFound:
         pass
     else:
@@ -319,7 +319,7 @@ async def create_workergroup(env: Env, args: argparse.Namespace) -> None:
         validate_quantity(getattr(args, flag), flag.replace("_", "-"))
     client = await env.client()
     try:
-        cluster = await client.get(RAY_API_VERSION, "RayCluster", args.ray_cluster, env.namespace)
+        cluster = await client.get(API_VERSION, "RayCluster", args.ray_cluster, env.namespace)
     except NotFound as exc:
         raise CLIError(f"error getting Ray cluster: {exc.message}") from exc
     groups = (cluster.get("spec") or {}).get("workerGroupSpecs") or []
@@ -342,7 +342,7 @@ async def create_workergroup(env: Env, args: argparse.Namespace) -> None:
         },
     ]
     updated = await client.patch(
-        RAY_API_VERSION,
+        API_VERSION,
         "RayCluster",
         args.ray_cluster,
         patch,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kuberay.cmd.kubectl_ray.common import RAY_API_VERSION, parse_type_name
+from kuberay.api.v1.constants import API_VERSION
+from kuberay.cmd.kubectl_ray.common import parse_type_name
 from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.kube import ApiError
 
@@ -48,7 +49,7 @@ async def delete(env: Env, args: argparse.Namespace) -> None:
     client = await env.client()
     for kind, name in targets:
         try:
-            await client.delete(RAY_API_VERSION, kind, name, env.namespace)
+            await client.delete(API_VERSION, kind, name, env.namespace)
         except ApiError as exc:
             raise CLIError(
                 f"failed to delete {TYPE_WORDS[kind]}/{name}: {exc.message or exc}"

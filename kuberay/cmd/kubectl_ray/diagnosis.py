@@ -9,6 +9,7 @@ directly they block progress) and every finding.
 
 from __future__ import annotations
 
+from kuberay.api.v1.constants import KUBERAY_CONTROLLER
 from kuberay.cmd.kubectl_ray.common import condition_true, find_condition, pod_ready
 from kuberay.cmd.kubectl_ray.findings import (
     ERROR,
@@ -261,7 +262,7 @@ def diagnose_cluster(snap: Snapshot) -> list[Finding]:
     found += check_ignored_change(snap)
     found += check_events(snap.events, snap.now)
     managed_by = (cluster.get("spec") or {}).get("managedBy")
-    if managed_by and managed_by != "ray.io/kuberay-operator":
+    if managed_by and managed_by != KUBERAY_CONTROLLER:
         found.append(
             Finding(
                 INFO, "ManagedElsewhere", ref(cluster), f"managed by {managed_by}, not by KubeRay"

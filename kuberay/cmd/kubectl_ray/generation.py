@@ -12,10 +12,10 @@ from typing import Any
 
 import yaml
 
+from kuberay.api.v1.constants import API_VERSION
 from kuberay.cmd.kubectl_ray.common import (
     GOOGLE_TPU,
     NVIDIA_GPU,
-    RAY_API_VERSION,
     RAY_IMAGE,
     RAY_VERSION,
     TPU_ACCELERATOR_SELECTOR,
@@ -23,7 +23,7 @@ from kuberay.cmd.kubectl_ray.common import (
     validate_quantity,
 )
 from kuberay.cmd.kubectl_ray.context import CLIError, Obj
-from kuberay.controllers.common.quantity import Quantity
+from kuberay.gocompat.quantity import Quantity
 
 DEFAULT_GROUP = "default-group"
 TPU_DOC_URL = "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus#availability"
@@ -269,7 +269,7 @@ def generate_raycluster(config: Obj) -> Obj:
     if config.get("annotations"):
         meta["annotations"] = dict(config["annotations"])
     return {
-        "apiVersion": RAY_API_VERSION,
+        "apiVersion": API_VERSION,
         "kind": "RayCluster",
         "metadata": meta,
         "spec": cluster_spec(config),
@@ -288,7 +288,7 @@ def generate_rayjob(
 ) -> Obj:
     """The InteractiveMode RayJob ``job submit`` creates when no ``-f`` is given."""
     return {
-        "apiVersion": RAY_API_VERSION,
+        "apiVersion": API_VERSION,
         "kind": "RayJob",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {

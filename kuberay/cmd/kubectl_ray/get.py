@@ -7,6 +7,7 @@ import argparse
 import base64
 from typing import Any
 
+from kuberay.api.v1.constants import API_VERSION
 from kuberay.cmd.kubectl_ray.common import (
     CLUSTER_LABEL,
     GOOGLE_TPU,
@@ -15,7 +16,6 @@ from kuberay.cmd.kubectl_ray.common import (
     MAX_INT32,
     NODE_TYPE_LABEL,
     NVIDIA_GPU,
-    RAY_API_VERSION,
     add_all_namespaces_flag,
     add_output_flag,
     pod_ready,
@@ -27,7 +27,7 @@ from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
 from kuberay.cmd.kubectl_ray.listing import register_listings
 from kuberay.cmd.kubectl_ray.output import age, as_list, emit, format_table
 from kuberay.controllers.common.auth import auth_token_secret_name
-from kuberay.controllers.common.quantity import Quantity
+from kuberay.gocompat.quantity import Quantity
 from kuberay.kube import NotFound
 
 AUTH_TOKEN_KEY = "auth_token"
@@ -129,7 +129,7 @@ async def get_clusters(env: Env, args: argparse.Namespace) -> None:
     client = await env.client()
     field = f"metadata.name={args.name}" if args.name else None
     items, _ = await client.list_all(
-        RAY_API_VERSION, "RayCluster", env.list_namespace(), field_selector=field
+        API_VERSION, "RayCluster", env.list_namespace(), field_selector=field
     )
     if args.name and not items:
         raise CLIError(
@@ -195,7 +195,7 @@ async def get_workergroups(env: Env, args: argparse.Namespace) -> None:
     client = await env.client()
     field = f"metadata.name={args.ray_cluster}" if args.ray_cluster else None
     clusters, _ = await client.list_all(
-        RAY_API_VERSION, "RayCluster", env.list_namespace(), field_selector=field
+        API_VERSION, "RayCluster", env.list_namespace(), field_selector=field
     )
     pairs = [
         (c, g)
@@ -288,7 +288,7 @@ async def get_token(env: Env, args: argparse.Namespace) -> None:
     client = await env.client()
     ns, name = env.namespace, args.cluster
     try:
-        cluster = await client.get(RAY_API_VERSION, "RayCluster", name, ns)
+        cluster = await client.get(API_VERSION, "RayCluster", name, ns)
     except NotFound as exc:
         raise CLIError(f"failed to get RayCluster {ns}/{name}: {exc.message}") from exc
     auth = (cluster.get("spec") or {}).get("authOptions") or {}

@@ -25,9 +25,9 @@ from typing import Any
 import aiohttp
 import yaml
 
+from kuberay.api.v1.constants import API_VERSION
 from kuberay.cmd.kubectl_ray.common import (
     FIELD_MANAGER,
-    RAY_API_VERSION,
     RAY_IMAGE,
     RAY_VERSION,
     condition_true,
@@ -222,14 +222,14 @@ async def wait_cluster(env: Env, job_name: str, timeout: float) -> str:
     client = await env.client()
 
     async def probe() -> tuple[str | None, str]:
-        job = await client.get(RAY_API_VERSION, "RayJob", job_name, env.namespace)
+        job = await client.get(API_VERSION, "RayJob", job_name, env.namespace)
         job_status = job.get("status") or {}
         state = f"RayJob {job_name}: {job_status.get('jobDeploymentStatus') or 'New'}"
         cluster_name = job_status.get("rayClusterName")
         if not cluster_name:
             return None, f"{state}, waiting for the operator to create the RayCluster..."
         try:
-            cluster = await client.get(RAY_API_VERSION, "RayCluster", cluster_name, env.namespace)
+            cluster = await client.get(API_VERSION, "RayCluster", cluster_name, env.namespace)
         except ApiError:
             return None, f"{state}, waiting for RayCluster {cluster_name}..."
         status = cluster.get("status") or {}
@@ -323,7 +323,7 @@ async def submit(env: Env, args: argparse.Namespace) -> int:
         cluster = await wait_cluster(env, name, args.cluster_timeout)
     except CLIError:
         env.out("Deleting RayJob...")
-        await client.delete(RAY_API_VERSION, "RayJob", name, env.namespace)
+        await client.delete(API_VERSION, "RayJob", name, env.namespace)
         env.out(f"Cleaned Up RayJob: {name}")
         raise CLIError(f"Timed out waiting for cluster (kubectl ray why rayjob/{name})") from None
     server = None

@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kuberay.cmd.kubectl_ray.common import RAY_API_VERSION, add_all_namespaces_flag
+from kuberay.api.v1.constants import API_VERSION
+from kuberay.cmd.kubectl_ray.common import add_all_namespaces_flag
 from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
 from kuberay.cmd.kubectl_ray.output import as_list, dump, format_table
 
@@ -67,7 +68,7 @@ def why_cell(obj: Obj) -> str:
 async def fetch_table(env: Env, kind: str, name: str) -> Obj:
     """The apiserver's Table for ``kind`` (objects included), optionally one name."""
     client = await env.client()
-    info = await client.resource(RAY_API_VERSION, kind)
+    info = await client.resource(API_VERSION, kind)
     params: dict[str, Any] = {"includeObject": "Object"}
     if name:
         params["fieldSelector"] = f"metadata.name={name}"
@@ -103,7 +104,7 @@ async def get_listing(env: Env, args: argparse.Namespace) -> None:
     plural = next(p for k, p, _ in LISTED.values() if k == kind)
     table = await fetch_table(env, kind, args.name)
     objects = [
-        {"apiVersion": RAY_API_VERSION, "kind": kind, **(r.get("object") or {})}
+        {"apiVersion": API_VERSION, "kind": kind, **(r.get("object") or {})}
         for r in table.get("rows") or []
     ]
     if args.name and not objects:

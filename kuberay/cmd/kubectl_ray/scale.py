@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kuberay.cmd.kubectl_ray.common import FIELD_MANAGER, MAX_INT32, RAY_API_VERSION
+from kuberay.api.v1.constants import API_VERSION
+from kuberay.cmd.kubectl_ray.common import FIELD_MANAGER, MAX_INT32
 from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.kube import ApiError
 
@@ -69,7 +70,7 @@ async def scale_cluster(env: Env, args: argparse.Namespace) -> None:
     ns, name, group_name = env.namespace, args.cluster, args.worker_group
     client = await env.client()
     try:
-        cluster = await client.get(RAY_API_VERSION, "RayCluster", name, ns)
+        cluster = await client.get(API_VERSION, "RayCluster", name, ns)
     except ApiError as exc:
         raise CLIError(
             f"failed to scale worker group {group_name} in Ray cluster {name} in namespace "
@@ -144,7 +145,7 @@ async def scale_cluster(env: Env, args: argparse.Namespace) -> None:
             )
     try:
         await client.patch(
-            RAY_API_VERSION,
+            API_VERSION,
             "RayCluster",
             name,
             patch,

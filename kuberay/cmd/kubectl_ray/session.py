@@ -9,12 +9,8 @@ import argparse
 import asyncio
 from typing import Any
 
-from kuberay.cmd.kubectl_ray.common import (
-    CLUSTER_LABEL,
-    NODE_TYPE_LABEL,
-    RAY_API_VERSION,
-    parse_type_name,
-)
+from kuberay.api.v1.constants import API_VERSION
+from kuberay.cmd.kubectl_ray.common import CLUSTER_LABEL, NODE_TYPE_LABEL, parse_type_name
 from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.portforward import bind_local, serve_forward
 from kuberay.kube import Client, NotFound
@@ -43,7 +39,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 async def cluster_of(client: Client, kind: str, name: str, ns: str) -> str:
     """The RayCluster behind ``kind/name``."""
     try:
-        obj = await client.get(RAY_API_VERSION, kind, name, ns)
+        obj = await client.get(API_VERSION, kind, name, ns)
     except NotFound as exc:
         raise CLIError(f"unable to find {kind} {name} in namespace {ns}") from exc
     status = obj.get("status") or {}

@@ -7,12 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kuberay.cmd.kubectl_ray.common import (
-    CLUSTER_LABEL,
-    RAY_API_VERSION,
-    add_output_flag,
-    parse_type_name,
-)
+from kuberay.api.v1.constants import API_VERSION
+from kuberay.cmd.kubectl_ray.common import CLUSTER_LABEL, add_output_flag, parse_type_name
 from kuberay.cmd.kubectl_ray.concise import format_report
 from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
 from kuberay.cmd.kubectl_ray.diagnosis import Diagnosis, Snapshot, diagnose
@@ -87,7 +83,7 @@ async def cluster_snapshot(client: Client, cluster: Obj) -> Snapshot:
 
 async def take_snapshot(client: Client, kind: str, name: str, ns: str) -> Snapshot:
     """Everything ``why`` looks at for ``kind/name``."""
-    obj = await _get(client, RAY_API_VERSION, kind, name, ns)
+    obj = await _get(client, API_VERSION, kind, name, ns)
     if obj is None:
         raise CLIError(f"{kind} {name} not found in namespace {ns}")
     if kind == "RayCluster":
@@ -108,7 +104,7 @@ async def take_snapshot(client: Client, kind: str, name: str, ns: str) -> Snapsh
                 cluster_names.append(cname)
     clusters: list[Snapshot] = []
     for cname in cluster_names:
-        cluster = await _get(client, RAY_API_VERSION, "RayCluster", cname, ns)
+        cluster = await _get(client, API_VERSION, "RayCluster", cname, ns)
         if cluster is not None:
             clusters.append(await cluster_snapshot(client, cluster))
     events = await _events(client, ns, kind, name)

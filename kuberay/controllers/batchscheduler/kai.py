@@ -10,6 +10,7 @@ from typing import Any
 
 import structlog
 
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.batchscheduler.interface import (
     BatchScheduler,
     BatchSchedulerError,
@@ -18,7 +19,6 @@ from kuberay.controllers.batchscheduler.interface import (
     set_label,
     set_scheduler_name,
 )
-from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.submit_command import K8S_JOB_MODE
 
 log = structlog.get_logger("kuberay.batchscheduler.kai")
@@ -35,7 +35,7 @@ class KaiScheduler(BatchScheduler):
     plugin_name = PLUGIN_NAME
 
     async def do_batch_scheduling_on_submission(self, obj: Obj) -> None:
-        if kind_of(obj) == C.RAY_JOB_KIND:
+        if kind_of(obj) == C.KIND_RAYJOB:
             mode = (obj.get("spec") or {}).get("submissionMode") or K8S_JOB_MODE
             if mode == K8S_JOB_MODE:
                 raise BatchSchedulerError(

@@ -23,6 +23,7 @@ from typing import Any
 
 import structlog
 
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.batchscheduler.interface import (
     BatchScheduler,
     BatchSchedulerError,
@@ -31,7 +32,6 @@ from kuberay.controllers.batchscheduler.interface import (
     labels_of,
     set_scheduler_name,
 )
-from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.owner import controller_owner_reference
 from kuberay.controllers.common.predicates import is_autoscaling_enabled
 from kuberay.controllers.common.replicas import calculate_desired_replicas
@@ -92,8 +92,8 @@ def build_workload(cluster: Mapping[str, Any]) -> Obj:
         "metadata": _meta(cluster, name),
         "spec": {
             "controllerRef": {
-                "apiGroup": C.RAY_API_VERSION.split("/")[0],
-                "kind": C.RAY_CLUSTER_KIND,
+                "apiGroup": C.API_VERSION.split("/")[0],
+                "kind": C.KIND_RAYCLUSTER,
                 "name": name,
             },
             "podGroupTemplates": [
@@ -178,7 +178,7 @@ class KubernetesWASScheduler(BatchScheduler):
         return self.client
 
     async def do_batch_scheduling_on_submission(self, obj: Obj) -> None:
-        if kind_of(obj) != C.RAY_CLUSTER_KIND:
+        if kind_of(obj) != C.KIND_RAYCLUSTER:
             return
         reason = skip_reason(obj)
         if reason:
@@ -189,7 +189,7 @@ class KubernetesWASScheduler(BatchScheduler):
         await self._sync_pod_group(obj, build_pod_group(obj))
 
     def add_metadata_to_child_resource(self, parent: Obj, child: Obj, group_name: str) -> None:
-        if kind_of(parent) != C.RAY_CLUSTER_KIND or skip_reason(parent):
+        if kind_of(parent) != C.KIND_RAYCLUSTER or skip_reason(parent):
             return
         set_scheduler_name(child, DEFAULT_SCHEDULER_NAME)
         if is_pod_like(child):
@@ -197,7 +197,7 @@ class KubernetesWASScheduler(BatchScheduler):
             child.setdefault("spec", {})["schedulingGroup"] = {"podGroupName": name}
 
     async def cleanup_on_completion(self, obj: Obj) -> bool:
-        if kind_of(obj) != C.RAY_CLUSTER_KIND:
+        if kind_of(obj) != C.KIND_RAYCLUSTER:
             return False
         return await self._delete_resources(obj)
 

@@ -8,7 +8,6 @@ from typing import Any
 
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.common.predicates import is_autoscaling_enabled
-from kuberay.controllers.common.quantity import Quantity
 from kuberay.controllers.common.replicas import calculate_desired_replicas, calculate_min_replicas
 from kuberay.controllers.common.resources import (
     calculate_desired_resources,
@@ -20,6 +19,7 @@ from kuberay.controllers.common.submitter import (
     build_submitter_pod_template,
     default_submitter_container,
 )
+from kuberay.gocompat.quantity import Quantity
 
 Resources = dict[str, Quantity]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.batchscheduler.interface import (
     BatchScheduler,
     BatchSchedulerError,
@@ -20,7 +21,6 @@ from kuberay.controllers.batchscheduler.interface import (
     set_scheduler_name,
 )
 from kuberay.controllers.batchscheduler.resources import resources_json
-from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.replicas import calculate_desired_replicas
 from kuberay.controllers.common.resources import calculate_desired_resources
 from kuberay.kube import AlreadyExists, ApiError, NotFound
@@ -50,8 +50,8 @@ def build_pod_group(cluster: Mapping[str, Any]) -> Obj:
             "namespace": meta.get("namespace"),
             "ownerReferences": [
                 {
-                    "apiVersion": C.RAY_API_VERSION,
-                    "kind": C.RAY_CLUSTER_KIND,
+                    "apiVersion": C.API_VERSION,
+                    "kind": C.KIND_RAYCLUSTER,
                     "name": meta.get("name"),
                     "uid": meta.get("uid"),
                 }
@@ -74,7 +74,7 @@ class SchedulerPluginsScheduler(BatchScheduler):
         return SCHEDULER_NAME
 
     async def do_batch_scheduling_on_submission(self, obj: Obj) -> None:
-        if kind_of(obj) != C.RAY_CLUSTER_KIND:
+        if kind_of(obj) != C.KIND_RAYCLUSTER:
             # KubeRay prints the Go type of the object (``%T``).
             raise BatchSchedulerError(
                 f"currently only RayCluster is supported, got *v1.{kind_of(obj) or 'unknown'}"

@@ -13,12 +13,12 @@ its PR #5200) it is zeroed, so the queue no longer reserves capacity for it.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
 from typing import Any
 
 import structlog
 
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.batchscheduler.interface import (
     BatchScheduler,
     BatchSchedulerError,
@@ -36,8 +36,8 @@ from kuberay.controllers.batchscheduler.resources import (
     submitter_resources,
     sum_resources,
 )
-from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.owner import controller_owner_reference
+from kuberay.gocompat.goutil import GoNumError, go_atoi
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
 
 log = structlog.get_logger("kuberay.batchscheduler.volcano")
@@ -53,11 +53,10 @@ NETWORK_TOPOLOGY_HIGHEST_TIER_LABEL_KEY = "volcano.sh/network-topology-highest-t
 #: Volcano's ``KubeGroupNameAnnotationKey`` and ``TaskSpecKey``.
 GROUP_NAME_ANNOTATION_KEY = "scheduling.k8s.io/group-name"
 TASK_SPEC_ANNOTATION_KEY = "volcano.sh/task-spec"
-_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def _from_rayjob(obj: Mapping[str, Any]) -> bool:
-    return labels_of(obj).get(C.RAY_ORIGINATED_FROM_CRD_LABEL_KEY) == C.RAY_JOB_CRD
+    return labels_of(obj).get(C.RAY_ORIGINATED_FROM_CRD_LABEL_KEY) == C.KIND_RAYJOB
 
 
 def pod_group_name(obj: Mapping[str, Any]) -> str:
@@ -92,12 +91,10 @@ def _network_topology(owner: Mapping[str, Any], pg_name: str) -> Obj | None:
 def _atoi(raw: str) -> tuple[int, str]:
     """A 64-bit Go ``strconv.Atoi``: ``(value, "")`` or ``(0, problem)`` with the
     problem worded as Go's ``NumError`` does (label values need no quoting escapes)."""
-    if not _GO_INT.fullmatch(raw):
-        return 0, "invalid syntax"
-    value = int(raw)
-    if not -(2**63) <= value < 2**63:
-        return 0, "value out of range"
-    return value, ""
+    try:
+        return go_atoi(raw), ""
+    except GoNumError as exc:
+        return 0, exc.problem
 
 
 def build_pod_group(owner: Mapping[str, Any], min_member: int, resources: Resources) -> Obj:
@@ -150,7 +147,7 @@ class VolcanoScheduler(BatchScheduler):
     async def do_batch_scheduling_on_submission(self, obj: Obj) -> None:
         """Create or resize the PodGroup of a RayCluster (skipped for a RayJob's cluster)
         or of a RayJob (refused for one using ``clusterSelector``)."""
-        if kind_of(obj) == C.RAY_JOB_KIND:
+        if kind_of(obj) == C.KIND_RAYJOB:
             if not (obj.get("spec") or {}).get("rayClusterSpec"):
                 meta = obj.get("metadata") or {}
                 raise BatchSchedulerError(
@@ -173,7 +170,7 @@ class VolcanoScheduler(BatchScheduler):
     async def cleanup_on_completion(self, obj: Obj) -> bool:
         """RayJob only: resize its PodGroup to the live cluster (suspended worker groups
         excluded), or to zero when the cluster is gone or going."""
-        if kind_of(obj) != C.RAY_JOB_KIND:
+        if kind_of(obj) != C.KIND_RAYJOB:
             return False
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
@@ -185,7 +182,7 @@ class VolcanoScheduler(BatchScheduler):
         resources: Resources = {}
         try:
             cluster = await self.client.get(
-                C.RAY_API_VERSION, C.RAY_CLUSTER_KIND, status["rayClusterName"], ns
+                C.API_VERSION, C.KIND_RAYCLUSTER, status["rayClusterName"], ns
             )
         except NotFound:
             log.info(

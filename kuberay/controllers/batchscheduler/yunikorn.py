@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.batchscheduler.interface import (
     BatchScheduler,
     copy_label,
@@ -21,10 +22,9 @@ from kuberay.controllers.batchscheduler.interface import (
     set_scheduler_name,
 )
 from kuberay.controllers.batchscheduler.resources import resources_json, submitter_template
-from kuberay.controllers.common import constants as C
-from kuberay.controllers.common.gojson import go_string, marshal_value
-from kuberay.controllers.common.gojson import marshal as go_marshal
 from kuberay.controllers.common.resources import calculate_pod_resource
+from kuberay.gocompat.gojson import go_string, marshal_value
+from kuberay.gocompat.gojson import marshal as go_marshal
 
 Obj = dict[str, Any]
 
@@ -51,7 +51,7 @@ def _task_group(name: str, min_member: int, pod_spec: Mapping[str, Any]) -> Obj:
 def task_groups(parent: Mapping[str, Any]) -> list[Obj]:
     """KubeRay's task groups of a RayCluster or RayJob (see the module docstring)."""
     spec = parent.get("spec") or {}
-    cluster_spec = spec.get("rayClusterSpec") or {} if kind_of(parent) == C.RAY_JOB_KIND else spec
+    cluster_spec = spec.get("rayClusterSpec") or {} if kind_of(parent) == C.KIND_RAYJOB else spec
     head = (cluster_spec.get("headGroupSpec") or {}).get("template") or {}
     groups = [_task_group(C.RAY_NODE_HEAD_GROUP_LABEL_VALUE, 1, head.get("spec") or {})]
     for group in cluster_spec.get("workerGroupSpecs") or []:
@@ -61,7 +61,7 @@ def task_groups(parent: Mapping[str, Any]) -> list[Obj]:
         minimum = minimum if isinstance(minimum, int) else 0
         pod_spec = (group.get("template") or {}).get("spec") or {}
         groups.append(_task_group(str(group.get("groupName") or ""), minimum * hosts, pod_spec))
-    if kind_of(parent) == C.RAY_JOB_KIND:
+    if kind_of(parent) == C.KIND_RAYJOB:
         submitter = submitter_template(parent).get("spec") or {}
         groups.append(_task_group(C.RAY_NODE_SUBMITTER_GROUP_LABEL_VALUE, 1, submitter))
     return groups

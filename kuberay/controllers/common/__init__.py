@@ -25,7 +25,6 @@ from .options import BuildOptions
 from .owner import AlreadyOwnedError, controller_owner_reference, set_controller_reference
 from .pod import build_head_pod, build_head_pod_without_upgrade_annotations, build_worker_pod
 from .pod_health import all_pods_running, is_running_and_ready, should_delete_pod
-from .quantity import Quantity, QuantityError
 from .rayjob_cluster import build_rayjob_cluster
 from .rbac import (
     build_autoscaler_role,
@@ -62,8 +61,6 @@ __all__ = [
     "KUBERAY_FEATURE_DEFAULTS",
     "AlreadyOwnedError",
     "BuildOptions",
-    "Quantity",
-    "QuantityError",
     "RayJobBuildError",
     "ServiceBuildError",
     "all_pods_running",

@@ -23,7 +23,9 @@ import secrets
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
+from .constants import RAY_CONTAINER_INDEX
 from .names import auth_secret_name
 from .objects import as_list, as_map, env_var_exists, metadata, spec, volume_exists
 from .owner import controller_owner_reference
@@ -106,7 +108,7 @@ def configure_token_auth(
 ) -> None:
     """Wire auth into the Ray container (index 0) and any ``wait-gcs-ready`` init container."""
     containers = pod_spec["containers"]
-    set_container_token_auth_env_vars(cluster_name, containers[c.RAY_CONTAINER_INDEX], auth_options)
+    set_container_token_auth_env_vars(cluster_name, containers[RAY_CONTAINER_INDEX], auth_options)
     if is_k8s_auth_enabled(auth_options):
         add_ray_token_volume(pod_spec)
     for init in as_list(pod_spec.get("initContainers")):

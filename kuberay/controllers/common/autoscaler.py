@@ -16,7 +16,8 @@ import copy
 from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from .objects import as_list
 from .options import BuildOptions
 

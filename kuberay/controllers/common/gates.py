@@ -1,5 +1,5 @@
 """The feature-gate lookup the builders use (names and defaults live in
-:mod:`kuberay.controllers.features`).
+:mod:`kuberay.featuregates.kuberay_gates`).
 
 Builders receive the gates as a plain ``Mapping[str, bool]``; a gate missing from the mapping
 takes KubeRay v1.7's default (``pkg/features/features.go``).
@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Final
 
 from kuberay.api.v1.gates import gate_enabled
-from kuberay.controllers.features import (
+from kuberay.featuregates.kuberay_gates import (
     GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE,
     KUBERAY_FEATURES,
     KUBERNETES_WAS,

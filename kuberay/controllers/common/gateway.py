@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from .names import serve_service_name
 from .objects import as_list, as_map, as_str, metadata, spec
 from .owner import controller_owner_reference
@@ -70,7 +71,7 @@ def build_gateway(ray_service: Mapping[str, Any]) -> dict[str, Any]:
         "metadata": {
             "name": gateway_name(as_str(meta.get("name"))),
             "namespace": as_str(meta.get("namespace")),
-            "ownerReferences": [controller_owner_reference(ray_service, c.RAY_SERVICE_KIND)],
+            "ownerReferences": [controller_owner_reference(ray_service, c.KIND_RAYSERVICE)],
         },
         "spec": {
             "gatewayClassName": as_str(_upgrade_options(ray_service).get("gatewayClassName")),
@@ -124,7 +125,7 @@ def build_http_route(
         "metadata": {
             "name": http_route_name(as_str(metadata(ray_service).get("name"))),
             "namespace": namespace,
-            "ownerReferences": [controller_owner_reference(ray_service, c.RAY_SERVICE_KIND)],
+            "ownerReferences": [controller_owner_reference(ray_service, c.KIND_RAYSERVICE)],
         },
         "spec": {
             "parentRefs": [{"name": as_str(gw_meta.get("name")), "namespace": namespace}],

@@ -22,12 +22,14 @@ import copy
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+from kuberay.gocompat.quantity import Quantity
+
+from .constants import RAY_CONTAINER_INDEX
 from .names import gcs_storage_pvc_name
 from .objects import as_list, as_map, env_var_exists, metadata, spec
 from .owner import controller_owner_reference
 from .predicates import is_gcs_fault_tolerance_embedded, is_gcs_fault_tolerance_enabled
-from .quantity import Quantity
 
 __all__ = [
     "build_gcs_storage_pvc",
@@ -135,7 +137,7 @@ def configure_gcs_fault_tolerance(
         annotations[c.RAY_FT_ENABLED_ANNOTATION_KEY] = "true" if enabled else "false"
     if not enabled:
         return
-    container = pod_spec["containers"][c.RAY_CONTAINER_INDEX]
+    container = pod_spec["containers"][RAY_CONTAINER_INDEX]
     if node_type == c.WORKER_NODE and not env_var_exists(
         c.RAY_GCS_RPC_SERVER_RECONNECT_TIMEOUT_S, container.get("env")
     ):

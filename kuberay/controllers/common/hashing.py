@@ -28,9 +28,10 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from kuberay.gocompat.go_struct_schema import RAY_CLUSTER_SPEC
+from kuberay.gocompat.gojson import marshal
+
 from .defaults import with_default_ray_start_params
-from .go_struct_schema import RAY_CLUSTER_SPEC
-from .gojson import marshal
 
 __all__ = [
     "generate_hash_without_replicas_and_workers_to_delete",

@@ -16,7 +16,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
+from .constants import RAY_CONTAINER_INDEX
 from .names import redis_cleanup_job_name
 from .objects import as_list, as_map, as_str, env_var_exists, metadata
 from .options import BuildOptions
@@ -67,7 +69,7 @@ def build_redis_cleanup_job(
     pod_spec: dict[str, Any] = pod["spec"]
     pod_meta["labels"][c.RAY_NODE_TYPE_LABEL_KEY] = c.REDIS_CLEANUP_NODE
 
-    ray = pod_spec["containers"][c.RAY_CONTAINER_INDEX]
+    ray = pod_spec["containers"][RAY_CONTAINER_INDEX]
     pod_spec["containers"] = [ray]
     init_containers = [
         i

@@ -19,7 +19,9 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any, Final
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
+from .constants import DASH_SYMBOL
 from .objects import as_map, metadata, pod_spec_of_template, spec
 
 __all__ = [
@@ -97,8 +99,8 @@ def check_label(value: str) -> str:
 def pod_name(prefix: str, node_type: str, is_generate_name: bool) -> str:
     """KubeRay ``PodName``: ``<prefix[:50]>-<type>`` lower-cased, plus ``-`` for generateName."""
     raw = prefix.encode("utf-8")[:_MAX_POD_PREFIX_LENGTH]
-    result = (raw.decode("utf-8", errors="replace") + c.DASH_SYMBOL + node_type).lower()
-    return result + c.DASH_SYMBOL if is_generate_name else result
+    result = (raw.decode("utf-8", errors="replace") + DASH_SYMBOL + node_type).lower()
+    return result + DASH_SYMBOL if is_generate_name else result
 
 
 def head_pod_name(cluster_name: str, *, deterministic: bool) -> str:
@@ -154,7 +156,7 @@ def serve_service_label(name: str) -> str:
 
 def headless_service_name(cluster_name: str) -> str:
     """Headless worker Service for multi-host groups: ``<cluster>-headless``."""
-    return f"{cluster_name}{c.DASH_SYMBOL}{c.HEADLESS_SERVICE_SUFFIX}"
+    return f"{cluster_name}{DASH_SYMBOL}{c.HEADLESS_SERVICE_SUFFIX}"
 
 
 def ingress_name(cluster_name: str) -> str:

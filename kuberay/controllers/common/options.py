@@ -13,7 +13,20 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
+from .constants import (
+    CLUSTER_DOMAIN_ENV_KEY,
+    DEFAULT_DOMAIN_NAME,
+    ENABLE_DETERMINISTIC_HEAD_POD_NAME,
+    ENABLE_GCS_FT_REDIS_CLEANUP,
+    ENABLE_INIT_CONTAINER_INJECTION,
+    ENABLE_LOGIN_SHELL,
+    ENABLE_PROBES_INJECTION,
+    ENABLE_RANDOM_POD_DELETE,
+    ENABLE_RAY_HEAD_CLUSTER_IP_SERVICE,
+    USE_INGRESS_ON_OPENSHIFT,
+)
 
 __all__ = ["BuildOptions"]
 
@@ -49,7 +62,7 @@ class BuildOptions:
     #: ``USE_INGRESS_ON_OPENSHIFT`` (Ingress rather than Route on OpenShift; reconciler only).
     use_ingress_on_openshift: bool = False
     #: ``CLUSTER_DOMAIN`` used in the head Service FQDN.
-    cluster_domain: str = c.DEFAULT_DOMAIN_NAME
+    cluster_domain: str = DEFAULT_DOMAIN_NAME
     #: Version string stamped on head pods and in ``RAY_USAGE_STATS_EXTRA_TAGS``.
     kuberay_version: str = c.KUBERAY_VERSION
     #: Config ``defaultContainerEnvs``: EnvVar dicts added to every Ray container if absent.
@@ -65,21 +78,19 @@ class BuildOptions:
     def from_env(cls, env: Mapping[str, str], **overrides: Any) -> BuildOptions:
         """Read the switches from an environment mapping (e.g. ``dict(os.environ)``)."""
         values: dict[str, Any] = {
-            "enable_init_container_injection": _not_false(
-                env.get(c.ENABLE_INIT_CONTAINER_INJECTION)
-            ),
-            "enable_probes_injection": _not_false(env.get(c.ENABLE_PROBES_INJECTION)),
-            "enable_login_shell": _is_true(env.get(c.ENABLE_LOGIN_SHELL)),
+            "enable_init_container_injection": _not_false(env.get(ENABLE_INIT_CONTAINER_INJECTION)),
+            "enable_probes_injection": _not_false(env.get(ENABLE_PROBES_INJECTION)),
+            "enable_login_shell": _is_true(env.get(ENABLE_LOGIN_SHELL)),
             "enable_deterministic_head_pod_name": _is_true(
-                env.get(c.ENABLE_DETERMINISTIC_HEAD_POD_NAME)
+                env.get(ENABLE_DETERMINISTIC_HEAD_POD_NAME)
             ),
             "enable_ray_head_cluster_ip_service": _is_true(
-                env.get(c.ENABLE_RAY_HEAD_CLUSTER_IP_SERVICE)
+                env.get(ENABLE_RAY_HEAD_CLUSTER_IP_SERVICE)
             ),
-            "enable_random_pod_delete": _is_true(env.get(c.ENABLE_RANDOM_POD_DELETE)),
-            "enable_gcs_ft_redis_cleanup": _not_false(env.get(c.ENABLE_GCS_FT_REDIS_CLEANUP)),
-            "use_ingress_on_openshift": _is_true(env.get(c.USE_INGRESS_ON_OPENSHIFT)),
-            "cluster_domain": env.get(c.CLUSTER_DOMAIN_ENV_KEY) or c.DEFAULT_DOMAIN_NAME,
+            "enable_random_pod_delete": _is_true(env.get(ENABLE_RANDOM_POD_DELETE)),
+            "enable_gcs_ft_redis_cleanup": _not_false(env.get(ENABLE_GCS_FT_REDIS_CLEANUP)),
+            "use_ingress_on_openshift": _is_true(env.get(USE_INGRESS_ON_OPENSHIFT)),
+            "cluster_domain": env.get(CLUSTER_DOMAIN_ENV_KEY) or DEFAULT_DOMAIN_NAME,
         }
         values.update(overrides)
         return cls(**values)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from .objects import as_list, metadata
 
 __all__ = ["AlreadyOwnedError", "controller_owner_reference", "set_controller_reference"]
@@ -16,12 +17,12 @@ class AlreadyOwnedError(ValueError):
 
 
 def controller_owner_reference(
-    owner: Mapping[str, Any], kind: str = c.RAY_CLUSTER_KIND
+    owner: Mapping[str, Any], kind: str = c.KIND_RAYCLUSTER
 ) -> dict[str, Any]:
     """``{apiVersion: ray.io/v1, kind, name, uid, controller: true, blockOwnerDeletion: true}``."""
     meta = metadata(owner)
     return {
-        "apiVersion": c.RAY_API_VERSION,
+        "apiVersion": c.API_VERSION,
         "kind": kind,
         "name": meta.get("name", ""),
         "uid": meta.get("uid", ""),
@@ -36,7 +37,7 @@ def _group(api_version: object) -> str:
 
 
 def set_controller_reference(
-    obj: MutableMapping[str, Any], owner: Mapping[str, Any], kind: str = c.RAY_CLUSTER_KIND
+    obj: MutableMapping[str, Any], owner: Mapping[str, Any], kind: str = c.KIND_RAYCLUSTER
 ) -> None:
     """Add (or replace) ``owner`` as the controller reference of ``obj`` in place."""
     ref = controller_owner_reference(owner, kind)

@@ -35,10 +35,13 @@ import copy
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+from kuberay.gocompat.quantity import Quantity
+
 from . import gates
 from .auth import configure_token_auth, set_container_token_auth_env_vars
 from .autoscaler import build_autoscaler_container, merge_autoscaler_overrides
+from .constants import LOCAL_HOST, RAY_CONTAINER_INDEX
 from .defaults import with_default_ray_start_params
 from .gcs_ft import configure_gcs_fault_tolerance
 from .hashing import generate_hash_without_replicas_and_workers_to_delete
@@ -67,7 +70,6 @@ from .predicates import (
     is_tls_enabled,
 )
 from .probes import init_liveness_and_readiness_probes
-from .quantity import Quantity
 from .ray_start import (
     generate_ray_start_command,
     ray_container_command,
@@ -282,7 +284,7 @@ def _head_template(
     annotations = _init_template_annotations(cluster, meta)
 
     containers = _containers(pod_spec, "head")
-    ray = containers[c.RAY_CONTAINER_INDEX]
+    ray = containers[RAY_CONTAINER_INDEX]
     auth_options = as_map(cluster_spec.get("authOptions"))
     if is_autoscaling_enabled(cluster):
         params["no-monitor"] = "true"
@@ -334,7 +336,7 @@ def _worker_template(
     meta["namespace"] = meta_c.get("namespace", "")
 
     containers = _containers(pod_spec, "worker")
-    ray = containers[c.RAY_CONTAINER_INDEX]
+    ray = containers[RAY_CONTAINER_INDEX]
     if options.enable_init_container_injection:
         init = _wait_gcs_ready_container(ray, fqdn, port, options)
         pod_spec["initContainers"] = [*as_list(pod_spec.get("initContainers")), init]
@@ -425,13 +427,13 @@ def _set_container_env_vars(
     options: BuildOptions,
     collector_present: bool,
 ) -> None:
-    container = pod_spec["containers"][c.RAY_CONTAINER_INDEX]
+    container = pod_spec["containers"][RAY_CONTAINER_INDEX]
     env: list[Any] = list(as_list(container.get("env")))
     for default_env in options.default_container_envs:
         name = as_str(default_env.get("name"))
         if not env_var_exists(name, env):
             env.append(copy.deepcopy(dict(default_env)))
-    ip = c.LOCAL_HOST
+    ip = LOCAL_HOST
     if node_type == c.WORKER_NODE:
         ip = fqdn
         env.append(_value_env(c.FQ_RAY_IP, ip))
@@ -442,7 +444,7 @@ def _set_container_env_vars(
     env.append(_field_env(c.RAY_NODE_TYPE_NAME, f"metadata.labels['{c.RAY_NODE_GROUP_LABEL_KEY}']"))
     env.append(_value_env(c.KUBERAY_GEN_RAY_START_CMD, ray_start_cmd))
     _append_if_absent(env, c.RAY_PORT, port)
-    if creator == c.RAY_SERVICE_CRD:
+    if creator == c.KIND_RAYSERVICE:
         _append_if_absent(env, c.RAY_TIMEOUT_MS_TASK_WAIT_FOR_DEATH_INFO, "0")
         _append_if_absent(env, c.RAY_GCS_SERVER_REQUEST_TIMEOUT_SECONDS, "5")
         _append_if_absent(env, c.RAY_SERVE_KV_TIMEOUT_S, "5")
@@ -476,7 +478,7 @@ def _build_pod(
     creator = creator_crd_type(cluster)
     port = head_port(cluster)
     labels = meta.setdefault("labels", {})
-    if creator == c.RAY_SERVICE_CRD:
+    if creator == c.KIND_RAYSERVICE:
         labels[c.RAY_CLUSTER_SERVING_SERVICE_LABEL_KEY] = (
             c.ENABLE_RAY_CLUSTER_SERVING_SERVICE_FALSE
             if node_type == c.HEAD_NODE
@@ -484,7 +486,7 @@ def _build_pod(
         )
 
     containers = pod_spec["containers"]
-    ray = containers[c.RAY_CONTAINER_INDEX]
+    ray = containers[RAY_CONTAINER_INDEX]
     if c.PLASMA_DIRECTORY_PARAM_KEY not in params:
         _add_empty_dir(
             ray, pod_spec, c.SHARED_MEMORY_VOLUME_NAME, c.SHARED_MEMORY_VOLUME_MOUNT_PATH, True

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import constants as c
+from .constants import RAY_CONTAINER_INDEX
 from .objects import as_list, as_map, as_str, metadata, spec
 
 __all__ = [
@@ -30,7 +30,7 @@ def ray_container_terminated_state(pod: Mapping[str, Any]) -> Mapping[str, Any] 
     containers = as_list(spec(pod).get("containers"))
     if not containers:
         return None
-    ray_name = as_map(containers[c.RAY_CONTAINER_INDEX]).get("name")
+    ray_name = as_map(containers[RAY_CONTAINER_INDEX]).get("name")
     for status in as_list(as_map(pod.get("status")).get("containerStatuses")):
         status_map = as_map(status)
         if status_map.get("name") == ray_name:

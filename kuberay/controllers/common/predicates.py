@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from . import gates
 from .objects import as_map, metadata, spec, str_map
 
@@ -120,9 +121,9 @@ def should_skip_head_pod_restart(cluster: Mapping[str, Any]) -> bool:
 def creator_crd_type(cluster: Mapping[str, Any]) -> str:
     """``RayJob``/``RayService`` from ``ray.io/originated-from-crd``, else ``RayCluster``."""
     value = as_map(metadata(cluster).get("labels")).get(c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY)
-    if value in (c.RAY_JOB_CRD, c.RAY_SERVICE_CRD, c.RAY_CLUSTER_CRD):
+    if value in (c.KIND_RAYJOB, c.KIND_RAYSERVICE, c.KIND_RAYCLUSTER):
         return str(value)
-    return c.RAY_CLUSTER_CRD
+    return c.KIND_RAYCLUSTER
 
 
 def head_port(cluster: Mapping[str, Any]) -> str:

@@ -20,9 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+from kuberay.gocompat.versions import version_at_least
+
+from .constants import UNIFIED_HEALTH_CHECK_MIN_RAY_VERSION
 from .objects import find_container_port
-from .versions import version_at_least
 
 __all__ = [
     "init_liveness_and_readiness_probes",
@@ -33,7 +35,7 @@ __all__ = [
 
 def supports_unified_health_check(ray_version: str) -> bool:
     """Ray >= 2.53.0 serves the single HTTP health endpoint used by the probes."""
-    return version_at_least(ray_version, c.UNIFIED_HEALTH_CHECK_MIN_RAY_VERSION)
+    return version_at_least(ray_version, UNIFIED_HEALTH_CHECK_MIN_RAY_VERSION)
 
 
 def wget_health_command(timeout: int, port: int, path: str) -> str:
@@ -108,7 +110,7 @@ def init_liveness_and_readiness_probes(
             "successThreshold": c.DEFAULT_READINESS_PROBE_SUCCESS_THRESHOLD,
             "failureThreshold": c.DEFAULT_READINESS_PROBE_FAILURE_THRESHOLD,
         }
-        if creator_crd == c.RAY_SERVICE_CRD and node_type == c.WORKER_NODE:
+        if creator_crd == c.KIND_RAYSERVICE and node_type == c.WORKER_NODE:
             serve_check = wget_health_command(
                 c.DEFAULT_READINESS_PROBE_INITIAL_DELAY_SECONDS,
                 find_container_port(container, c.SERVING_PORT_NAME, c.DEFAULT_SERVING_PORT),

@@ -30,11 +30,12 @@ import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-from . import constants as c
-from .gojson import format_go_float, go_string
+from kuberay.api.v1 import constants as c
+from kuberay.gocompat.gojson import format_go_float, go_string
+from kuberay.gocompat.quantity import Quantity, QuantityError
+
 from .objects import as_list, as_map
 from .options import BuildOptions
-from .quantity import Quantity, QuantityError
 
 __all__ = [
     "ULIMIT_COMMAND",

@@ -17,7 +17,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from .objects import as_list, as_str, child_dict, metadata, spec, str_map
 from .options import BuildOptions
 from .owner import controller_owner_reference
@@ -33,7 +34,7 @@ def rayjob_cluster_labels(rayjob: Mapping[str, Any]) -> dict[str, str]:
     return {
         **str_map(meta.get("labels")),
         c.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY: as_str(meta.get("name")),
-        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.RAY_JOB_CRD,
+        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.KIND_RAYJOB,
         c.RAY_JOB_SUBMISSION_MODE_LABEL_KEY: as_str(spec(rayjob).get("submissionMode")),
     }
 
@@ -65,10 +66,10 @@ def build_rayjob_cluster(
     }
     if annotations:
         cluster_meta["annotations"] = annotations
-    cluster_meta["ownerReferences"] = [controller_owner_reference(rayjob, c.RAY_JOB_KIND)]
+    cluster_meta["ownerReferences"] = [controller_owner_reference(rayjob, c.KIND_RAYJOB)]
     cluster: dict[str, Any] = {
-        "apiVersion": c.RAY_API_VERSION,
-        "kind": c.RAY_CLUSTER_KIND,
+        "apiVersion": c.API_VERSION,
+        "kind": c.KIND_RAYCLUSTER,
         "metadata": cluster_meta,
         "spec": copy.deepcopy(dict(cluster_spec)),
     }

@@ -23,7 +23,8 @@ from typing import Any, Final
 
 import yaml
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from . import gates
 from .hashing import generate_hash_without_replicas_and_workers_to_delete
 from .objects import as_list, as_map, as_str, metadata, spec, str_map
@@ -94,7 +95,7 @@ def build_ray_cluster_for_ray_service(
     rs_name = as_str(meta.get("name"))
     labels = dict(str_map(meta.get("labels")))
     labels[c.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY] = rs_name
-    labels[c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY] = c.RAY_SERVICE_CRD
+    labels[c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY] = c.KIND_RAYSERVICE
     cluster_spec = copy.deepcopy(dict(as_map(spec(ray_service).get("rayClusterConfig"))))
     annotations = dict(str_map(meta.get("annotations")))
     annotations[c.HASH_WITHOUT_REPLICAS_AND_WORKERS_TO_DELETE_KEY] = goal_cluster_hash(ray_service)
@@ -107,7 +108,7 @@ def build_ray_cluster_for_ray_service(
             if isinstance(group, dict):
                 group.pop("replicas", None)
     cluster: dict[str, Any] = {
-        "apiVersion": c.RAY_API_VERSION,
+        "apiVersion": c.API_VERSION,
         "kind": "RayCluster",
         "metadata": {
             "name": cluster_name,
@@ -117,7 +118,7 @@ def build_ray_cluster_for_ray_service(
         },
         "spec": cluster_spec,
     }
-    set_controller_reference(cluster, ray_service, c.RAY_SERVICE_KIND)
+    set_controller_reference(cluster, ray_service, c.KIND_RAYSERVICE)
     return cluster
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from .names import (
     autoscaler_role_binding_name,
     autoscaler_role_name,

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+from kuberay.gocompat.quantity import Quantity
+
 from .objects import as_list, as_map, pod_spec_of_template, spec
-from .quantity import Quantity
 from .ray_start import is_gpu_resource_key
 from .replicas import is_worker_group_suspended, num_of_hosts
 

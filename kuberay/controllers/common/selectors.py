@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from .names import check_label, generate_identifier
 from .objects import as_str, metadata
 

@@ -24,8 +24,10 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from . import gates
+from .constants import RAY_CONTAINER_INDEX
 from .names import (
     check_label,
     generate_identifier,
@@ -82,7 +84,7 @@ def head_service_ports(cluster: Mapping[str, Any]) -> dict[str, int]:
     containers = as_list(pod_spec_of_template(head.get("template")).get("containers"))
     ports: dict[str, int] = {}
     if containers:
-        for port in as_list(as_map(containers[c.RAY_CONTAINER_INDEX]).get("ports")):
+        for port in as_list(as_map(containers[RAY_CONTAINER_INDEX]).get("ports")):
             port_map = as_map(port)
             number = int(port_map.get("containerPort") or 0)
             name = as_str(port_map.get("name")) or f"{number}-port"
@@ -234,7 +236,7 @@ def build_serve_service(cluster: Mapping[str, Any]) -> dict[str, Any]:
         as_str(metadata(cluster).get("namespace")),
         {
             c.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY: name,
-            c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.RAY_CLUSTER_CRD,
+            c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.KIND_RAYCLUSTER,
             c.RAY_CLUSTER_SERVING_SERVICE_LABEL_KEY: serve_service_label(name),
         },
         None,
@@ -266,7 +268,7 @@ def build_head_service_for_ray_service(
     service["metadata"]["namespace"] = as_str(metadata(ray_service).get("namespace"))
     service["metadata"]["labels"] = {
         c.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY: name,
-        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.RAY_SERVICE_CRD,
+        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.KIND_RAYSERVICE,
         c.RAY_NODE_TYPE_LABEL_KEY: c.HEAD_NODE,
         c.RAY_ID_LABEL_KEY: check_label(generate_identifier(name, c.HEAD_NODE)),
     }
@@ -291,11 +293,11 @@ def build_rayjob_head_service(
     service["metadata"]["namespace"] = as_str(metadata(rayjob).get("namespace"))
     service["metadata"]["labels"] = {
         c.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY: name,
-        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.RAY_JOB_CRD,
+        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.KIND_RAYJOB,
         c.RAY_NODE_TYPE_LABEL_KEY: c.HEAD_NODE,
         c.RAY_ID_LABEL_KEY: check_label(generate_identifier(name, c.HEAD_NODE)),
     }
-    set_controller_reference(service, rayjob, c.RAY_JOB_KIND)
+    set_controller_reference(service, rayjob, c.KIND_RAYJOB)
     return service
 
 
@@ -311,7 +313,7 @@ def build_serve_service_for_ray_service(
     namespace = as_str(metadata(ray_service).get("namespace"))
     labels = {
         c.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY: name,
-        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.RAY_SERVICE_CRD,
+        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.KIND_RAYSERVICE,
         c.RAY_CLUSTER_SERVING_SERVICE_LABEL_KEY: serve_service_label(name),
     }
     selector = {

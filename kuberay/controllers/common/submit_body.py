@@ -18,8 +18,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .go_text import float32_json_value, to_float32
-from .goyaml import GoYAMLError, go_json_number, load_go_yaml, marshal_go_json
+from kuberay.gocompat.go_text import float32_json_value, to_float32
+from kuberay.gocompat.goyaml import GoYAMLError, go_json_number, load_go_yaml, marshal_go_json
+
 from .objects import as_str, spec, str_map
 from .submit_command import RayJobBuildError, float32_field
 

@@ -25,11 +25,13 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+from kuberay.gocompat.go_text import format_go_percent_f, go_quote, to_float32
+from kuberay.gocompat.gojson import go_string
+from kuberay.gocompat.goyaml import GoYAMLError, load_go_yaml, marshal_go_json
+
 from . import gates as feature_gates
-from .go_text import format_go_percent_f, go_quote, to_float32
-from .gojson import go_string
-from .goyaml import GoYAMLError, load_go_yaml, marshal_go_json
+from .constants import RAY_CONTAINER_INDEX
 from .objects import (
     as_list,
     as_map,
@@ -152,7 +154,7 @@ def _sidecar_dashboard_port(rayjob: Mapping[str, Any], default: int) -> int:
         raise RayJobBuildError(
             "SidecarMode needs rayClusterSpec.headGroupSpec with a Ray head container"
         )
-    head = as_map(containers[c.RAY_CONTAINER_INDEX])
+    head = as_map(containers[RAY_CONTAINER_INDEX])
     return find_container_port(head, c.DASHBOARD_PORT_NAME, default)
 
 

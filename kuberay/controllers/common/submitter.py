@@ -23,9 +23,11 @@ import copy
 from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
 from . import gates as feature_gates
 from .auth import add_ray_token_volume, set_container_token_auth_env_vars
+from .constants import RAY_CONTAINER_INDEX
 from .objects import (
     as_list,
     as_map,
@@ -57,7 +59,7 @@ def rayjob_child_labels(rayjob: Mapping[str, Any]) -> dict[str, str]:
     """Labels of the submitter Job and its pods: originated-from the RayJob, created by us."""
     return {
         c.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY: as_str(metadata(rayjob).get("name")),
-        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.RAY_JOB_CRD,
+        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.KIND_RAYJOB,
         c.KUBERNETES_CREATED_BY_LABEL_KEY: c.COMPONENT_NAME,
     }
 
@@ -67,7 +69,7 @@ def _head_image(cluster_spec: Mapping[str, Any]) -> str:
     containers = as_list(pod_spec_of_template(head.get("template")).get("containers"))
     if not containers:
         raise RayJobBuildError("the RayCluster has no head container to take the image from")
-    return as_str(as_map(containers[c.RAY_CONTAINER_INDEX]).get("image"))
+    return as_str(as_map(containers[RAY_CONTAINER_INDEX]).get("image"))
 
 
 def default_submitter_container(cluster_spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -141,7 +143,7 @@ def build_submitter_pod_template(
         raise RayJobBuildError("submitterPodTemplate has no container to run the submitter in")
     pod_spec["containers"] = containers
     _configure_submitter_container(
-        containers[c.RAY_CONTAINER_INDEX], rayjob, cluster, K8S_JOB_MODE, gates, options
+        containers[RAY_CONTAINER_INDEX], rayjob, cluster, K8S_JOB_MODE, gates, options
     )
     if is_k8s_auth_enabled(as_map(spec(cluster).get("authOptions"))):
         add_ray_token_volume(pod_spec)
@@ -180,7 +182,7 @@ def build_submitter_job(
             "name": as_str(meta.get("name")),
             "namespace": as_str(meta.get("namespace")),
             "labels": rayjob_child_labels(rayjob),
-            "ownerReferences": [controller_owner_reference(rayjob, c.RAY_JOB_KIND)],
+            "ownerReferences": [controller_owner_reference(rayjob, c.KIND_RAYJOB)],
         },
         "spec": {"backoffLimit": _submitter_backoff_limit(rayjob), "template": template},
     }

@@ -12,7 +12,9 @@ import copy
 from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
-from . import constants as c
+from kuberay.api.v1 import constants as c
+
+from .constants import RAY_CONTAINER_INDEX
 from .names import tls_secret_name
 from .objects import as_list, as_map, metadata
 
@@ -97,7 +99,7 @@ def configure_tls(
     pod_spec["volumes"] = volumes
 
     containers = pod_spec["containers"]
-    ray_container = containers[c.RAY_CONTAINER_INDEX]
+    ray_container = containers[RAY_CONTAINER_INDEX]
     set_container_tls_config(ray_container)
     init_containers: list[Any] = list(as_list(pod_spec.get("initContainers")))
     for init in init_containers:

@@ -39,7 +39,8 @@ from typing import Any, Protocol, TypeAlias
 import aiohttp
 import structlog
 
-from kuberay.controllers.common import constants as c
+from kuberay.api.v1 import constants as c
+from kuberay.controllers.common.constants import DEFAULT_DOMAIN_NAME
 from kuberay.controllers.common.endpoints import ServiceNotReachable, in_cluster, service_address
 from kuberay.kube.errors import KubeError, NotFound
 
@@ -109,7 +110,7 @@ class DashboardClientFactory:
         *,
         use_kubernetes_proxy: bool = False,
         allowed_networks: Iterable[str] | None = None,
-        cluster_domain: str = c.DEFAULT_DOMAIN_NAME,
+        cluster_domain: str = DEFAULT_DOMAIN_NAME,
         timeout: float | None = None,
         environ: Mapping[str, str] | None = None,
         address_ttl: float = 30.0,

@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from kuberay.controllers.common import constants as c
+from kuberay.controllers.common.constants import CLUSTER_DOMAIN_ENV_KEY, DEFAULT_DOMAIN_NAME
 from kuberay.reconcile import Manager
 
 from .factory import PROXY_FALLBACK_ENV, DashboardClientFactory, SecretLookup
@@ -59,7 +59,7 @@ def setup_dashboard_poller(
     factory = DashboardClientFactory(
         mgr.client,
         use_kubernetes_proxy=use_kubernetes_proxy,
-        cluster_domain=environ.get(c.CLUSTER_DOMAIN_ENV_KEY) or c.DEFAULT_DOMAIN_NAME,
+        cluster_domain=environ.get(CLUSTER_DOMAIN_ENV_KEY) or DEFAULT_DOMAIN_NAME,
         environ=environ,
         cached_secret=cached_secret_reader(mgr),
         proxy_fallback=parse_bool(PROXY_FALLBACK_ENV, environ.get(PROXY_FALLBACK_ENV), True),

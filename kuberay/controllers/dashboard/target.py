@@ -16,8 +16,9 @@ from typing import Any
 
 import attrs
 
-from kuberay.controllers.common import constants as c
+from kuberay.api.v1 import constants as c
 from kuberay.controllers.common.auth import auth_token_secret_name
+from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
 from kuberay.controllers.common.names import head_service_name
 from kuberay.controllers.common.objects import (
     as_list,
@@ -75,7 +76,7 @@ class ServeProxyTarget:
         containers = as_list(as_map(pod.get("spec")).get("containers"))
         port = c.DEFAULT_SERVING_PORT
         if containers:
-            ray_container = as_map(containers[c.RAY_CONTAINER_INDEX])
+            ray_container = as_map(containers[RAY_CONTAINER_INDEX])
             port = find_container_port(ray_container, c.SERVING_PORT_NAME, port)
         return cls(
             namespace=str(meta.get("namespace") or ""),

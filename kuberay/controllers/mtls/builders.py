@@ -23,7 +23,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kuberay.controllers.common import constants as c
+from kuberay.api.v1 import constants as c
 from kuberay.controllers.common.names import fqdn_head_service_name, tls_cert_name, tls_secret_name
 from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata
 from kuberay.controllers.common.owner import controller_owner_reference

@@ -39,7 +39,9 @@ from typing import Any
 import attrs
 import structlog
 
-from kuberay.controllers.common import constants as c
+from kuberay.api.v1 import constants as c
+from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER, KUBERAY_CONTROLLER
+from kuberay.controllers.common.constants import DEFAULT_DOMAIN_NAME
 from kuberay.controllers.common.names import tls_cert_name
 from kuberay.controllers.common.owner import set_controller_reference
 from kuberay.controllers.common.predicates import is_tls_enabled
@@ -63,10 +65,6 @@ from kuberay.reconcile import NORMAL, WARNING, Cache, EventRecorder, Request, Re
 log = structlog.get_logger("kuberay.mtls")
 
 Obj = dict[str, Any]
-RAY_API_VERSION = "ray.io/v1"
-RAY_CLUSTER_KIND = "RayCluster"
-FIELD_MANAGER = "kuberay-operator"
-MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
 NOT_READY_REQUEUE = 30.0
 PERIODIC_REQUEUE = 60.0
 EXPIRY_WARNING = dt.timedelta(hours=24)
@@ -85,7 +83,7 @@ class MTLSSettings:
     (``CLUSTER_DOMAIN``), and the clock expiry is measured against."""
 
     features: dict[str, bool] = attrs.field(factory=dict)
-    cluster_domain: str = c.DEFAULT_DOMAIN_NAME
+    cluster_domain: str = DEFAULT_DOMAIN_NAME
     now: Callable[[], dt.datetime] = utc_now
 
 
@@ -144,14 +142,12 @@ class MTLSReconciler:
         self._secret_patch_forbidden = False
 
     async def reconcile(self, request: Request) -> Result:
-        cluster = self.ctx.cache.get(
-            RAY_API_VERSION, RAY_CLUSTER_KIND, request.namespace, request.name
-        )
+        cluster = self.ctx.cache.get(API_VERSION, KIND_RAYCLUSTER, request.namespace, request.name)
         if cluster is None or (cluster.get("metadata") or {}).get("deletionTimestamp"):
             self._forget(request)
             return Result()
         managed_by = (cluster.get("spec") or {}).get("managedBy")
-        if managed_by and managed_by != MANAGED_BY_KUBERAY:
+        if managed_by and managed_by != KUBERAY_CONTROLLER:
             log.info("skipping RayCluster managed by a custom controller", managed_by=managed_by)
             self._forget(request)
             return Result()

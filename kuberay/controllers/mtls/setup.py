@@ -6,19 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kuberay.controllers.common import constants as c
+from kuberay.api.v1 import constants as c
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
 from kuberay.controllers.mtls.builders import (
     CERT_MANAGER_API_VERSION,
     CERTIFICATE_KIND,
     ISSUER_KIND,
 )
-from kuberay.controllers.mtls.reconciler import (
-    RAY_API_VERSION,
-    RAY_CLUSTER_KIND,
-    Ctx,
-    MTLSReconciler,
-    MTLSSettings,
-)
+from kuberay.controllers.mtls.reconciler import Ctx, MTLSReconciler, MTLSSettings
 from kuberay.kube import Client
 from kuberay.reconcile import Controller, Manager, Request
 
@@ -57,7 +52,7 @@ def setup_mtls_controller(mgr: Manager, settings: MTLSSettings) -> Controller:
     )
     builder = (
         mgr.controller(CONTROLLER_NAME)
-        .for_(RAY_API_VERSION, RAY_CLUSTER_KIND)
+        .for_(API_VERSION, KIND_RAYCLUSTER)
         .owns(CERT_MANAGER_API_VERSION, ISSUER_KIND)
         .owns(CERT_MANAGER_API_VERSION, CERTIFICATE_KIND)
         .watches("v1", "Pod", _pod_to_cluster)

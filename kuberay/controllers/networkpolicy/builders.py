@@ -18,15 +18,16 @@ No DNS rule is added (KubeRay leaves it to the user).
 
 from __future__ import annotations
 
+import contextlib
 import copy
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kuberay.controllers.common import constants as c
-from kuberay.controllers.common.gojson import marshal
+from kuberay.api.v1 import constants as c
 from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata, spec, str_map
 from kuberay.controllers.common.owner import controller_owner_reference
+from kuberay.gocompat.gojson import marshal
+from kuberay.gocompat.goutil import go_parse_int
 
 __all__ = [
     "DENY_ALL",
@@ -50,7 +51,6 @@ DENY_ALL = "DenyAll"
 DENY_ALL_INGRESS = "DenyAllIngress"
 DENY_ALL_EGRESS = "DenyAllEgress"
 _DASHBOARD_PORT_PARAM = "dashboard-port"
-_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
 def head_policy_name(cluster_name: str) -> str:
@@ -103,10 +103,9 @@ def _dashboard_port(cluster: Mapping[str, Any]) -> int:
     else 8265."""
     params = as_map(as_map(spec(cluster).get("headGroupSpec")).get("rayStartParams"))
     raw = params.get(_DASHBOARD_PORT_PARAM)
-    if isinstance(raw, str) and _GO_INT.fullmatch(raw):
-        value = int(raw)
-        if -(2**31) <= value < 2**31:
-            return value
+    if isinstance(raw, str):
+        with contextlib.suppress(ValueError):
+            return go_parse_int(raw, 32)
     return c.DEFAULT_DASHBOARD_PORT
 
 
@@ -118,7 +117,7 @@ def _submitter_peer(cluster: Mapping[str, Any]) -> dict[str, Any] | None:
     for ref in as_list(meta.get("ownerReferences")):
         ref = as_map(ref)
         if (
-            ref.get("kind") == c.RAY_JOB_CRD
+            ref.get("kind") == c.KIND_RAYJOB
             and ref.get("controller") is True
             and as_str(ref.get("apiVersion")).startswith("ray.io/")
         ):
@@ -126,7 +125,7 @@ def _submitter_peer(cluster: Mapping[str, Any]) -> dict[str, Any] | None:
                 "podSelector": {
                     "matchLabels": {
                         c.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY: as_str(ref.get("name")),
-                        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.RAY_JOB_CRD,
+                        c.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: c.KIND_RAYJOB,
                     }
                 }
             }

@@ -12,9 +12,6 @@ from kuberay.reconcile import Cache, EventRecorder
 
 Obj = dict[str, Any]
 
-RAY_API_VERSION = "ray.io/v1"
-RAY_CLUSTER_KIND = "RayCluster"
-FIELD_MANAGER = "kuberay-operator"
 #: Index of cached NetworkPolicies by ``<namespace>/<ray.io/cluster label>``.
 CLUSTER_INDEX = "ray.io/cluster"
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import structlog
 
+from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER, KUBERAY_CONTROLLER
 from kuberay.controllers.networkpolicy.builders import (
     NETWORK_POLICY_API_VERSION,
     NETWORK_POLICY_KIND,
@@ -30,20 +31,11 @@ from kuberay.controllers.networkpolicy.builders import (
     build_worker_group_policy,
     policy_needs_update,
 )
-from kuberay.controllers.networkpolicy.context import (
-    CLUSTER_INDEX,
-    FIELD_MANAGER,
-    RAY_API_VERSION,
-    RAY_CLUSTER_KIND,
-    Ctx,
-    Obj,
-)
+from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx, Obj
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
 from kuberay.reconcile import NORMAL, WARNING, Request, Result
 
 log = structlog.get_logger("kuberay.networkpolicy")
-
-MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
 
 
 class NetworkPolicyError(Exception):
@@ -72,9 +64,7 @@ class NetworkPolicyReconciler:
         self.ctx = ctx
 
     async def reconcile(self, request: Request) -> Result:
-        cluster = self.ctx.cache.get(
-            RAY_API_VERSION, RAY_CLUSTER_KIND, request.namespace, request.name
-        )
+        cluster = self.ctx.cache.get(API_VERSION, KIND_RAYCLUSTER, request.namespace, request.name)
         if cluster is None:
             return Result()  # its policies go with it (owner references)
         meta = cluster.get("metadata") or {}
@@ -82,7 +72,7 @@ class NetworkPolicyReconciler:
             return Result()
         spec = cluster.get("spec") or {}
         managed_by = spec.get("managedBy")
-        if managed_by and managed_by != MANAGED_BY_KUBERAY:
+        if managed_by and managed_by != KUBERAY_CONTROLLER:
             log.info("skipping RayCluster managed by a custom controller", managed_by=managed_by)
             return Result()
         try:

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
 from kuberay.controllers.networkpolicy.builders import (
     NETWORK_POLICY_API_VERSION,
     NETWORK_POLICY_KIND,
 )
-from kuberay.controllers.networkpolicy.context import (
-    CLUSTER_INDEX,
-    RAY_API_VERSION,
-    RAY_CLUSTER_KIND,
-    Ctx,
-    Obj,
-)
+from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx, Obj
 from kuberay.controllers.networkpolicy.reconciler import NetworkPolicyReconciler
 from kuberay.reconcile import Controller, GenerationChangedPredicate, Manager
 
@@ -42,7 +37,7 @@ def setup_networkpolicy_controller(mgr: Manager) -> Controller:
     )
     builder = (
         mgr.controller(CONTROLLER_NAME)
-        .for_(RAY_API_VERSION, RAY_CLUSTER_KIND, predicates=[GenerationChangedPredicate])
+        .for_(API_VERSION, KIND_RAYCLUSTER, predicates=[GenerationChangedPredicate])
         .owns(NETWORK_POLICY_API_VERSION, NETWORK_POLICY_KIND)
     )
     return builder.complete(NetworkPolicyReconciler(ctx))

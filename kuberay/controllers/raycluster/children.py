@@ -19,7 +19,7 @@ import json
 import attrs
 import structlog
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.auth import (
     build_auth_secret,
     generate_auth_token,
@@ -42,7 +42,6 @@ from kuberay.controllers.common.predicates import (
     is_gcs_fault_tolerance_embedded,
     is_serve_service_enabled,
 )
-from kuberay.controllers.common.quantity import Quantity, QuantityError
 from kuberay.controllers.common.rbac import (
     build_autoscaler_role,
     build_autoscaler_role_binding,
@@ -57,6 +56,7 @@ from kuberay.controllers.common.service import (
 )
 from kuberay.controllers.raycluster.context import Ctx, Obj
 from kuberay.controllers.raycluster.status import ReconcileError
+from kuberay.gocompat.quantity import Quantity, QuantityError
 from kuberay.kube import AlreadyExists, ApiError, NotFound
 from kuberay.reconcile import NORMAL, WARNING
 

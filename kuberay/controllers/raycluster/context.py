@@ -9,17 +9,15 @@ from typing import Any
 
 import attrs
 
+from kuberay.api.v1 import constants as C
+from kuberay.api.v1.constants import FIELD_MANAGER
 from kuberay.controllers.batchscheduler import BatchScheduler
-from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.kube import AlreadyExists, ApiError, Client, NotFound
 from kuberay.reconcile import Cache, EventRecorder, Expectations
 
 Obj = dict[str, Any]
 
-RAY_API_VERSION = "ray.io/v1"
-RAY_CLUSTER_KIND = "RayCluster"
-FIELD_MANAGER = "kuberay-operator"
 ROUTE_API_GROUP = "route.openshift.io"
 #: API groups whose presence means "OpenShift" (KubeRay ``IsOpenShiftCluster``).
 OPENSHIFT_API_GROUPS = (ROUTE_API_GROUP, "security.openshift.io", "config.openshift.io")

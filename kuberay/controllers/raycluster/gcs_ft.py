@@ -18,14 +18,15 @@ import contextlib
 import datetime as dt
 import json
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
 from kuberay.controllers.common.gcs_ft import external_storage_namespace
 from kuberay.controllers.common.job import build_redis_cleanup_job
 from kuberay.controllers.common.predicates import (
     is_gcs_fault_tolerance_embedded,
     is_gcs_fault_tolerance_enabled,
 )
-from kuberay.controllers.raycluster.context import RAY_API_VERSION, RAY_CLUSTER_KIND, Ctx, Obj
+from kuberay.controllers.raycluster.context import Ctx, Obj
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
 from kuberay.reconcile import NORMAL, WARNING, RequeueError, Result
 
@@ -67,8 +68,8 @@ async def _set_finalizers(ctx: Ctx, cluster: Obj, finalizers: list[str]) -> None
     patched metadata, so the caller knows the version this write produced."""
     meta = cluster["metadata"]
     updated = await ctx.client.patch(
-        RAY_API_VERSION,
-        RAY_CLUSTER_KIND,
+        API_VERSION,
+        KIND_RAYCLUSTER,
         meta["name"],
         {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}},
         meta["namespace"],

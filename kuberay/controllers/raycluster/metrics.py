@@ -18,7 +18,8 @@ from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.reconcile import Cache
 
@@ -41,7 +42,7 @@ class _InfoCollector(Collector):
             labels=["name", "namespace", "uid", "condition"],
         )
         try:
-            clusters = self.cache.list("ray.io/v1", "RayCluster")
+            clusters = self.cache.list(API_VERSION, KIND_RAYCLUSTER)
         except LookupError:
             clusters = []
         for rc in clusters:

@@ -39,8 +39,8 @@ from collections.abc import Iterable
 
 import structlog
 
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.batchscheduler import BatchSchedulerError
-from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
 from kuberay.controllers.common.names import generate_ray_worker_replica_group_name
 from kuberay.controllers.common.pod import build_head_pod, build_worker_pod
@@ -55,11 +55,11 @@ from kuberay.controllers.common.replicas import (
     worker_group_desired_replicas,
     workers_to_delete,
 )
-from kuberay.controllers.features import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.controllers.raycluster.context import Ctx, Obj
 from kuberay.controllers.raycluster.mtls_gate import require_mtls_ready
 from kuberay.controllers.raycluster.status import ReconcileError
+from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.kube import ApiError
 from kuberay.reconcile import NORMAL, WARNING
 

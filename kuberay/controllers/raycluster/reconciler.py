@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from kuberay.api.v1 import validation  # its validators load on first use
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KUBERAY_CONTROLLER
 from kuberay.controllers.common.predicates import (
     is_autoscaling_enabled,
     is_autoscaling_v1_enabled,
@@ -39,17 +40,13 @@ from kuberay.controllers.common.predicates import (
     is_gcs_fault_tolerance_enabled,
     is_tls_enabled,
 )
-from kuberay.controllers.features import (
-    GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE,
-    RAY_CLUSTER_STATUS_CONDITIONS,
-)
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.controllers.raycluster.children import (
     CONFLICT_CONDITION,
     ChildConflict,
     ChildReconciler,
 )
-from kuberay.controllers.raycluster.context import RAY_API_VERSION, RAY_CLUSTER_KIND, Ctx, Obj
+from kuberay.controllers.raycluster.context import Ctx, Obj
 from kuberay.controllers.raycluster.gcs_ft import reconcile_gcs_ft_finalizer
 from kuberay.controllers.raycluster.pods import PodReconciler
 from kuberay.controllers.raycluster.status import (
@@ -58,13 +55,16 @@ from kuberay.controllers.raycluster.status import (
     go_status,
     status_changed,
 )
+from kuberay.featuregates.kuberay_gates import (
+    GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE,
+    RAY_CLUSTER_STATUS_CONDITIONS,
+)
 from kuberay.kube import ApiError, NotFound
 from kuberay.reconcile import WARNING, Request, Result
 from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.raycluster")
 
-MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
 INVALID_SPEC_CONDITION = "InvalidSpec"
 
 Step = Callable[[Obj], Awaitable[None]]
@@ -99,9 +99,7 @@ class RayClusterReconciler:
 
     # ----- entry point --------------------------------------------------------------------
     async def reconcile(self, request: Request) -> Result:
-        cached = self.ctx.cache.get(
-            RAY_API_VERSION, RAY_CLUSTER_KIND, request.namespace, request.name
-        )
+        cached = self.ctx.cache.get(API_VERSION, KIND_RAYCLUSTER, request.namespace, request.name)
         if cached is None:
             self._written.forget(request.namespace, request.name)
             self.ctx.expectations.delete_prefix(f"{request.namespace}/{request.name}/")
@@ -111,7 +109,7 @@ class RayClusterReconciler:
             return Result()
         spec = cached.get("spec") or {}
         managed_by = spec.get("managedBy")
-        if managed_by and managed_by != MANAGED_BY_KUBERAY:
+        if managed_by and managed_by != KUBERAY_CONTROLLER:
             log.debug("skipping cluster managed by another controller", managed_by=managed_by)
             return Result()
         cluster = copy.deepcopy(self._written.freshest(cached))
@@ -217,8 +215,8 @@ class RayClusterReconciler:
         status = dict(cluster.get("status") or {})
         status.update(fields)
         body = {
-            "apiVersion": RAY_API_VERSION,
-            "kind": RAY_CLUSTER_KIND,
+            "apiVersion": API_VERSION,
+            "kind": KIND_RAYCLUSTER,
             "metadata": {
                 "name": meta["name"],
                 "namespace": meta["namespace"],

@@ -53,8 +53,8 @@ from kuberay.controllers.common.service import (
     build_serve_service,
     needs_headless_service,
 )
-from kuberay.controllers.features import GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE
 from kuberay.controllers.render import RenderError, RenderOptions
+from kuberay.featuregates.kuberay_gates import GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE
 
 Obj = dict[str, Any]
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import structlog
 
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
 from kuberay.controllers.batchscheduler import new_batch_scheduler
 from kuberay.controllers.raycluster.children import ROUTE_API_VERSION, ROUTE_KIND
 from kuberay.controllers.raycluster.context import (
     CLUSTER_INDEX,
     OPENSHIFT_API_GROUPS,
-    RAY_API_VERSION,
-    RAY_CLUSTER_KIND,
     Ctx,
     RayClusterSettings,
     cluster_index,
@@ -89,8 +88,8 @@ def setup_raycluster_controller(mgr: Manager, settings: RayClusterSettings) -> C
     if settings.enable_metrics:
         ctx.metrics = RayClusterMetrics(mgr.cache, mgr.registry)
     builder = mgr.controller(CONTROLLER_NAME).for_(
-        RAY_API_VERSION,
-        RAY_CLUSTER_KIND,
+        API_VERSION,
+        KIND_RAYCLUSTER,
         predicates=[
             or_(GenerationChangedPredicate, LabelChangedPredicate, AnnotationChangedPredicate)
         ],

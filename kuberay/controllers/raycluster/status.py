@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.replicas import (
     calculate_desired_replicas,
     calculate_max_replicas,

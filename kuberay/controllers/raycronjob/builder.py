@@ -15,8 +15,10 @@ import copy
 import datetime as dt
 from typing import Any
 
-from kuberay.api.v1.constants import API_VERSION, KIND_RAYCRONJOB, KIND_RAYJOB
-from kuberay.controllers.common.constants import (
+from kuberay.api.v1.constants import (
+    API_VERSION,
+    KIND_RAYCRONJOB,
+    KIND_RAYJOB,
     RAY_CRONJOB_NAME_LABEL_KEY,
     RAY_CRONJOB_TIMESTAMP_ANNOTATION_KEY,
 )

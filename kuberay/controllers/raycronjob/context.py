@@ -14,10 +14,6 @@ from kuberay.reconcile import Cache, EventRecorder
 
 Obj = dict[str, Any]
 
-RAY_API_VERSION = "ray.io/v1"
-RAY_CRON_JOB_KIND = "RayCronJob"
-RAY_JOB_KIND = "RayJob"
-FIELD_MANAGER = "kuberay-operator"
 
 Clock = Callable[[], dt.datetime]
 

@@ -59,17 +59,12 @@ import math
 import attrs
 import structlog
 
+from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCRONJOB
 from kuberay.api.v1.schedule import CronSchedule, load_go_location, parse_standard
 from kuberay.api.v1.validation import validate_raycronjob
-from kuberay.api.v1.validation.common import first_error
+from kuberay.api.v1.validation.errors import first_error
 from kuberay.controllers.raycronjob.builder import build_rayjob, rfc3339
-from kuberay.controllers.raycronjob.context import (
-    FIELD_MANAGER,
-    RAY_API_VERSION,
-    RAY_CRON_JOB_KIND,
-    Ctx,
-    Obj,
-)
+from kuberay.controllers.raycronjob.context import Ctx, Obj
 from kuberay.controllers.raycronjob.gotime import Zone
 from kuberay.controllers.raycronjob.missed import count_ticks, latest_tick_unix
 from kuberay.controllers.raycronjob.ticks import next_tick
@@ -143,9 +138,7 @@ class RayCronJobReconciler:
     # ----- entry point --------------------------------------------------------------------
     async def reconcile(self, request: Request) -> Result:
         key = (request.namespace, request.name)
-        cached = self.ctx.cache.get(
-            RAY_API_VERSION, RAY_CRON_JOB_KIND, request.namespace, request.name
-        )
+        cached = self.ctx.cache.get(API_VERSION, KIND_RAYCRONJOB, request.namespace, request.name)
         if cached is None:
             self._announced.pop(key, None)
             self._written.forget(*key)
@@ -240,7 +233,7 @@ class RayCronJobReconciler:
         }
         try:
             updated = await self.ctx.client.patch_status(
-                RAY_API_VERSION, RAY_CRON_JOB_KIND, meta["name"], patch, meta["namespace"]
+                API_VERSION, KIND_RAYCRONJOB, meta["name"], patch, meta["namespace"]
             )
         except NotFound:
             return True

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from kuberay.controllers.raycronjob.context import (
-    RAY_API_VERSION,
-    RAY_CRON_JOB_KIND,
-    Ctx,
-    RayCronJobSettings,
-)
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCRONJOB
+from kuberay.controllers.raycronjob.context import Ctx, RayCronJobSettings
 from kuberay.controllers.raycronjob.reconciler import RayCronJobReconciler
 from kuberay.reconcile import Controller, Manager
 
@@ -28,5 +24,5 @@ def setup_raycronjob_controller(mgr: Manager, settings: RayCronJobSettings) -> C
         recorder=mgr.event_recorder(EVENT_COMPONENT),
         settings=settings,
     )
-    builder = mgr.controller(CONTROLLER_NAME).for_(RAY_API_VERSION, RAY_CRON_JOB_KIND)
+    builder = mgr.controller(CONTROLLER_NAME).for_(API_VERSION, KIND_RAYCRONJOB)
     return builder.complete(RayCronJobReconciler(ctx))

@@ -13,6 +13,8 @@ from typing import Any
 
 import structlog
 
+from kuberay.api.v1 import constants as C
+from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER, KIND_RAYJOB
 from kuberay.controllers.batchscheduler import BatchSchedulerError
 from kuberay.controllers.common import (
     RayJobBuildError,
@@ -20,16 +22,9 @@ from kuberay.controllers.common import (
     build_rayjob_head_service,
     build_submitter_job,
 )
-from kuberay.controllers.common import constants as C
 from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
-from kuberay.controllers.rayjob.context import (
-    FIELD_MANAGER,
-    RAY_API_VERSION,
-    RAY_CLUSTER_KIND,
-    RAY_JOB_KIND,
-    Ctx,
-)
+from kuberay.controllers.rayjob.context import Ctx
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 
@@ -114,8 +109,8 @@ class Children:
         meta = self.job["metadata"]
         finalizers = [*(meta.get("finalizers") or []), S.RAYJOB_FINALIZER]
         updated = await self.ctx.client.patch(
-            RAY_API_VERSION,
-            RAY_JOB_KIND,
+            API_VERSION,
+            KIND_RAYJOB,
             meta["name"],
             {"metadata": {"finalizers": finalizers, "resourceVersion": meta["resourceVersion"]}},
             self.namespace,
@@ -153,7 +148,7 @@ class Children:
 
     async def _do_DeleteCluster(self, name: str) -> None:
         try:
-            await self.ctx.client.delete(RAY_API_VERSION, RAY_CLUSTER_KIND, name, self.namespace)
+            await self.ctx.client.delete(API_VERSION, KIND_RAYCLUSTER, name, self.namespace)
         except NotFound:
             return
         except ApiError as exc:
@@ -180,7 +175,7 @@ class Children:
             ops.append({"op": "add", "path": f"{path}/suspend", "value": True})
         try:
             await self.ctx.client.patch(
-                RAY_API_VERSION, RAY_CLUSTER_KIND, name, ops, self.namespace, patch_type="json"
+                API_VERSION, KIND_RAYCLUSTER, name, ops, self.namespace, patch_type="json"
             )
         except NotFound:
             return
@@ -317,8 +312,8 @@ class Children:
     async def _do_DeleteSelf(self, name: str) -> None:
         try:
             await self.ctx.client.delete(
-                RAY_API_VERSION,
-                RAY_JOB_KIND,
+                API_VERSION,
+                KIND_RAYJOB,
                 name,
                 self.namespace,
                 preconditions={"uid": self.job["metadata"]["uid"]},

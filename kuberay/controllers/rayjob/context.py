@@ -4,7 +4,6 @@ poller, operator settings and the clock."""
 from __future__ import annotations
 
 import datetime as dt
-import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -16,16 +15,13 @@ from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.dashboard import JobInfo
 from kuberay.controllers.dashboard.poller import Observed
 from kuberay.controllers.dashboard.target import DashboardTarget
+from kuberay.gocompat.goutil import go_atoi
 from kuberay.kube import Client
 from kuberay.reconcile import Cache, EventRecorder
 
 Obj = dict[str, Any]
 ObjectKey = tuple[str, str]
 
-RAY_API_VERSION = "ray.io/v1"
-RAY_JOB_KIND = "RayJob"
-RAY_CLUSTER_KIND = "RayCluster"
-FIELD_MANAGER = "kuberay-operator"
 
 GRACE_PERIOD_ENV = "RAYJOB_DEPLOYMENT_STATUS_TRANSITION_GRACE_PERIOD_SECONDS"
 STATUS_CHECK_TIMEOUT_ENV = "RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS"
@@ -33,15 +29,15 @@ DELETE_RAYJOB_ENV = "DELETE_RAYJOB_CR_AFTER_JOB_FINISHES"
 DEFAULT_GRACE_PERIOD_SECONDS = 300
 DEFAULT_STATUS_CHECK_TIMEOUT_SECONDS = 300
 
-_GO_INT = re.compile(r"[+-]?[0-9]+")
-
 
 def _atoi(raw: str | None) -> int | None:
     """Go ``strconv.Atoi``: a decimal integer or None."""
-    if raw is None or not _GO_INT.fullmatch(raw):
+    if raw is None:
         return None
-    value = int(raw)
-    return value if -(2**63) <= value < 2**63 else None
+    try:
+        return go_atoi(raw)
+    except ValueError:
+        return None
 
 
 class JobDashboard(Protocol):

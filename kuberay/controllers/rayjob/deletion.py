@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from kuberay.controllers.rayjob import status as S
-from kuberay.controllers.rayjob.machine import (
+from kuberay.controllers.rayjob.world import (
     DELETE_CLUSTER,
     DELETE_SELF,
     SUSPEND_WORKERS,

@@ -20,13 +20,13 @@ import copy
 import datetime as dt
 from typing import Any
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.names import head_service_name
 from kuberay.controllers.dashboard import DuplicateSubmissionId, JobNotFound
 from kuberay.controllers.dashboard.errors import describe
-from kuberay.controllers.features import RAY_JOB_DELETION_POLICY
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import RayJobSettings
+from kuberay.controllers.rayjob.deletion import after_terminal
 from kuberay.controllers.rayjob.submitter import (
     check_submitter,
     fail,
@@ -52,9 +52,11 @@ from kuberay.controllers.rayjob.world import (
     Action,
     Decision,
     World,
+    uses_cluster_selector,
 )
 from kuberay.controllers.rayjob.world import meta_of as _meta
 from kuberay.controllers.rayjob.world import spec_of as _spec
+from kuberay.featuregates.kuberay_gates import RAY_JOB_DELETION_POLICY
 
 Obj = dict[str, Any]
 
@@ -63,11 +65,6 @@ Obj = dict[str, Any]
 def _seconds_passed(start: Any, seconds: float, now: dt.datetime) -> bool:
     begin = S.parse_time(start)
     return begin is not None and now >= begin + dt.timedelta(seconds=seconds)
-
-
-def uses_cluster_selector(spec: Obj) -> bool:
-    """``spec.clusterSelector`` is set: run on an existing RayCluster."""
-    return bool(spec.get("clusterSelector"))
 
 
 def dashboard_url(service: Obj | None, domain: str) -> str | None:
@@ -433,8 +430,6 @@ def check_backoff_limit(job: Obj, status: Obj) -> None:
 def decide(job: Obj, world: World, settings: RayJobSettings) -> Decision:
     """One pass of KubeRay's switch over ``status.jobDeploymentStatus`` (the RayJob is
     valid, not being deleted, managed by KubeRay)."""
-    from kuberay.controllers.rayjob.deletion import after_terminal
-
     status = copy.deepcopy(job.get("status") or {})
     d = Decision(status=status, requeue_after=settings.requeue_seconds)
     state = status.get("jobDeploymentStatus") or S.NEW

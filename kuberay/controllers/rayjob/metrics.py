@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYJOB
 from kuberay.controllers.rayjob import status as S
 from kuberay.reconcile import Cache
 
@@ -41,7 +42,7 @@ class _InfoCollector(Collector):
             labels=["name", "namespace", "uid", "deployment_status"],
         )
         try:
-            jobs = self.cache.list("ray.io/v1", "RayJob")
+            jobs = self.cache.list(API_VERSION, KIND_RAYJOB)
         except LookupError:
             jobs = []
         for job in jobs:

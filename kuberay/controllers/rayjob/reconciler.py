@@ -29,9 +29,10 @@ from typing import Any
 
 import structlog
 
+from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYJOB, KUBERAY_CONTROLLER
 from kuberay.controllers.common import RayJobBuildError, build_job_submit_body
-from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.names import (
     generate_ray_cluster_name,
     generate_ray_job_id,
@@ -43,13 +44,7 @@ from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob import why
 from kuberay.controllers.rayjob.children import Children
-from kuberay.controllers.rayjob.context import (
-    RAY_API_VERSION,
-    RAY_CLUSTER_KIND,
-    RAY_JOB_KIND,
-    Ctx,
-    ObjectKey,
-)
+from kuberay.controllers.rayjob.context import Ctx, ObjectKey
 from kuberay.kube import Conflict, NotFound
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
 from kuberay.reconcile.written import WrittenObjects
@@ -58,7 +53,6 @@ log = structlog.get_logger("kuberay.rayjob")
 
 Obj = dict[str, Any]
 
-MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
 
 #: Event reason per validation error source.
 _INVALID_REASON = {
@@ -78,7 +72,7 @@ class RayJobReconciler:
     # ----- entry point --------------------------------------------------------------------
     async def reconcile(self, request: Request) -> Result:
         key = (request.namespace, request.name)
-        cached = self.ctx.cached(RAY_API_VERSION, RAY_JOB_KIND, request.namespace, request.name)
+        cached = self.ctx.cached(API_VERSION, KIND_RAYJOB, request.namespace, request.name)
         if cached is None:
             self._written.forget(*key)
             self.ctx.dashboard.forget(key)
@@ -86,7 +80,7 @@ class RayJobReconciler:
                 self.ctx.metrics.forget(request.namespace, request.name)
             return Result()
         managed_by = (cached.get("spec") or {}).get("managedBy")
-        if managed_by and managed_by != MANAGED_BY_KUBERAY:
+        if managed_by and managed_by != KUBERAY_CONTROLLER:
             log.debug("skipping RayJob managed by another controller", managed_by=managed_by)
             return Result()
         job = copy.deepcopy(self._written.freshest(cached))
@@ -179,8 +173,8 @@ class RayJobReconciler:
                 log.info("no Ray job to stop", job_id=job_id, cluster=status.get("rayClusterName"))
         try:
             await self.ctx.client.patch(
-                RAY_API_VERSION,
-                RAY_JOB_KIND,
+                API_VERSION,
+                KIND_RAYJOB,
                 meta["name"],
                 {
                     "metadata": {
@@ -233,9 +227,7 @@ class RayJobReconciler:
         name = (job.get("status") or {}).get("rayClusterName")
         if not name:
             return None
-        return self.ctx.cached(
-            RAY_API_VERSION, RAY_CLUSTER_KIND, job["metadata"]["namespace"], name
-        )
+        return self.ctx.cached(API_VERSION, KIND_RAYCLUSTER, job["metadata"]["namespace"], name)
 
     def observe(self, job: Obj, key: ObjectKey) -> M.World:
         """Everything :func:`~kuberay.controllers.rayjob.machine.decide` reads: cached
@@ -310,8 +302,8 @@ class RayJobReconciler:
         (the pass is retried on the fresher object)."""
         meta = job["metadata"]
         body = {
-            "apiVersion": RAY_API_VERSION,
-            "kind": RAY_JOB_KIND,
+            "apiVersion": API_VERSION,
+            "kind": KIND_RAYJOB,
             "metadata": {
                 "name": meta["name"],
                 "namespace": meta["namespace"],

@@ -27,6 +27,7 @@ import copy
 import random
 from typing import Any
 
+from kuberay.api.v1.constants import KUBERAY_CONTROLLER
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_rayjob
 from kuberay.api.v1.rayjob_types import RayJob
@@ -46,14 +47,14 @@ from kuberay.controllers.common.service import build_head_service
 from kuberay.controllers.raycluster.render import render_raycluster
 from kuberay.controllers.raycluster.render import stored_form as cluster_stored_form
 from kuberay.controllers.rayjob import status as S
-from kuberay.controllers.rayjob.machine import dashboard_url, uses_cluster_selector
+from kuberay.controllers.rayjob.machine import dashboard_url
+from kuberay.controllers.rayjob.world import uses_cluster_selector
 from kuberay.controllers.render import RenderError, RenderOptions
 
 Obj = dict[str, Any]
 
 #: Seed of the random cluster-name and job-id suffixes in rendered output.
 NAME_SEED = 0
-_MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
 
 
 def stored_rayjob(job: Obj) -> Obj:
@@ -86,7 +87,7 @@ def render_rayjob(job: Obj, options: RenderOptions) -> list[Obj]:
         raise RenderError("; ".join(str(e) for e in errors))
     spec = job.get("spec") or {}
     managed_by = spec.get("managedBy")
-    if (managed_by and managed_by != _MANAGED_BY_KUBERAY) or spec.get("suspend"):
+    if (managed_by and managed_by != KUBERAY_CONTROLLER) or spec.get("suspend"):
         return []
     if uses_cluster_selector(spec):
         return []

@@ -5,17 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kuberay.api.v1 import constants as C
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYJOB
 from kuberay.controllers.batchscheduler import new_batch_scheduler
-from kuberay.controllers.common import constants as C
-from kuberay.controllers.rayjob.context import (
-    RAY_API_VERSION,
-    RAY_CLUSTER_KIND,
-    RAY_JOB_KIND,
-    Ctx,
-    JobDashboard,
-    ObjectKey,
-    RayJobSettings,
-)
+from kuberay.controllers.rayjob.context import Ctx, JobDashboard, ObjectKey, RayJobSettings
 from kuberay.controllers.rayjob.metrics import RayJobMetrics
 from kuberay.controllers.rayjob.reconciler import RayJobReconciler
 from kuberay.reconcile import Controller, Manager, Request
@@ -27,7 +20,7 @@ EVENT_COMPONENT = "rayjob-controller"
 
 #: Kinds whose changes reconcile their owning RayJob (KubeRay's Owns).
 OWNED_KINDS = (
-    (RAY_API_VERSION, RAY_CLUSTER_KIND),
+    (API_VERSION, KIND_RAYCLUSTER),
     ("v1", "Service"),
     ("batch/v1", "Job"),
 )
@@ -47,12 +40,12 @@ def head_pod_owner(mgr: Manager) -> Any:
             return []
         try:
             cluster = mgr.cache.get(
-                RAY_API_VERSION, RAY_CLUSTER_KIND, meta.get("namespace"), cluster_name
+                API_VERSION, KIND_RAYCLUSTER, meta.get("namespace"), cluster_name
             )
         except LookupError:
             return []
         for ref in ((cluster or {}).get("metadata") or {}).get("ownerReferences") or []:
-            if ref.get("kind") == RAY_JOB_KIND and ref.get("controller"):
+            if ref.get("kind") == KIND_RAYJOB and ref.get("controller"):
                 return [Request(str(meta.get("namespace")), str(ref.get("name")))]
         return []
 
@@ -75,7 +68,7 @@ def setup_rayjob_controller(
     )
     if settings.enable_metrics:
         ctx.metrics = RayJobMetrics(mgr.cache, mgr.registry)
-    builder = mgr.controller(CONTROLLER_NAME).for_(RAY_API_VERSION, RAY_JOB_KIND)
+    builder = mgr.controller(CONTROLLER_NAME).for_(API_VERSION, KIND_RAYJOB)
     # As in KubeRay, only the RayCluster controller watches the scheduler's PodGroups.
     for api_version, kind in OWNED_KINDS:
         builder = builder.owns(api_version, kind)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Final
 
+from kuberay.api.v1 import constants as C
 from kuberay.api.v1.enums import (
     JobDeploymentStatus,
     JobFailedReason,
@@ -22,7 +23,6 @@ from kuberay.api.v1.enums import (
     is_job_deployment_terminal,
     is_job_terminal,
 )
-from kuberay.controllers.common import constants as C
 from kuberay.controllers.raycluster.status import status_changed
 
 Obj = dict[str, Any]

@@ -6,13 +6,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from kuberay.controllers.common import constants as C
-from kuberay.controllers.features import SIDECAR_SUBMITTER_RESTART
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import RayJobSettings
 from kuberay.controllers.rayjob.world import Decision, World
 from kuberay.controllers.rayjob.world import meta_of as _meta
 from kuberay.controllers.rayjob.world import spec_of as _spec
+from kuberay.featuregates.kuberay_gates import SIDECAR_SUBMITTER_RESTART
 
 Obj = dict[str, Any]
 

@@ -84,3 +84,8 @@ def spec_of(job: Obj) -> Obj:
 def meta_of(job: Obj) -> Obj:
     """``job.metadata`` (``{}`` when absent)."""
     return job.get("metadata") or {}
+
+
+def uses_cluster_selector(spec: Obj) -> bool:
+    """``spec.clusterSelector`` is set: run on an existing RayCluster."""
+    return bool(spec.get("clusterSelector"))

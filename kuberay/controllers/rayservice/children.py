@@ -8,7 +8,8 @@ import datetime as dt
 
 import structlog
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
+from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER
 from kuberay.controllers.common.names import generate_ray_cluster_name
 from kuberay.controllers.common.objects import as_list, as_map, as_str
 from kuberay.controllers.common.owner import set_controller_reference
@@ -21,14 +22,7 @@ from kuberay.controllers.common.service import (
     build_head_service_for_ray_service,
     build_serve_service_for_ray_service,
 )
-from kuberay.controllers.rayservice.context import (
-    DEFAULT_DELETION_DELAY_SECONDS,
-    FIELD_MANAGER,
-    RAY_API_VERSION,
-    RAY_CLUSTER_KIND,
-    Ctx,
-    Obj,
-)
+from kuberay.controllers.rayservice.context import DEFAULT_DELETION_DELAY_SECONDS, Ctx, Obj
 from kuberay.controllers.rayservice.status import cluster_name
 from kuberay.kube import AlreadyExists, NotFound
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
@@ -65,14 +59,14 @@ class ChildReconciler:
     def clusters_of(self, rs: Obj) -> list[Obj]:
         """Cached RayClusters labelled as originating from this RayService."""
         meta = rs["metadata"]
-        found = self.ctx.cache.list(RAY_API_VERSION, RAY_CLUSTER_KIND, meta["namespace"])
+        found = self.ctx.cache.list(API_VERSION, KIND_RAYCLUSTER, meta["namespace"])
         return [
             c
             for c in found
             if as_map(c["metadata"].get("labels")).get(C.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY)
             == meta["name"]
             and as_map(c["metadata"].get("labels")).get(C.RAY_ORIGINATED_FROM_CRD_LABEL_KEY)
-            == C.RAY_SERVICE_CRD
+            == C.KIND_RAYSERVICE
         ]
 
     async def clean_up_clusters(self, rs: Obj) -> bool:
@@ -121,8 +115,8 @@ class ChildReconciler:
         meta = cluster["metadata"]
         try:
             await self.ctx.client.delete(
-                RAY_API_VERSION,
-                RAY_CLUSTER_KIND,
+                API_VERSION,
+                KIND_RAYCLUSTER,
                 meta["name"],
                 meta["namespace"],
                 propagation_policy="Background",
@@ -157,8 +151,8 @@ class ChildReconciler:
         ns = rs["metadata"]["namespace"]
         active_name = cluster_name(rs, "activeServiceStatus")
         pending_name = cluster_name(rs, "pendingServiceStatus")
-        active = self.ctx.cached(RAY_API_VERSION, RAY_CLUSTER_KIND, ns, active_name)
-        pending = self.ctx.cached(RAY_API_VERSION, RAY_CLUSTER_KIND, ns, pending_name)
+        active = self.ctx.cached(API_VERSION, KIND_RAYCLUSTER, ns, active_name)
+        pending = self.ctx.cached(API_VERSION, KIND_RAYCLUSTER, ns, pending_name)
         if pending_name and pending is None:
             return active, await self._create_cluster(rs, pending_name)
         features = self.ctx.settings.features
@@ -201,7 +195,7 @@ class ChildReconciler:
         try:
             created = await self.ctx.client.create(cluster, field_manager=FIELD_MANAGER)
         except AlreadyExists:
-            existing: Obj = await self.ctx.client.get(RAY_API_VERSION, RAY_CLUSTER_KIND, name, ns)
+            existing: Obj = await self.ctx.client.get(API_VERSION, KIND_RAYCLUSTER, name, ns)
             if not _owned_by(existing, rs):
                 raise RequeueError(
                     f"RayCluster {ns}/{name} exists and is not owned by RayService "
@@ -282,7 +276,7 @@ class ChildReconciler:
                 rs, NORMAL, "UpdatedService", f"Updated the service {ns}/{name}", "Update"
             )
             return written
-        set_controller_reference(svc, rs, C.RAY_SERVICE_KIND)
+        set_controller_reference(svc, rs, C.KIND_RAYSERVICE)
         try:
             created: Obj = await self.ctx.client.create(svc, field_manager=FIELD_MANAGER)
         except AlreadyExists:
@@ -305,7 +299,7 @@ class ChildReconciler:
         mine = {c["metadata"].get("uid") for c in self.clusters_of(rs)}
         return any(
             as_map(r).get("controller") is True
-            and as_map(r).get("kind") == C.RAY_CLUSTER_KIND
+            and as_map(r).get("kind") == C.KIND_RAYCLUSTER
             and as_map(r).get("uid") in mine
             for r in as_list(as_map(svc.get("metadata")).get("ownerReferences"))
         )
@@ -321,7 +315,7 @@ class ChildReconciler:
                 await self._delete_cluster(rs, cluster, " during suspend")
         labels = {
             C.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY: rs["metadata"]["name"],
-            C.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: C.RAY_SERVICE_CRD,
+            C.RAY_ORIGINATED_FROM_CRD_LABEL_KEY: C.KIND_RAYSERVICE,
         }
         for svc in self.ctx.cache.list("v1", "Service", ns):
             svc_labels = as_map(svc["metadata"].get("labels"))

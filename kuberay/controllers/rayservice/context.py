@@ -27,10 +27,6 @@ T = TypeVar("T")
 #: shared with the RayJob controller and a RayJob may have the same name.
 OWNER_PREFIX = "RayService/"
 
-RAY_API_VERSION = "ray.io/v1"
-RAY_SERVICE_KIND = "RayService"
-RAY_CLUSTER_KIND = "RayCluster"
-FIELD_MANAGER = "kuberay-operator"
 #: KubeRay's ``ServiceDefaultRequeueDuration``.
 REQUEUE_SECONDS = 2.0
 #: KubeRay's ``RayClusterDeletionDelayDuration``.

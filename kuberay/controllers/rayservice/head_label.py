@@ -3,7 +3,7 @@ whether the head is behind the serve Service."""
 
 from __future__ import annotations
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.objects import as_map
 from kuberay.controllers.rayservice.context import Ctx, Obj
 from kuberay.controllers.rayservice.serve import ServeReconciler

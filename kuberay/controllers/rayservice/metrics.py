@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYSERVICE
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.reconcile import Cache
 
@@ -44,7 +45,7 @@ class _ServiceCollector(Collector):
             labels=[*labels, "condition"],
         )
         try:
-            services = self.cache.list("ray.io/v1", "RayService")
+            services = self.cache.list(API_VERSION, KIND_RAYSERVICE)
         except LookupError:
             services = []
         for rs in services:

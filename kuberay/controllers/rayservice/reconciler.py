@@ -30,8 +30,9 @@ from typing import Any
 
 import structlog
 
+from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYSERVICE, KUBERAY_CONTROLLER
 from kuberay.controllers.common.names import serve_service_name
 from kuberay.controllers.common.objects import as_map, as_str
 from kuberay.controllers.common.pod_health import is_running_and_ready
@@ -41,7 +42,6 @@ from kuberay.controllers.common.rayservice import (
     should_prepare_new_cluster,
 )
 from kuberay.controllers.common.service import ServiceBuildError
-from kuberay.controllers.features import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.controllers.rayservice import status as S
 from kuberay.controllers.rayservice.abandon import (
     abandon_if_overdue,
@@ -49,15 +49,7 @@ from kuberay.controllers.rayservice.abandon import (
     retire_pending,
 )
 from kuberay.controllers.rayservice.children import ChildReconciler, new_cluster_name
-from kuberay.controllers.rayservice.context import (
-    RAY_API_VERSION,
-    RAY_SERVICE_KIND,
-    Ctx,
-    Obj,
-    ObjectKey,
-    owner_key,
-    rfc3339,
-)
+from kuberay.controllers.rayservice.context import Ctx, Obj, ObjectKey, owner_key, rfc3339
 from kuberay.controllers.rayservice.head_label import update_head_pod_serve_label
 from kuberay.controllers.rayservice.incremental import rollback_complete, upgrade_complete
 from kuberay.controllers.rayservice.incremental_status import (
@@ -74,13 +66,13 @@ from kuberay.controllers.rayservice.serve import (
 from kuberay.controllers.rayservice.suspend import handle_suspend, suspend_operative
 from kuberay.controllers.rayservice.traffic import Routing, TrafficReconciler, gateway_api_missing
 from kuberay.controllers.rayservice.upgrade import abandoned_hash, explain_upgrade
+from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.kube import ApiError
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
 from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.rayservice")
 
-MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
 #: Seconds between checks for the Gateway API CRDs while they are missing.
 GATEWAY_API_RECHECK_SECONDS = 30.0
 _HEAD_SVC_NAME_PATH = "spec.rayClusterConfig.headGroupSpec.headService.metadata.name"
@@ -99,12 +91,12 @@ class RayServiceReconciler:
     # ----- entry point --------------------------------------------------------------------
     async def reconcile(self, request: Request) -> Result:
         key: ObjectKey = (request.namespace, request.name)
-        cached = self.ctx.cache.get(RAY_API_VERSION, RAY_SERVICE_KIND, *key)
+        cached = self.ctx.cache.get(API_VERSION, KIND_RAYSERVICE, *key)
         if cached is None:
             self._forget(key)
             return Result()
         managed_by = (cached.get("spec") or {}).get("managedBy")
-        if managed_by and managed_by != MANAGED_BY_KUBERAY:
+        if managed_by and managed_by != KUBERAY_CONTROLLER:
             log.debug("skipping RayService managed by another controller", managed_by=managed_by)
             return Result()
         rs = copy.deepcopy(self._written.freshest(cached))
@@ -549,8 +541,8 @@ class RayServiceReconciler:
         meta = rs["metadata"]
         try:
             await self.ctx.client.patch(
-                RAY_API_VERSION,
-                RAY_SERVICE_KIND,
+                API_VERSION,
+                KIND_RAYSERVICE,
                 meta["name"],
                 {
                     "metadata": {

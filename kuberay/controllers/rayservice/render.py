@@ -26,11 +26,12 @@ import copy
 import random
 from typing import Any
 
+from kuberay.api.v1 import constants as C
+from kuberay.api.v1.constants import KUBERAY_CONTROLLER
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_rayservice
 from kuberay.api.v1.rayservice_types import RayService
 from kuberay.api.v1.validation import validate_rayservice
-from kuberay.controllers.common import constants as C
 from kuberay.controllers.common.names import generate_ray_cluster_name
 from kuberay.controllers.common.owner import set_controller_reference
 from kuberay.controllers.common.rayservice import build_ray_cluster_for_ray_service
@@ -47,7 +48,6 @@ Obj = dict[str, Any]
 
 #: Seed of the random cluster-name suffix in rendered output.
 NAME_SEED = 0
-_MANAGED_BY_KUBERAY = "ray.io/kuberay-operator"
 
 
 def stored_rayservice(service: Obj) -> Obj:
@@ -76,7 +76,7 @@ def render_rayservice(service: Obj, options: RenderOptions) -> list[Obj]:
         raise RenderError("; ".join(str(e) for e in errors))
     spec = rs.get("spec") or {}
     managed_by = spec.get("managedBy")
-    if (managed_by and managed_by != _MANAGED_BY_KUBERAY) or spec.get("suspend"):
+    if (managed_by and managed_by != KUBERAY_CONTROLLER) or spec.get("suspend"):
         return []
     ns = rs["metadata"]["namespace"]
     name = generate_ray_cluster_name(str(rs["metadata"]["name"]), random.Random(NAME_SEED))
@@ -93,7 +93,7 @@ def render_rayservice(service: Obj, options: RenderOptions) -> list[Obj]:
         return out
     for svc in services:
         svc["metadata"]["namespace"] = ns
-        set_controller_reference(svc, rs, C.RAY_SERVICE_KIND)
+        set_controller_reference(svc, rs, C.KIND_RAYSERVICE)
         out.append(svc)
     return out
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYSERVICE
 from kuberay.controllers.rayservice.context import (
     OWNER_PREFIX,
-    RAY_API_VERSION,
-    RAY_CLUSTER_KIND,
-    RAY_SERVICE_KIND,
     Ctx,
     ObjectKey,
     RayServiceSettings,
@@ -45,10 +43,10 @@ def _controller_owner(obj: Obj, kind: str) -> str | None:
 
 def _cluster_owner(mgr: Manager, namespace: str, cluster_name: str) -> list[Request]:
     try:
-        cluster = mgr.cache.get(RAY_API_VERSION, RAY_CLUSTER_KIND, namespace, cluster_name)
+        cluster = mgr.cache.get(API_VERSION, KIND_RAYCLUSTER, namespace, cluster_name)
     except LookupError:
         return []
-    owner = _controller_owner(cluster or {}, RAY_SERVICE_KIND)
+    owner = _controller_owner(cluster or {}, KIND_RAYSERVICE)
     return [Request(namespace, owner)] if owner else []
 
 
@@ -78,10 +76,10 @@ def endpoint_slice_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
             svc = mgr.cache.get("v1", "Service", meta.get("namespace"), svc_name)
         except LookupError:
             return []
-        owner = _controller_owner(svc or {}, RAY_SERVICE_KIND)
+        owner = _controller_owner(svc or {}, KIND_RAYSERVICE)
         if owner:
             return [Request(str(meta.get("namespace")), owner)]
-        cluster = _controller_owner(svc or {}, RAY_CLUSTER_KIND)  # per-cluster serve Service
+        cluster = _controller_owner(svc or {}, KIND_RAYCLUSTER)  # per-cluster serve Service
         return _cluster_owner(mgr, str(meta.get("namespace")), cluster) if cluster else []
 
     return map_slice
@@ -103,13 +101,13 @@ def setup_rayservice_controller(
     if settings.enable_metrics:
         ctx.metrics = RayServiceMetrics(mgr.cache, mgr.registry)
     builder = mgr.controller(CONTROLLER_NAME).for_(
-        RAY_API_VERSION,
-        RAY_SERVICE_KIND,
+        API_VERSION,
+        KIND_RAYSERVICE,
         predicates=[
             or_(GenerationChangedPredicate, LabelChangedPredicate, AnnotationChangedPredicate)
         ],
     )
-    builder = builder.owns(RAY_API_VERSION, RAY_CLUSTER_KIND).owns("v1", "Service")
+    builder = builder.owns(API_VERSION, KIND_RAYCLUSTER).owns("v1", "Service")
     builder = builder.watches("v1", "Pod", head_pod_owner(mgr))
     builder = builder.watches("discovery.k8s.io/v1", "EndpointSlice", endpoint_slice_owner(mgr))
     controller = builder.complete(RayServiceReconciler(ctx))

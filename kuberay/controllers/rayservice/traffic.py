@@ -32,7 +32,8 @@ from typing import Any
 import attrs
 import structlog
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
+from kuberay.api.v1.constants import FIELD_MANAGER
 from kuberay.controllers.common.gateway import (
     GATEWAY_API_VERSION,
     build_gateway,
@@ -58,7 +59,7 @@ from kuberay.controllers.rayservice.abandon import (
     plan_abandon,
     reported_capacity,
 )
-from kuberay.controllers.rayservice.context import FIELD_MANAGER, Ctx, Obj, ObjectKey, owner_key
+from kuberay.controllers.rayservice.context import Ctx, Obj, ObjectKey, owner_key
 from kuberay.controllers.rayservice.gateway import Action, apply_gateway, apply_http_route
 from kuberay.controllers.rayservice.incremental import step_options
 from kuberay.controllers.rayservice.incremental_plan import (
@@ -418,7 +419,7 @@ class TrafficReconciler:
         name = svc["metadata"]["name"]
         if self.ctx.cached("v1", "Service", ns, name) is not None:
             return
-        set_controller_reference(svc, cluster, C.RAY_CLUSTER_KIND)
+        set_controller_reference(svc, cluster, C.KIND_RAYCLUSTER)
         try:
             await self.ctx.client.create(copy.deepcopy(svc), field_manager=FIELD_MANAGER)
         except AlreadyExists:

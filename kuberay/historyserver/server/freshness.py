@@ -26,31 +26,23 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from kuberay.historyserver.server.event_files import EventFile
-from kuberay.historyserver.storage.base import ObjectStore, list_all
+from kuberay.historyserver.server.session import (
+    SessionKey,
+    SessionSnapshot,
+    endpoint_objects,
+    fingerprint,
+)
+from kuberay.historyserver.storage.base import ObjectStore
 
 if TYPE_CHECKING:
     from kuberay.historyserver.server.cache import SessionCache
     from kuberay.historyserver.server.clusters import ClusterIndex
     from kuberay.historyserver.server.live import LiveClusters
-    from kuberay.historyserver.server.session import SessionKey, SessionSnapshot
 
 log = structlog.get_logger("historyserver.server.freshness")
 
 DEFAULT_INTERVAL = 10.0
 DEFAULT_SETTLE = 900.0
-
-
-def fingerprint(files: list[EventFile], endpoint_objects: list[tuple[str, int]]) -> int:
-    """A hash of the event files' and snapshots' keys and sizes."""
-    return hash((tuple((f.key, f.size) for f in files), tuple(sorted(endpoint_objects))))
-
-
-async def endpoint_objects(store: ObjectStore, key: SessionKey) -> list[tuple[str, int]]:
-    """``(key, size)`` of every stored dashboard snapshot of the session."""
-    prefix = key.layout.session_prefix(key.session) + "/fetched_endpoints/"
-    listing = await list_all(store, prefix, delimiter=None)
-    return [(o.key, o.size) for o in listing.objects]
 
 
 async def current_fingerprint(store: ObjectStore, key: SessionKey) -> int:

@@ -26,7 +26,7 @@ import attrs
 import structlog
 from aiohttp import web
 
-from kuberay.historyserver.server.app import ALLOWED_NAMESPACES
+from kuberay.historyserver.server.context import ALLOWED_NAMESPACES
 
 log = structlog.get_logger("historyserver.server.login")
 

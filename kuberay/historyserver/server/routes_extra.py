@@ -32,7 +32,8 @@ from aiohttp import web
 
 from kuberay.historyserver.layout import LayoutError
 from kuberay.historyserver.server import workers as worker_model
-from kuberay.historyserver.server.app import (
+from kuberay.historyserver.server.cluster_status import format_status
+from kuberay.historyserver.server.context import (
     ApiError,
     current_session,
     json_response,
@@ -41,7 +42,6 @@ from kuberay.historyserver.server.app import (
     query_int,
     state_of,
 )
-from kuberay.historyserver.server.cluster_status import format_status
 from kuberay.historyserver.server.routes_state import EMPTY_SERVE, MAX_LIMIT
 from kuberay.historyserver.server.session import SessionSnapshot
 from kuberay.historyserver.server.tasks import FilterError, parse_filters, select_tasks

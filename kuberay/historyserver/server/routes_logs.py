@@ -17,7 +17,7 @@ import fnmatch
 from aiohttp import web
 
 from kuberay.historyserver.layout import check_relative_path, check_segment
-from kuberay.historyserver.server.app import (
+from kuberay.historyserver.server.context import (
     ApiError,
     current_session,
     envelope,

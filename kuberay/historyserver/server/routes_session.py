@@ -31,7 +31,7 @@ from kuberay.historyserver.layout import (
     LayoutError,
     check_segment,
 )
-from kuberay.historyserver.server.app import (
+from kuberay.historyserver.server.context import (
     ALLOWED_NAMESPACES,
     COOKIE_MAX_AGE,
     ApiError,

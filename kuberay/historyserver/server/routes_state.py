@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp import web
 
 from kuberay.historyserver.server import tasks as task_query
-from kuberay.historyserver.server.app import (
+from kuberay.historyserver.server.context import (
     ApiError,
     current_session,
     encode_json,

@@ -20,7 +20,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kuberay.historyserver.server.app import (
+from kuberay.historyserver.server.context import (
     ApiError,
     cluster_from_cookies,
     get_session,

@@ -18,11 +18,11 @@ from kuberay.historyserver.layout import Layout
 from kuberay.historyserver.server.actors import ActorBuilder
 from kuberay.historyserver.server.event_files import (
     DecodeStats,
+    EventFile,
     find_event_files,
     read_session_events,
     session_nodes,
 )
-from kuberay.historyserver.server.freshness import endpoint_objects, fingerprint
 from kuberay.historyserver.server.jobs import JobBuilder
 from kuberay.historyserver.server.legacy_events import read_log_events
 from kuberay.historyserver.server.memory import release_free_memory
@@ -31,7 +31,7 @@ from kuberay.historyserver.server.placement_groups import PlacementGroupBuilder,
 from kuberay.historyserver.server.platform_events import PlatformEventBuilder
 from kuberay.historyserver.server.tasks import TaskBuilder
 from kuberay.historyserver.server.workers import WorkerBuilder
-from kuberay.historyserver.storage.base import ObjectStore
+from kuberay.historyserver.storage.base import ObjectStore, list_all
 from kuberay.historyserver.storage.errors import NotFound
 
 log = structlog.get_logger("historyserver.server.session")
@@ -92,6 +92,18 @@ class SessionSnapshot:
     def node_ips(self) -> dict[str, str]:
         """Node ID -> IP for every node seen in events."""
         return {n["node_id"]: n["node_ip"] for n in self.nodes}
+
+
+def fingerprint(files: list[EventFile], endpoint_objects: list[tuple[str, int]]) -> int:
+    """A hash of the event files' and snapshots' keys and sizes (``freshness`` compares it)."""
+    return hash((tuple((f.key, f.size) for f in files), tuple(sorted(endpoint_objects))))
+
+
+async def endpoint_objects(store: ObjectStore, key: SessionKey) -> list[tuple[str, int]]:
+    """``(key, size)`` of every stored dashboard snapshot of the session."""
+    prefix = key.layout.session_prefix(key.session) + "/fetched_endpoints/"
+    listing = await list_all(store, prefix, delimiter=None)
+    return [(o.key, o.size) for o in listing.objects]
 
 
 async def read_endpoint(store: ObjectStore, key: SessionKey, endpoint: str) -> Any | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from kuberay.cmd.config import parse_config
 from kuberay.cmd.operator import run
 from kuberay.controllers.batchscheduler.kubernetes_was import unavailable_reason
-from kuberay.controllers.features import new_feature_gate
+from kuberay.featuregates.kuberay_gates import new_feature_gate
 from kuberay.kube import Client
 
 

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from kuberay.cmd.config import parse_config, refuse_unimplemented
-from kuberay.controllers.features import new_feature_gate
 from kuberay.controllers.setup import register_all
+from kuberay.featuregates.kuberay_gates import new_feature_gate
 from kuberay.kube import Client
 from tests.helpers import eventually
 from tests.integration.operator_harness import new_manager, running
@@ -26,7 +26,7 @@ async def operator(
     refuse_unimplemented(cfg, gates)
     client = await Client.from_kubeconfig(kubeconfig_path, qps=0, burst=1)
     mgr = new_manager(client, namespace)
-    names = register_all(mgr, cfg, gates, env={})
+    names = register_all(mgr, cfg.controller_config(), gates, env={})
     try:
         async with running(mgr):
             yield names

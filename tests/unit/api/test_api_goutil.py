@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from kuberay.api.v1.goutil import (
+from kuberay.api.v1.schedule import load_go_location, parse_standard
+from kuberay.gocompat.go_text import go_quote
+from kuberay.gocompat.goutil import (
     go_atoi,
-    go_quote,
     go_str_list,
     is_dns1035_label,
     is_dns1123_label,
     is_qualified_name,
     is_valid_label_value,
-    parse_generic_version,
     parse_go_duration,
 )
-from kuberay.api.v1.schedule import load_go_location, parse_standard
+from kuberay.gocompat.versions import parse_generic
 
 
 @pytest.mark.parametrize("name", ["a", "my-name", "abc-123", "a" * 63])
@@ -65,7 +65,7 @@ def test_label_values() -> None:
     [("2.52.0", (2, 52, 0)), ("v2.9", (2, 9)), (" 2.56.0rc1", (2, 56, 0)), ("0.1", (0, 1))],
 )
 def test_generic_versions(text: str, expected: tuple[int, ...]) -> None:
-    assert parse_generic_version(text) == expected
+    assert parse_generic(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -78,14 +78,14 @@ def test_generic_versions(text: str, expected: tuple[int, ...]) -> None:
 )
 def test_generic_version_errors(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        parse_generic_version(text)
+        parse_generic(text)
 
 
 def test_version_comparison() -> None:
-    assert parse_generic_version("2.52").compare((2, 52, 0)) == 0
-    assert parse_generic_version("2.51.9").less_than((2, 52, 0))
-    assert not parse_generic_version("2.52.0.1").less_than((2, 52, 0))
-    assert parse_generic_version("2.52.0.1").compare((2, 52, 0)) == 1
+    assert parse_generic("2.52").compare((2, 52, 0)) == 0
+    assert parse_generic("2.51.9").less_than((2, 52, 0))
+    assert not parse_generic("2.52.0.1").less_than((2, 52, 0))
+    assert parse_generic("2.52.0.1").compare((2, 52, 0)) == 1
 
 
 @pytest.mark.parametrize(

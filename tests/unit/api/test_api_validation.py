@@ -1947,7 +1947,7 @@ def test_rayservice_and_raycronjob_update_rules() -> None:
 
 
 def test_error_text_names_the_field_once() -> None:
-    from kuberay.api.v1.validation.common import FieldError
+    from kuberay.api.v1.validation.errors import FieldError
 
     # KubeRay's message already names the field: keep it as it is.
     gate = FieldError(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kuberay.cmd.config import ConfigError, OperatorConfig, parse_config
-from kuberay.controllers.features import KUBERAY_FEATURES, new_feature_gate
+from kuberay.featuregates.kuberay_gates import KUBERAY_FEATURES, new_feature_gate
 
 
 def parse(*argv: str) -> OperatorConfig:

@@ -7,9 +7,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from kuberay.cmd.config import parse_config, refuse_unimplemented
-from kuberay.controllers.features import new_feature_gate
 from kuberay.controllers.raycluster.metrics import RayClusterMetrics
 from kuberay.controllers.setup import register_all
+from kuberay.featuregates.kuberay_gates import new_feature_gate
 from kuberay.kube import Client
 from kuberay.reconcile import Manager
 
@@ -96,7 +96,7 @@ async def test_kuberay_metrics_registered_only_when_enabled() -> None:
         gates = new_feature_gate()
         cfg, _ = parse_config(flag, gates)
         registry = CollectorRegistry()
-        names = register_all(_manager(registry), cfg, gates, env={})
+        names = register_all(_manager(registry), cfg.controller_config(), gates, env={})
         assert names == ["raycluster", "rayjob", "rayservice"]
         families = {m.name for m in registry.collect()}
         assert ("kuberay_cluster_provisioned_duration_seconds" in families) is present
@@ -115,7 +115,8 @@ async def test_raycronjob_gate_is_accepted_and_registers_its_controller() -> Non
         gates = new_feature_gate()
         cfg, _ = parse_config(flags, gates)
         refuse_unimplemented(cfg, gates)  # raises ConfigError for parts this build lacks
-        assert register_all(_manager(CollectorRegistry()), cfg, gates, env={}) == names
+        mgr = _manager(CollectorRegistry())
+        assert register_all(mgr, cfg.controller_config(), gates, env={}) == names
 
 
 async def test_security_gates_register_their_controllers() -> None:
@@ -139,5 +140,7 @@ async def test_security_gates_register_their_controllers() -> None:
         cfg, _ = parse_config(flags, gates)
         refuse_unimplemented(cfg, gates)
         mgr = _manager(CollectorRegistry())
-        got = register_all(mgr, cfg, gates, env={}, cert_manager_available=cert_manager)
+        got = register_all(
+            mgr, cfg.controller_config(), gates, env={}, cert_manager_available=cert_manager
+        )
         assert got == names, (flags, cert_manager)

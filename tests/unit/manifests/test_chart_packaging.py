@@ -87,7 +87,7 @@ def test_notes_after_install() -> None:
 @needs_helm
 def test_log_keys_and_rotation_values_become_flags_the_operator_parses() -> None:
     from kuberay.cmd.config import parse_config
-    from kuberay.controllers.features import new_feature_gate
+    from kuberay.featuregates.kuberay_gates import new_feature_gate
 
     default_args = _deployment_args()
     assert not any(a.startswith(("--log-keys", "--log-file-max")) for a in default_args)

@@ -27,7 +27,7 @@ from manifests_expected import (
 )
 
 from kuberay.cmd.config import parse_config
-from kuberay.controllers.features import new_feature_gate
+from kuberay.featuregates.kuberay_gates import new_feature_gate
 
 NAMESPACE = "ray-system"
 SA = {"kind": "ServiceAccount", "name": "kuberay-operator", "namespace": NAMESPACE}

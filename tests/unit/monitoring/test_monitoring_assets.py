@@ -19,7 +19,7 @@ import gen_grafana_dashboards
 import pytest
 import yaml
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
 
 ROOT = Path(__file__).resolve().parents[3]
 MONITORING = ROOT / "manifests" / "monitoring"

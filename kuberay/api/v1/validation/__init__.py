@@ -23,8 +23,8 @@ Rules that depend on feature gates take ``gates`` (see :mod:`kuberay.api.v1.gate
 Inputs may be models or plain dicts; a dict that does not even structure yields its
 structural errors (source ``crd``) only. No validator raises on any JSON-like input.
 
-Modules: :mod:`.common` (FieldError, structural checks), :mod:`.schema` (embedded-type schema
-checks), :mod:`.raycluster` (+ :mod:`.raycluster_features`), :mod:`.rayjob`,
+Modules: :mod:`.errors` (FieldError), :mod:`.common` (structural checks), :mod:`.schema`
+(embedded-type schema checks), :mod:`.raycluster` (+ :mod:`.raycluster_features`), :mod:`.rayjob`,
 :mod:`.rayservice`, :mod:`.raycronjob`.
 """
 
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from kuberay.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kuberay.api.v1.validation.common import ErrorSource, FieldError, first_error
+    from kuberay.api.v1.validation.errors import ErrorSource, FieldError, first_error
     from kuberay.api.v1.validation.raycluster import (
         raycluster_spec_warnings,
         validate_raycluster,
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from kuberay.api.v1.validation.rayservice import validate_rayservice, validate_rayservice_update
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "kuberay.api.v1.validation.common": (
+    "kuberay.api.v1.validation.errors": (
         "ErrorSource",
         "FieldError",
         "first_error",

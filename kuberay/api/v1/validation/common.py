@@ -6,53 +6,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, TypeAlias, TypeVar
-
-import attrs
+from typing import Any, TypeVar
 
 from kuberay.api.v1._meta import ApiModel
 from kuberay.api.v1.constants import (
     MANAGED_BY_VALUES,
 )
 from kuberay.api.v1.convert import StructureError, join_path, model_fields, structure
-from kuberay.api.v1.goutil import (
-    go_quote,
-    go_str_list,
-    is_dns1035_label,
-)
 from kuberay.api.v1.raycluster_types import (
     HeadGroupSpec,
     RayClusterSpec,
 )
 from kuberay.api.v1.rayjob_types import DeletionCondition, RayJobSpec
+from kuberay.api.v1.validation.errors import ErrorSource, FieldError, quantity_problem
+from kuberay.gocompat.go_text import go_quote
+from kuberay.gocompat.goutil import go_str_list, is_dns1035_label
 
-ErrorSource: TypeAlias = Literal["crd", "metadata", "spec", "upgrade", "status", "webhook"]
 M = TypeVar("M", bound=ApiModel)
-
-
-@attrs.frozen
-class FieldError:
-    """One validation problem: the JSON path of the field, KubeRay's message, who enforces it."""
-
-    path: str
-    message: str
-    source: ErrorSource = "spec"
-
-    def __str__(self) -> str:
-        # KubeRay's own text when it already names the field (e.g. "spec.tlsOptions
-        # requires the RayClusterMTLS feature gate..."); otherwise the path, once, first.
-        if not self.path or self.path in self.message:
-            return self.message
-        return f"{self.path}: {self.message}"
-
-
-def first_error(errors: Iterable[FieldError], *sources: ErrorSource) -> FieldError | None:
-    """The first error whose source is in ``sources`` (any source when none given): the
-    error KubeRay's controller would report for that check phase."""
-    for error in errors:
-        if not sources or error.source in sources:
-            return error
-    return None
 
 
 # --- helpers over embedded Kubernetes dicts -------------------------------------------------
@@ -137,29 +107,6 @@ _QUANTITY_RE = re.compile(
     r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+"
     r"(\.[0-9]*)?)|(\.[0-9]+))))?$"
 )
-
-
-_QUANTITY_PARTS = re.compile(r"^[+-]?([0-9.]*)(?:[eE]([+-]?[0-9]+))?")
-#: Beyond these a quantity cannot be computed with (Python's int/str limits, huge powers of
-#: ten); no real resource amount comes near them.
-MAX_QUANTITY_DIGITS = 1000
-MAX_QUANTITY_EXPONENT = 1000
-
-
-def quantity_problem(text: str) -> str | None:
-    """Why a schema-valid quantity string is unusable (absurdly long or large), else None."""
-    match = _QUANTITY_PARTS.match(text)
-    if match is None:
-        return None
-    digits = sum(ch.isdigit() for ch in match.group(1))
-    if digits > MAX_QUANTITY_DIGITS:
-        return f"quantity has more than {MAX_QUANTITY_DIGITS} digits"
-    exponent = match.group(2)
-    if exponent is not None and len(exponent.lstrip("+-")) > 6:
-        return f"quantity exponent is out of range (max {MAX_QUANTITY_EXPONENT})"
-    if exponent is not None and abs(int(exponent)) > MAX_QUANTITY_EXPONENT:
-        return f"quantity exponent is out of range (max {MAX_QUANTITY_EXPONENT})"
-    return None
 
 
 def _crd_check_model(model: ApiModel, path: str, out: list[FieldError]) -> None:

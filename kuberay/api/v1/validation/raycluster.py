@@ -38,11 +38,6 @@ from kuberay.api.v1.enums import (
     RayClusterUpgradeType,
 )
 from kuberay.api.v1.gates import FeatureGates, gate_enabled
-from kuberay.api.v1.goutil import (
-    is_qualified_name,
-    is_valid_label_value,
-    parse_generic_version,
-)
 from kuberay.api.v1.raycluster_types import (
     HeadGroupSpec,
     RayCluster,
@@ -50,7 +45,6 @@ from kuberay.api.v1.raycluster_types import (
     WorkerGroupSpec,
 )
 from kuberay.api.v1.validation.common import (
-    FieldError,
     _cel_cluster_spec,
     _coerce,
     _condition_true,
@@ -67,6 +61,7 @@ from kuberay.api.v1.validation.common import (
     _restart_policy,
     _validate_name,
 )
+from kuberay.api.v1.validation.errors import FieldError
 from kuberay.api.v1.validation.raycluster_features import (
     _validate_auth,
     _validate_collector_options,
@@ -74,6 +69,8 @@ from kuberay.api.v1.validation.raycluster_features import (
     _validate_network_policy,
     _validate_tls,
 )
+from kuberay.gocompat.goutil import is_qualified_name, is_valid_label_value
+from kuberay.gocompat.versions import parse_generic
 
 
 # --- RayCluster spec ------------------------------------------------------------------------
@@ -172,7 +169,7 @@ def _validate_worker_priority(
         )
         return
     try:
-        version = parse_generic_version(ray_version)
+        version = parse_generic(ray_version)
     except ValueError as exc:
         errors.add(
             ppath,

@@ -28,12 +28,6 @@ from kuberay.api.v1.defaults import (
     network_policy_mode,
 )
 from kuberay.api.v1.gates import FeatureGates, gate_enabled
-from kuberay.api.v1.goutil import (
-    go_quote,
-    go_str_list,
-    is_dns1123_label,
-    parse_generic_version,
-)
 from kuberay.api.v1.raycluster_types import (
     CollectorOptions,
     GcsFaultToleranceOptions,
@@ -51,6 +45,9 @@ from kuberay.api.v1.validation.common import (
     _mounts,
     _pod_spec,
 )
+from kuberay.gocompat.go_text import go_quote
+from kuberay.gocompat.goutil import go_str_list, is_dns1123_label
+from kuberay.gocompat.versions import parse_generic
 
 
 def _validate_gcs_backend(
@@ -249,7 +246,7 @@ def _validate_auth(errors: _Errors, base: str, spec: RayClusterSpec) -> None:
         )
         return
     try:
-        version = parse_generic_version(ray_version)
+        version = parse_generic(ray_version)
     except ValueError as exc:
         errors.add(
             version_path,

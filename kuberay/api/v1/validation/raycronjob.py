@@ -12,14 +12,8 @@ from kuberay.api.v1.gates import FeatureGates
 from kuberay.api.v1.raycronjob_types import RayCronJob, RayCronJobSpec
 from kuberay.api.v1.rayjob_types import RayJobSpec
 from kuberay.api.v1.schedule import load_go_location, parse_standard
-from kuberay.api.v1.validation.common import (
-    FieldError,
-    _cel_job_spec,
-    _coerce,
-    _crd_errors,
-    _Errors,
-    _wrap,
-)
+from kuberay.api.v1.validation.common import _cel_job_spec, _coerce, _crd_errors, _Errors, _wrap
+from kuberay.api.v1.validation.errors import FieldError
 from kuberay.api.v1.validation.rayjob import (
     _job_transitions,
     _validate_job_spec,

@@ -10,7 +10,7 @@ import yaml
 from kuberay.api.v1.constants import (
     GATE_RAYJOB_DELETION_POLICY,
     MAX_RAYJOB_NAME_LENGTH,
-    RAY_JOB_CLUSTER_SELECTOR_KEY,
+    RAY_CLUSTER_LABEL_KEY,
 )
 from kuberay.api.v1.convert import join_path
 from kuberay.api.v1.defaults import (
@@ -26,7 +26,6 @@ from kuberay.api.v1.enums import (
 from kuberay.api.v1.gates import FeatureGates, gate_enabled
 from kuberay.api.v1.rayjob_types import RayJob, RayJobSpec
 from kuberay.api.v1.validation.common import (
-    FieldError,
     _cel_job_spec,
     _coerce,
     _crd_errors,
@@ -36,6 +35,7 @@ from kuberay.api.v1.validation.common import (
     _validate_name,
     _wrap,
 )
+from kuberay.api.v1.validation.errors import FieldError
 from kuberay.api.v1.validation.raycluster import (
     _cluster_transitions,
     _validate_cluster_spec,
@@ -274,9 +274,9 @@ def _validate_job_spec(
         )
     backoff = spec.backoff_limit
     if selector_mode:
-        if not (spec.cluster_selector or {}).get(RAY_JOB_CLUSTER_SELECTOR_KEY):
+        if not (spec.cluster_selector or {}).get(RAY_CLUSTER_LABEL_KEY):
             errors.add(
-                join_path(base, f"clusterSelector[{RAY_JOB_CLUSTER_SELECTOR_KEY}]"),
+                join_path(base, f"clusterSelector[{RAY_CLUSTER_LABEL_KEY}]"),
                 "cluster name in ClusterSelector should not be empty",
             )
         if mode == JobSubmissionMode.SIDECAR_MODE:

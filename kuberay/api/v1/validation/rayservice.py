@@ -20,13 +20,8 @@ from kuberay.api.v1.enums import (
     RayServiceUpgradeType,
 )
 from kuberay.api.v1.gates import FeatureGates
-from kuberay.api.v1.goutil import (
-    go_atoi,
-    parse_go_duration,
-)
 from kuberay.api.v1.rayservice_types import RayService, RayServiceSpec
 from kuberay.api.v1.validation.common import (
-    FieldError,
     _as_dict,
     _cel_cluster_spec,
     _cel_managed_by,
@@ -38,10 +33,12 @@ from kuberay.api.v1.validation.common import (
     _validate_name,
     _wrap,
 )
+from kuberay.api.v1.validation.errors import FieldError
 from kuberay.api.v1.validation.raycluster import (
     _cluster_transitions,
     _validate_cluster_spec,
 )
+from kuberay.gocompat.goutil import go_atoi, parse_go_duration
 
 
 # --- RayService -----------------------------------------------------------------------------

@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from kuberay.api.v1.goutil import go_quote
 from kuberay.api.v1.k8s_schemas import embedded_schema_shared
-from kuberay.api.v1.validation.common import FieldError, quantity_problem
+from kuberay.api.v1.validation.errors import FieldError, quantity_problem
+from kuberay.gocompat.go_text import go_quote
 
 __all__ = ["check_embedded"]
 

@@ -36,7 +36,7 @@ import pytest
 
 from kuberay.controllers.batchscheduler import BatchSchedulerError, new_batch_scheduler
 from kuberay.controllers.batchscheduler.interface import BatchScheduler
-from kuberay.controllers.common.quantity import Quantity
+from kuberay.gocompat.quantity import Quantity
 from kuberay.kube import AlreadyExists, NotFound
 
 DATA = Path(__file__).parents[1] / "common" / "data" / "kuberay_batchscheduler_go_golden.json.gz"

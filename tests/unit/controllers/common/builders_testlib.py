@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kuberay.controllers.common.quantity import Quantity
+from kuberay.gocompat.quantity import Quantity
 from tests.kuberay_samples import KUBERAY_SAMPLES
 
 DATA = Path(__file__).parent / "data"

@@ -40,7 +40,7 @@ from kuberay.controllers.common.selectors import (
     head_pods_selector,
     head_service_selector,
 )
-from kuberay.controllers.common.versions import parse_generic_version, version_at_least
+from kuberay.gocompat.versions import parse_generic_version, version_at_least
 
 LABELS = {
     "ray.io/cluster": "raycluster-sample",

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from builders_testlib import env_map, env_names, fixture_p
 
+from kuberay.api.v1.constants import KUBERAY_VERSION
 from kuberay.controllers.common import BuildOptions, build_head_pod, build_worker_pod
-from kuberay.controllers.common.constants import KUBERAY_VERSION
 from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
 from kuberay.controllers.common.pod import wait_gcs_ready_script
 

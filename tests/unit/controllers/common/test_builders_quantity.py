@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from builders_testlib import DATA
 
-from kuberay.controllers.common.gojson import format_go_float
-from kuberay.controllers.common.quantity import Quantity, QuantityError, go_pow10
+from kuberay.gocompat.gojson import format_go_float
+from kuberay.gocompat.quantity import Quantity, QuantityError, go_pow10
 
 VECTORS: list[dict[str, Any]] = json.loads((DATA / "go_quantity_vectors.json").read_text())
 

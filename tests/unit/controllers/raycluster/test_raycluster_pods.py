@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.raycluster.context import Ctx, RayClusterSettings
 from kuberay.controllers.raycluster.pods import PodReconciler

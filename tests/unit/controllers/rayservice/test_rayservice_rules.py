@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kuberay.controllers.common import constants as C
+from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.rayservice import (
     build_ray_cluster_for_ray_service,
     goal_cluster_hash,

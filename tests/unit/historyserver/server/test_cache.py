@@ -12,8 +12,9 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from kuberay.historyserver.server import session as session_mod
-from kuberay.historyserver.server.app import STATE, make_app
+from kuberay.historyserver.server.app import make_app
 from kuberay.historyserver.server.cache import SessionCache
+from kuberay.historyserver.server.context import STATE
 from tests.unit.historyserver.server.stores import SESSION, collector_store
 
 

@@ -13,7 +13,8 @@ from typing import Any
 from aiohttp.test_utils import TestClient, TestServer
 
 from kuberay.historyserver.layout import Layout, event_file_name
-from kuberay.historyserver.server.app import STATE, make_app
+from kuberay.historyserver.server.app import make_app
+from kuberay.historyserver.server.context import STATE
 from kuberay.historyserver.server.live import LiveCluster
 from tests.unit.historyserver.memstore import MemoryStore
 from tests.unit.historyserver.server.stores import (

@@ -13,7 +13,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from kuberay.historyserver.layout import Layout
-from kuberay.historyserver.server.app import STATE, deadline_middleware, make_app
+from kuberay.historyserver.server.app import deadline_middleware, make_app
+from kuberay.historyserver.server.context import STATE
 from kuberay.historyserver.server.log_reads import (
     RangeNotSatisfiable,
     object_size,

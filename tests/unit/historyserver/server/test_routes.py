@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from kuberay.historyserver.server.app import STATE, make_app
+from kuberay.historyserver.server.app import make_app
+from kuberay.historyserver.server.context import STATE
 from tests.unit.historyserver.server.stores import (
     NODE,
     SESSION,

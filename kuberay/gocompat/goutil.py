@@ -1,9 +1,9 @@
 """Go/Kubernetes helper semantics KubeRay's validation relies on, with the same messages.
 
 * Kubernetes name/label validators (``k8s.io/apimachinery/pkg/util/validation``);
-* ``version.ParseGeneric`` (``k8s.io/apimachinery/pkg/util/version``);
-* Go ``time.ParseDuration`` and ``strconv.Atoi``;
-* Go's ``%q`` and ``%v`` renderings used inside error messages.
+* Go ``time.ParseDuration``, ``strconv.Atoi`` and ``strconv.ParseInt``;
+* Go's ``%v`` of a string list inside error messages (``%q`` is :func:`.go_text.go_quote`,
+  ``version.ParseGeneric`` is :mod:`.versions`).
 """
 
 from __future__ import annotations
@@ -11,17 +11,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .go_text import go_quote
+
 __all__ = [
-    "GoVersion",
+    "GoNumError",
     "go_atoi",
-    "go_quote",
+    "go_parse_int",
     "go_str_list",
     "is_dns1035_label",
     "is_dns1123_label",
     "is_dns1123_subdomain",
     "is_qualified_name",
     "is_valid_label_value",
-    "parse_generic_version",
     "parse_go_duration",
 ]
 
@@ -150,94 +151,9 @@ def is_valid_label_value(value: str) -> list[str]:
 
 
 # --- Go formatting --------------------------------------------------------------------------
-def go_quote(value: str) -> str:
-    """Go's ``%q`` of a string (printable characters kept, the rest escaped)."""
-    out = ['"']
-    for ch in value:
-        code = ord(ch)
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\a":
-            out.append("\\a")
-        elif ch == "\b":
-            out.append("\\b")
-        elif ch == "\f":
-            out.append("\\f")
-        elif ch == "\v":
-            out.append("\\v")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif not ch.isprintable():
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
 def go_str_list(values: Sequence[str]) -> str:
     """Go's ``%v`` of a ``[]string``: ``[a b c]``."""
     return "[" + " ".join(values) + "]"
-
-
-# --- version.ParseGeneric -------------------------------------------------------------------
-_VERSION_RE = re.compile(r"^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)$", re.DOTALL)
-
-
-class GoVersion(tuple[int, ...]):
-    """A generic (dotted numeric) version; compares like ``version.Version`` does."""
-
-    __slots__ = ()
-
-    def compare(self, other: Sequence[int]) -> int:
-        """-1, 0 or 1; missing trailing components count as zeros."""
-        for a, b in zip(self, other, strict=False):
-            if a != b:
-                return -1 if a < b else 1
-        if len(other) < len(self) and any(self[len(other) :]):
-            return 1
-        if len(self) < len(other) and any(other[len(self) :]):
-            return -1
-        return 0
-
-    def less_than(self, other: Sequence[int]) -> bool:
-        """``v.LessThan(other)``."""
-        return self.compare(other) < 0
-
-
-def parse_generic_version(value: str) -> GoVersion:
-    """``version.ParseGeneric``: at least two numeric components, any suffix ignored.
-
-    Raises ``ValueError`` with Go's message on failure.
-    """
-    match = _VERSION_RE.match(value)
-    if match is None:
-        raise ValueError(f"could not parse {go_quote(value)} as version")
-    components = match.group(1).split(".")
-    if len(components) < 2:
-        raise ValueError(f"illegal version string {go_quote(value)}")
-    numbers: list[int] = []
-    for i, comp in enumerate(components):
-        if i == 0 and comp.startswith("0") and comp != "0":
-            raise ValueError(
-                f"illegal zero-prefixed version component {go_quote(comp)} in {go_quote(value)}"
-            )
-        number = int(comp)
-        if number >= 2**64:
-            raise ValueError(
-                f"illegal non-numeric version component {go_quote(comp)} in {go_quote(value)}: "
-                f"strconv.ParseUint: parsing {go_quote(comp)}: value out of range"
-            )
-        numbers.append(number)
-    return GoVersion(numbers)
 
 
 # --- time.ParseDuration / strconv.Atoi ------------------------------------------------------
@@ -308,14 +224,27 @@ def parse_go_duration(value: str) -> int:
     return -total if neg else total
 
 
-_ATOI_RE = re.compile(r"^[+-]?[0-9]+$")
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+class GoNumError(ValueError):
+    """``strconv.NumError``: ``problem`` is "invalid syntax" or "value out of range"."""
+
+    def __init__(self, func: str, value: str, problem: str) -> None:
+        super().__init__(f"strconv.{func}: parsing {go_quote(value)}: {problem}")
+        self.problem = problem
+
+
+def go_parse_int(value: str, bit_size: int = 64, *, func: str = "ParseInt") -> int:
+    """Go ``strconv.ParseInt(value, 10, bit_size)``. Raises :class:`GoNumError`."""
+    if not _GO_INT.fullmatch(value):
+        raise GoNumError(func, value, "invalid syntax")
+    number = int(value)
+    if not -(2 ** (bit_size - 1)) <= number < 2 ** (bit_size - 1):
+        raise GoNumError(func, value, "value out of range")
+    return number
 
 
 def go_atoi(value: str) -> int:
-    """Go ``strconv.Atoi`` (64-bit). Raises ``ValueError`` on syntax or range errors."""
-    if not _ATOI_RE.fullmatch(value):
-        raise ValueError(f"strconv.Atoi: parsing {go_quote(value)}: invalid syntax")
-    number = int(value)
-    if not -(2**63) <= number < 2**63:
-        raise ValueError(f"strconv.Atoi: parsing {go_quote(value)}: value out of range")
-    return number
+    """Go ``strconv.Atoi`` (64-bit). Raises :class:`GoNumError` on syntax or range errors."""
+    return go_parse_int(value, 64, func="Atoi")

@@ -6,7 +6,8 @@ test); ``--feature-gates=A=true,B=false`` is applied to it by the command line.
 
 from __future__ import annotations
 
-from kuberay.featuregates import FeatureGate, FeatureSpec, Stage
+from .gate import FeatureGate
+from .spec import FeatureSpec, Stage
 
 RAY_CLUSTER_STATUS_CONDITIONS = "RayClusterStatusConditions"
 RAY_JOB_DELETION_POLICY = "RayJobDeletionPolicy"
