@@ -15,6 +15,10 @@ one error line naming it and exit code 1.
 
 from __future__ import annotations
 
+# First: structlog and aiohttp without the parts the operator never loads (lean_imports.py).
+import kuberay.cmd.lean_imports  # noqa: F401
+
+# isort: split
 import asyncio
 import sys
 from typing import Any

@@ -31,6 +31,12 @@ LAZY = (
     "kuberay.controllers.networkpolicy",
     "kuberay.controllers.mtls",
     "kuberay.historyserver",
+    # never at start-up: aiohttp's server (the metrics and probe server is a small asyncio
+    # one) and what structlog's console renderer would import when installed
+    "aiohttp.web",
+    "rich",
+    "colorama",
+    "pygments",
 )
 
 PROBE = """
@@ -64,3 +70,33 @@ def test_the_lazy_parts_load_when_used() -> None:
         )
     )
     assert {"cattrs", "kuberay.api.v1.validation.raycluster", "kuberay.api.v1.convert"} <= loaded
+
+
+def test_aiohttps_default_tls_contexts_load_the_system_cas_only_when_used() -> None:
+    code = """
+import asyncio, json, ssl, sys
+import kuberay.cmd.operator
+from aiohttp import connector
+verified, unverified = connector._SSL_CONTEXT_VERIFIED, connector._SSL_CONTEXT_UNVERIFIED
+before = verified.cert_store_stats()["x509_ca"], unverified.cert_store_stats()["x509_ca"]
+plain = ssl.create_default_context()  # made after the import: loads the CAs as always
+async def connect():
+    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        await asyncio.open_connection("127.0.0.1", port, ssl=verified)
+    except (ssl.SSLError, OSError):
+        pass
+    server.close()
+asyncio.run(connect())
+print(json.dumps([before, verified.cert_store_stats()["x509_ca"], verified.verify_mode,
+                  verified.check_hostname, plain.cert_store_stats()["x509_ca"]]))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    before, after, verify_mode, check_hostname, system = json.loads(done.stdout.splitlines()[-1])
+    assert before == [0, 0]  # nothing loaded at import
+    assert verify_mode == 2 and check_hostname  # still ssl.CERT_REQUIRED, hostname checked
+    assert after == system  # the first connection loaded the system CAs
