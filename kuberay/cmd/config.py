@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
 from kuberay.controllers.config import ControllerConfig
 from kuberay.featuregates import FeatureGate, FeatureGateError, parse_bool
@@ -245,6 +244,8 @@ _FILE_FIELDS: dict[str, tuple[str, type | tuple[type, ...]]] = {
 
 def load_config_file(path: str) -> tuple[OperatorConfig, list[str]]:
     """Read a Configuration file; returns the config and warnings (unknown fields)."""
+    import yaml  # only with --config (in-cluster without it, the operator never parses YAML)
+
     try:
         raw = yaml.safe_load(Path(path).read_text())
     except OSError as exc:

@@ -12,13 +12,15 @@ sorted keys, Go number formatting and HTML-safe string escapes.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 from .go_text import go_quote, to_float32
 from .gojson import GoJSONError, format_go_float, marshal_value
@@ -102,21 +104,27 @@ def _resolve_plain(text: str) -> object:
     return text
 
 
-class _GoYAMLLoader(yaml.SafeLoader):
-    """SafeLoader whose plain scalars resolve like go-yaml v2."""
+@functools.cache
+def _go_yaml_loader() -> type[yaml.SafeLoader]:
+    """A SafeLoader whose plain scalars resolve like go-yaml v2 (PyYAML is imported on the
+    first use: an operator without RayJobs never loads it)."""
+    import yaml
 
+    class GoYAMLLoader(yaml.SafeLoader):
+        """SafeLoader whose plain scalars resolve like go-yaml v2."""
 
-_GoYAMLLoader.yaml_implicit_resolvers = {}
-_GoYAMLLoader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
-_GoYAMLLoader.add_implicit_resolver(_PLAIN_TAG, re.compile(r"", re.S), None)
+    GoYAMLLoader.yaml_implicit_resolvers = {}
+    GoYAMLLoader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
+    GoYAMLLoader.add_implicit_resolver(_PLAIN_TAG, re.compile(r"", re.S), None)
+    GoYAMLLoader.add_constructor(_PLAIN_TAG, _construct_plain)
+    return GoYAMLLoader
 
 
 def _construct_plain(loader: yaml.SafeLoader, node: yaml.Node) -> object:
+    import yaml
+
     assert isinstance(node, yaml.ScalarNode)
     return _resolve_plain(loader.construct_scalar(node))
-
-
-_GoYAMLLoader.add_constructor(_PLAIN_TAG, _construct_plain)
 
 
 def _go_syntax(value: object) -> str:
@@ -185,9 +193,12 @@ def _jsonable(value: object) -> object:
 
 def load_go_yaml(text: str) -> object:
     """``runtimeEnvYAML`` as the JSON value ``yaml.YAMLToJSON`` produces (``None`` for null)."""
+    import yaml
+
+    loader = _go_yaml_loader()
     try:
         # Like go-yaml's Unmarshal, only the first document of a stream counts.
-        value = next(iter(yaml.load_all(text, Loader=_GoYAMLLoader)), None)
+        value = next(iter(yaml.load_all(text, Loader=loader)), None)
     except yaml.YAMLError as err:
         raise GoYAMLError(f"yaml: {err}") from err
     return _jsonable(value)

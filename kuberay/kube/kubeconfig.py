@@ -34,8 +34,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 #: Seconds a token read from a file is used before the file is read again.
 TOKEN_FILE_TTL = 60.0
@@ -134,6 +132,8 @@ def load_kubeconfig(paths: list[Path], context: str | None = None) -> RestConfig
     users: dict[str, tuple[Obj, Path]] = {}
     contexts: dict[str, Obj] = {}
     current = ""
+    import yaml  # a kubeconfig file only (in-cluster, the operator never parses YAML)
+
     for path in paths:
         try:
             doc = yaml.safe_load(path.read_text()) or {}

@@ -21,8 +21,6 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-import yaml
-
 from kuberay.api.v1 import constants as c
 
 from . import gates
@@ -241,6 +239,8 @@ def serve_config_payload(serve_config_v2: str, target_capacity: int | None = Non
     """The ``PUT /api/serve/applications/`` body: ``serveConfigV2`` YAML as a JSON object
     with sorted keys (Go's ``json.Marshal`` of a map), plus ``target_capacity`` when given.
     Raises ValueError when the YAML is not a mapping."""
+    import yaml  # first RayService only: an operator without one never loads PyYAML
+
     loaded = yaml.safe_load(serve_config_v2) if serve_config_v2.strip() else {}
     if loaded is None:
         loaded = {}

@@ -17,8 +17,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import yaml
-
 from kuberay.controllers.dashboard import ServeDetails
 
 __all__ = ["running_serve_config"]
@@ -29,6 +27,8 @@ def running_serve_config(details: ServeDetails, serve_config_v2: str) -> str | N
     cluster-wide settings (none when it is not a YAML mapping). None when there is no
     application or one has no ``deployed_app_config`` (then only ``serveConfigV2`` is
     left)."""
+    import yaml  # first RayService only: an operator without one never loads PyYAML
+
     apps = list(details.applications.values())
     if not apps or any(app.deployed_app_config is None for app in apps):
         return None

@@ -37,6 +37,9 @@ LAZY = (
     "rich",
     "colorama",
     "pygments",
+    # PyYAML: a kubeconfig file, --config, a RayService's serveConfigV2 or a RayJob's
+    # runtimeEnvYAML (in-cluster, an operator without those never parses YAML)
+    "yaml",
 )
 
 PROBE = """
