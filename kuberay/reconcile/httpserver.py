@@ -22,6 +22,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import prometheus_client
+import structlog
+
+log = structlog.get_logger("kuberay.httpserver")
 
 Check = Callable[[], Awaitable[None] | None]
 
@@ -250,7 +253,11 @@ class Server:
         )
         connection = headers.get("connection", "").lower()
         keep_alive = connection != "close" if version == "HTTP/1.1" else connection == "keep-alive"
-        response = await self.app.dispatch(request)
+        try:
+            response = await self.app.dispatch(request)
+        except Exception:  # a handler's bug: answered 500, as aiohttp's server does
+            log.exception("HTTP handler failed", method=method, path=request.path)
+            response = Response.text("500 Internal Server Error", 500)
         await _write(writer, method, response, keep_alive)
         return keep_alive
 

@@ -108,3 +108,19 @@ async def test_stop_closes_open_connections(probes: tuple[str, ProbeChecks]) -> 
     await asyncio.wait_for(server.stop(), 10)
     assert await asyncio.wait_for(reader.read(), 10) == b""
     writer.close()
+
+
+async def test_a_failing_handler_is_answered_500_and_the_server_goes_on() -> None:
+    class Broken(prometheus_client.registry.Collector):
+        def collect(self):  # type: ignore[no-untyped-def]
+            raise RuntimeError("broken collector")
+
+    registry = prometheus_client.CollectorRegistry()
+    registry.register(Broken())
+    server = Server(metrics_app(registry), "127.0.0.1", 0)
+    await server.start()
+    try:
+        assert (await _get(f"http://127.0.0.1:{server.port}/metrics"))[0] == 500
+        assert (await _get(f"http://127.0.0.1:{server.port}/nope"))[0] == 404
+    finally:
+        await server.stop()
