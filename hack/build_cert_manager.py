@@ -38,6 +38,7 @@ from gobuild import (  # hack/
     cache_root,
     exclusive_lock,
     go_binary,
+    record_build_seconds,
     recorded_build_seconds,
 )
 
@@ -118,7 +119,7 @@ def _build(out: Path) -> Path:
         raise BuildError(f"go build (cert-manager {VERSION}) failed: {(lines or ['?'])[-1]}")
     elapsed = time.monotonic() - start
     tmp.rename(out)
-    (out.parent / "build-seconds").write_text(f"{elapsed:.0f}\n")
+    record_build_seconds(out.parent, elapsed)
     print(f"built cert-manager controller {VERSION} in {elapsed:.0f}s -> {out}", file=sys.stderr)
     return out
 

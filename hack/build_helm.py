@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from gobuild import build_cli  # hack/
+from gobuild import build_cli, go_install  # hack/
 
 HELM_MODULE = "helm.sh/helm/v4"
 HELM_VERSION = "v4.3.2"
@@ -55,31 +53,9 @@ def build() -> Path:
         return out
     if shutil.which("go") is None:
         raise BuildError("Go is not installed (need go on PATH to build helm)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    gobin = out.parent / ".gobin.tmp"
-    shutil.rmtree(gobin, ignore_errors=True)
-    env = dict(os.environ)
-    # `go install pkg@version` refuses -mod flags; keep any other GOFLAGS the user set
-    env["GOFLAGS"] = " ".join(f for f in env.get("GOFLAGS", "").split() if not f.startswith("-mod"))
-    env["GOBIN"] = str(gobin)
-    env["CGO_ENABLED"] = "0"
-    start = time.monotonic()
-    proc = subprocess.run(
-        ["go", "install", "-trimpath", "-ldflags", _ldflags(), f"{HELM_PACKAGE}@{HELM_VERSION}"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        lines = [line for line in (proc.stderr or proc.stdout).splitlines() if line.strip()]
-        sys.stderr.write(proc.stderr[-4000:])
-        shutil.rmtree(gobin, ignore_errors=True)
-        raise BuildError(
-            f"go install {HELM_PACKAGE}@{HELM_VERSION} failed: " + (lines or ["?"])[-1]
-        )
-    (gobin / "helm").rename(out)
-    shutil.rmtree(gobin, ignore_errors=True)
-    print(f"built helm {HELM_VERSION} in {time.monotonic() - start:.0f}s -> {out}", file=sys.stderr)
+    target = f"{HELM_PACKAGE}@{HELM_VERSION}"
+    elapsed = go_install([target], {"helm": out}, BuildError, ldflags=_ldflags(), go="go")
+    print(f"built helm {HELM_VERSION} in {elapsed:.0f}s -> {out}", file=sys.stderr)
     return out
 
 

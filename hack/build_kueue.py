@@ -18,18 +18,14 @@ Exit 1 with a one-line reason on failure.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 from gobuild import (  # hack/
     build_cli,
+    build_once,
     cache_root,
-    exclusive_lock,
-    go_binary,
+    go_install,
     recorded_build_seconds,
 )
 
@@ -66,44 +62,14 @@ def build() -> Path:
     """Return the cached Kueue binary, building it first if missing (waits for a build
     another process has under way)."""
     out = binary_path()
-    if out.exists():
-        return out
-    with exclusive_lock(cache_dir() / ".build.lock"):
-        if out.exists():  # built by the process that held the lock
-            return out
-        return _build(out)
-
-
-def _build(out: Path) -> Path:
-    go = go_binary(BuildError)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    gobin = out.parent / ".gobin.tmp"
-    shutil.rmtree(gobin, ignore_errors=True)
-    env = dict(os.environ)
-    # `go install pkg@version` refuses -mod flags; keep any other GOFLAGS the user set
-    env["GOFLAGS"] = " ".join(f for f in env.get("GOFLAGS", "").split() if not f.startswith("-mod"))
-    env["GOBIN"] = str(gobin)
-    env["CGO_ENABLED"] = "0"
-    start = time.monotonic()
-    proc = subprocess.run(
-        [go, "install", "-trimpath", "-ldflags", _ldflags(), f"{KUEUE_PACKAGE}@{KUEUE_VERSION}"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        lines = [line for line in (proc.stderr or proc.stdout).splitlines() if line.strip()]
-        sys.stderr.write(proc.stderr[-4000:])
-        shutil.rmtree(gobin, ignore_errors=True)
-        raise BuildError(
-            f"go install {KUEUE_PACKAGE}@{KUEUE_VERSION} failed: " + (lines or ["?"])[-1]
-        )
-    elapsed = time.monotonic() - start
-    (gobin / "kueue").rename(out)
-    shutil.rmtree(gobin, ignore_errors=True)
-    (out.parent / "build-seconds").write_text(f"{elapsed:.0f}\n")
-    print(f"built kueue {KUEUE_VERSION} in {elapsed:.0f}s -> {out}", file=sys.stderr)
+    build_once(out.exists, cache_dir(), lambda: _build(out))
     return out
+
+
+def _build(out: Path) -> None:
+    target = f"{KUEUE_PACKAGE}@{KUEUE_VERSION}"
+    elapsed = go_install([target], {"kueue": out}, BuildError, ldflags=_ldflags())
+    print(f"built kueue {KUEUE_VERSION} in {elapsed:.0f}s -> {out}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

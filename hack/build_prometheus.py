@@ -23,18 +23,14 @@ concurrent callers wait for one build. Exit 1 with a one-line reason on failure.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 from gobuild import (  # hack/
     build_cli,
+    build_once,
     cache_root,
-    exclusive_lock,
-    go_binary,
+    go_install,
     recorded_build_seconds,
 )
 
@@ -80,48 +76,20 @@ def built() -> bool:
 def build() -> tuple[Path, Path]:
     """The cached ``(prometheus, promtool)``, built first if missing (waits for a build
     another process has under way)."""
-    if not built():
-        with exclusive_lock(cache_dir() / ".build.lock"):
-            if not built():  # or built by the process that held the lock
-                _build()
+    build_once(built, cache_dir(), _build)
     return prometheus_path(), promtool_path()
 
 
 def _build() -> None:
-    go = go_binary(BuildError)
-    gobin = cache_dir() / ".gobin.tmp"
-    shutil.rmtree(gobin, ignore_errors=True)
-    env = dict(os.environ)
-    # `go install pkg@version` refuses -mod flags and ignores go.work; keep other GOFLAGS
-    env["GOFLAGS"] = " ".join(f for f in env.get("GOFLAGS", "").split() if not f.startswith("-mod"))
-    env.update(GOBIN=str(gobin), CGO_ENABLED="0", GOWORK="off")
     targets = [f"{PROMETHEUS_MODULE}/cmd/{cmd}@{PROMETHEUS_VERSION}" for cmd in COMMANDS]
-    start = time.monotonic()
-    proc = subprocess.run(
-        [
-            go,
-            "install",
-            "-trimpath",
-            "-tags",
-            BUILD_TAGS,
-            "-ldflags",
-            f"-s -w {VERSION_FLAG}",
-            *targets,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
+    elapsed = go_install(
+        targets,
+        {cmd: cache_dir() / cmd for cmd in COMMANDS},
+        BuildError,
+        ldflags=f"-s -w {VERSION_FLAG}",
+        tags=BUILD_TAGS,
+        env={"GOWORK": "off"},  # `go install pkg@version` ignores go.work anyway
     )
-    if proc.returncode != 0:
-        lines = [line for line in (proc.stderr or proc.stdout).splitlines() if line.strip()]
-        sys.stderr.write(proc.stderr[-4000:])
-        shutil.rmtree(gobin, ignore_errors=True)
-        raise BuildError(f"go install {targets[0]} failed: " + (lines or ["?"])[-1])
-    elapsed = time.monotonic() - start
-    for cmd in COMMANDS:
-        (gobin / cmd).rename(cache_dir() / cmd)
-    shutil.rmtree(gobin, ignore_errors=True)
-    (cache_dir() / "build-seconds").write_text(f"{elapsed:.0f}\n")
     print(
         f"built prometheus {PROMETHEUS_VERSION} in {elapsed:.0f}s -> {cache_dir()}", file=sys.stderr
     )

@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from gobuild import build_cli, exclusive_lock, go_binary  # hack/
+from gobuild import build_cli, exclusive_lock, go_binary, record_build_seconds  # hack/
 
 MODULE = "sigs.k8s.io/scheduler-plugins"
 VERSION = "v0.33.5"
@@ -95,7 +95,7 @@ def _build_missing(missing: list[str]) -> None:
                 )
             tmp.rename(binary_path(name))
         seconds = time.monotonic() - start
-        (out / "build-seconds").write_text(f"{seconds:.0f}\n")
+        record_build_seconds(out, seconds)
         print(f"built scheduler-plugins {VERSION} in {seconds:.0f}s -> {out}", file=sys.stderr)
 
 

@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gobuild import cache_root, exclusive_lock, go_binary  # hack/
+from gobuild import cache_root, exclusive_lock, go_binary, record_build_seconds  # hack/
 
 TRAEFIK_MODULE = "github.com/traefik/traefik/v3"
 TRAEFIK_VERSION = "v3.6.12"
@@ -107,7 +107,7 @@ def _build(target: Path) -> Path:
         )
     partial.rename(target)
     seconds = time.monotonic() - began
-    (target.parent / "build-seconds").write_text(f"{seconds:.0f}\n")
+    record_build_seconds(target.parent, seconds)
     return target
 
 

@@ -8,6 +8,10 @@
 * :func:`cache_root`, :func:`recorded_build_seconds`: where builds are cached and how long
   the cached one took.
 * :func:`build_cli`: the command line every ``hack/build_*.py`` shares.
+* :func:`build_once`: the cache check, the lock, and the check again under it.
+* :func:`go_install`: the skeleton of a ``go install module/cmd@version`` build: a scratch
+  ``GOBIN``, static linking, the binaries moved into the cache, the wall time recorded.
+* :func:`record_build_seconds`: keep a build's wall time beside what it built.
 """
 
 from __future__ import annotations
@@ -17,11 +21,22 @@ import contextlib
 import fcntl
 import os
 import shutil
+import subprocess
 import sys
-from collections.abc import Callable, Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["build_cli", "cache_root", "exclusive_lock", "go_binary", "recorded_build_seconds"]
+__all__ = [
+    "build_cli",
+    "build_once",
+    "cache_root",
+    "exclusive_lock",
+    "go_binary",
+    "go_install",
+    "record_build_seconds",
+    "recorded_build_seconds",
+]
 
 
 def cache_root() -> Path:
@@ -84,3 +99,63 @@ def exclusive_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def record_build_seconds(directory: Path, seconds: float) -> None:
+    """Keep ``seconds`` as the wall time of the build that filled ``directory``."""
+    (directory / "build-seconds").write_text(f"{seconds:.0f}\n")
+
+
+def build_once(built: Callable[[], bool], lock_dir: Path, build: Callable[[], object]) -> None:
+    """Run ``build()`` unless ``built()``; one build at a time per ``lock_dir`` (a second
+    caller waits for the first, then finds its result)."""
+    if built():
+        return
+    with exclusive_lock(lock_dir / ".build.lock"):
+        if not built():  # or built by the process that held the lock
+            build()
+
+
+def go_install(
+    targets: Sequence[str],
+    outputs: Mapping[str, Path],
+    error: type[Exception],
+    *,
+    ldflags: str = "-s -w",
+    tags: str = "",
+    env: Mapping[str, str] | None = None,
+    go: str | None = None,
+) -> float:
+    """``go install -trimpath`` the ``pkg@version`` ``targets`` (``CGO_ENABLED=0``, any ``-mod``
+    GOFLAGS dropped: ``go install pkg@version`` refuses them) into a scratch ``GOBIN``, move
+    each binary ``name`` to ``outputs[name]``, record the wall time beside the first output and
+    return it. A failure raises ``error`` with go's last line (its stderr tail on stderr)."""
+    go = go or go_binary(error)
+    dest = next(iter(outputs.values())).parent
+    dest.mkdir(parents=True, exist_ok=True)
+    gobin = dest / ".gobin.tmp"
+    shutil.rmtree(gobin, ignore_errors=True)
+    full_env = dict(os.environ)
+    full_env["GOFLAGS"] = " ".join(
+        f for f in full_env.get("GOFLAGS", "").split() if not f.startswith("-mod")
+    )
+    full_env.update(GOBIN=str(gobin), CGO_ENABLED="0", **(env or {}))
+    tag_args = ["-tags", tags] if tags else []
+    start = time.monotonic()
+    proc = subprocess.run(
+        [go, "install", "-trimpath", *tag_args, "-ldflags", ldflags, *targets],
+        env=full_env,
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        lines = [line for line in (proc.stderr or proc.stdout).splitlines() if line.strip()]
+        sys.stderr.write(proc.stderr[-4000:])
+        shutil.rmtree(gobin, ignore_errors=True)
+        raise error(f"go install {targets[0]} failed: " + (lines or ["?"])[-1])
+    elapsed = time.monotonic() - start
+    for name, out in outputs.items():
+        (gobin / name).rename(out)
+    shutil.rmtree(gobin, ignore_errors=True)
+    record_build_seconds(dest, elapsed)
+    return elapsed

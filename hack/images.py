@@ -37,13 +37,10 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import io
-import json
 import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -53,6 +50,8 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 
 import ray_ui
 from image_context import OPERATOR_CONTEXT, context_files
+from oci import archive_tags as archive_tags  # re-exported: hack/realnode.py reads it here
+from oci import sha256_file, write_docker_archive
 from operator_image import (
     OPERATOR_HOME,
     OPERATOR_RECIPE_VERSION,
@@ -134,53 +133,6 @@ def _run(*cmd: str, **kw: object) -> None:
     subprocess.run(cmd, check=True, **kw)  # type: ignore[call-overload]
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def write_docker_archive(
-    out: Path, layers: list[Path], config: dict[str, object], tags: tuple[str, ...]
-) -> None:
-    """A `docker save`-style tar: manifest.json, config JSON, one layer.tar per layer."""
-    diff_ids = [f"sha256:{_sha256_file(layer)}" for layer in layers]
-    image_config = {
-        "architecture": "amd64",
-        "os": "linux",
-        "created": "2026-01-01T00:00:00Z",
-        "config": config,
-        "rootfs": {"type": "layers", "diff_ids": diff_ids},
-        "history": [{"created_by": "hack/images.py"} for _ in layers],
-    }
-    config_bytes = json.dumps(image_config, sort_keys=True).encode()
-    config_name = hashlib.sha256(config_bytes).hexdigest() + ".json"
-    layer_names = [f"{d.split(':')[1]}/layer.tar" for d in diff_ids]
-    manifest = [{"Config": config_name, "RepoTags": list(tags), "Layers": layer_names}]
-    tmp = out.with_suffix(f".{os.getpid()}.partial")
-    with tarfile.open(tmp, "w") as tar:
-        for name, data in (
-            ("manifest.json", json.dumps(manifest).encode()),
-            (config_name, config_bytes),
-        ):
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-        for name, layer in zip(layer_names, layers, strict=True):
-            tar.add(str(layer), arcname=name)
-    tmp.rename(out)
-
-
-def archive_tags(archive: Path) -> list[str]:
-    """The RepoTags of a docker archive written by write_docker_archive."""
-    with tarfile.open(archive) as tar:
-        f = tar.extractfile("manifest.json")
-        assert f is not None
-        return [t for entry in json.load(f) for t in entry.get("RepoTags") or ()]
-
-
 def _tar_dir(src: Path, out: Path, members: list[str] | None = None) -> None:
     _run("tar", "--numeric-owner", "--xattrs", "-C", str(src), "-cf", str(out), *(members or ["."]))
 
@@ -220,7 +172,7 @@ def build_pause() -> Path:
 
 def build_coredns(binary: Path) -> Path:
     """CoreDNS (hack/coredns, built by hack/build.py) as ``/coredns`` in a one-layer image."""
-    out = cache_dir() / f"coredns-{_sha256_file(binary)[:12]}.tar"
+    out = cache_dir() / f"coredns-{sha256_file(binary)[:12]}.tar"
     if out.exists():
         return out
     with tempfile.TemporaryDirectory(prefix="kuberay-coredns-") as tmp:

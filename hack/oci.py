@@ -1,4 +1,8 @@
-"""Turn a docker archive written by hack/images.py into an OCI image layout archive.
+"""Docker archives (``docker save``'s format) for hack/images.py, and their OCI layouts.
+
+:func:`write_docker_archive` writes one (manifest.json, the config, a layer.tar per layer);
+:func:`archive_tags` reads its tags back; :func:`docker_to_oci` turns it into an OCI image
+layout archive.
 
 The result is a tar holding ``oci-layout``, ``index.json`` and ``blobs/sha256/<digest>`` for
 the image config, its manifest and each (uncompressed) layer, with one index entry per tag
@@ -11,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -19,6 +24,54 @@ MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json"
 CONFIG_TYPE = "application/vnd.oci.image.config.v1+json"
 LAYER_TYPE = "application/vnd.oci.image.layer.v1.tar"
 CHUNK = 1 << 20
+
+
+def sha256_file(path: Path) -> str:
+    """The hex SHA-256 of the file at ``path``."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_docker_archive(
+    out: Path, layers: list[Path], config: dict[str, object], tags: tuple[str, ...]
+) -> None:
+    """A `docker save`-style tar: manifest.json, config JSON, one layer.tar per layer."""
+    diff_ids = [f"sha256:{sha256_file(layer)}" for layer in layers]
+    image_config = {
+        "architecture": "amd64",
+        "os": "linux",
+        "created": "2026-01-01T00:00:00Z",
+        "config": config,
+        "rootfs": {"type": "layers", "diff_ids": diff_ids},
+        "history": [{"created_by": "hack/images.py"} for _ in layers],
+    }
+    config_bytes = json.dumps(image_config, sort_keys=True).encode()
+    config_name = hashlib.sha256(config_bytes).hexdigest() + ".json"
+    layer_names = [f"{d.split(':')[1]}/layer.tar" for d in diff_ids]
+    manifest = [{"Config": config_name, "RepoTags": list(tags), "Layers": layer_names}]
+    tmp = out.with_suffix(f".{os.getpid()}.partial")
+    with tarfile.open(tmp, "w") as tar:
+        for name, data in (
+            ("manifest.json", json.dumps(manifest).encode()),
+            (config_name, config_bytes),
+        ):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for name, layer in zip(layer_names, layers, strict=True):
+            tar.add(str(layer), arcname=name)
+    tmp.rename(out)
+
+
+def archive_tags(archive: Path) -> list[str]:
+    """The RepoTags of a docker archive written by write_docker_archive."""
+    with tarfile.open(archive) as tar:
+        f = tar.extractfile("manifest.json")
+        assert f is not None
+        return [t for entry in json.load(f) for t in entry.get("RepoTags") or ()]
 
 
 def _digest_of(stream: Any) -> tuple[str, int]:
