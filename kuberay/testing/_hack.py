@@ -14,12 +14,12 @@ from types import ModuleType
 
 HACK = Path(__file__).resolve().parents[2] / "hack"
 
-# stem -> file under hack/
+# stem -> file under hack/ (grouped by purpose)
 SCRIPTS = {
-    "build": "build.py",
-    "object_store": "object_store.py",
-    "history_server": "history_server.py",
-    "realnode": "realnode.py",
+    "build": "build/build.py",
+    "object_store": "cluster/object_store.py",
+    "history_server": "cluster/history_server.py",
+    "realnode": "cluster/realnode.py",
 }
 
 
