@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Dashboard isolation benchmark (issue 10): does a crowd of dead dashboards slow a live one?
+"""Dashboard isolation benchmark: does a crowd of dead dashboards slow a live one?
 
     python hack/bench_dashboard.py --dead 100 --seconds 20
 

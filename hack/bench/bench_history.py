@@ -1,4 +1,4 @@
-"""Benchmark the history server on a synthetic store (issue 28's numbers; never a test).
+"""Benchmark the history server on a synthetic store (numbers for docs; never a test).
 
     python hack/bench_history.py --sessions N --tasks M --out FILE [--kuberay-go-server BIN]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""RayJob benchmark (issue 10): N RayJobs to Complete, and the dashboard stall as numbers.
+"""RayJob benchmark: N RayJobs to Complete, and the dashboard stall as numbers.
 
     python hack/bench_rayjobs.py --rayjobs 50 --out hack/bench-results/rayjobs-50.json
 

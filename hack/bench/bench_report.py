@@ -9,7 +9,7 @@ No I/O beyond reading what callers hand in, so ``tests/unit/hack`` can test them
   style token bucket (``qps``, ``burst``) that starts full;
 * :func:`in_budget_requests` - the counted requests that share the reconcile client's
   token bucket (everything but Events, which client-go sends through its own client);
-* :func:`render_table` - the issue-15 comparison table (markdown) of bench reports.
+* :func:`render_table` - the comparison table (markdown) of bench reports.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 containerd + runc (CRI runtime), the CNI plugins (bridge, host-local, loopback),
 iptables + conntrack (kube-proxy), debootstrap (the Ray image's root filesystem).
 With ``--browser``: Debian's ``chromium`` instead, for the tests that load Ray's dashboard
-UI in a headless browser (``tests/chromium.py``; about 90 s to install).
+UI in a headless browser (``tests/chromium.py``).
 Nothing is done when every package is already installed. Exit 1 with a reason
 when something is missing and cannot be installed (not root, no apt-get).
 

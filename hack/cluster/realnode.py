@@ -385,7 +385,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         self.timings["containerd"] = time.monotonic() - t0
 
     def import_images(self, archives: dict[str, Path]) -> None:
-        """Import each archive once per containerd root (it persists: imports take ~30 s)."""
+        """Import each archive once per containerd root (it persists, and imports are slow)."""
         record = containerd_root() / "kuberay-imported.json"
         try:
             done = set(json.loads(record.read_text()))
@@ -610,8 +610,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 
 
 def containerd_root() -> Path:
-    """containerd's root (content, snapshots, metadata): kept between runs so the ~1 GiB of
-    images is imported once per machine; ``$KUBERAY_CONTAINERD_ROOT`` overrides."""
+    """containerd's root (content, snapshots, metadata): kept between runs so the Ray
+    images are imported once per machine; ``$KUBERAY_CONTAINERD_ROOT`` overrides."""
     base = os.environ.get("KUBERAY_CONTAINERD_ROOT")
     return Path(base) if base else Path.home() / ".cache" / "kuberay" / "containerd"
 

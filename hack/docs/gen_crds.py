@@ -7,7 +7,7 @@
 
 The schema rules (embedded Kubernetes types typed from the apiserver's OpenAPI snapshot
 ``kuberay/api/v1/k8s_openapi.json``, unknown fields pruned, served v1alpha1) are documented in
-:mod:`kuberay.api.v1.crd`. The CRDs are large (like KubeRay's, 0.2-0.45 MB as JSON): install
+:mod:`kuberay.api.v1.crd`. The CRDs are large (like KubeRay's): install
 them with ``kubectl apply --server-side`` (client-side apply's last-applied annotation is
 limited to 256 KiB) or ``kubectl create``.
 """
