@@ -245,9 +245,12 @@ class ControlPlane:
 
     @property
     def running(self) -> bool:
+        """Whether any component process is running (between ``start()`` and ``stop()``)."""
         return bool(self._procs)
 
     def binary(self, name: str) -> Path:
+        """The path of component binary ``name``: given, else built (``build=True``) or found
+        in the cache (``hack/build.py``); raises ``BuildError`` when it cannot be had."""
         if name not in self._binaries:
             if self._build:
                 self._binaries.update(_build.ensure([name]))
@@ -420,6 +423,7 @@ class ControlPlane:
 
     @property
     def etcd_data_dir(self) -> Path:
+        """etcd's data directory (removed at start and stop)."""
         return self.dir / "etcd-data"
 
     @staticmethod
