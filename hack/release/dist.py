@@ -31,6 +31,10 @@ import tempfile
 from pathlib import Path
 
 import yaml
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # hack/, run from hack/release/
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from build_helm import binary_path as helm_path
 from image_context import context_files
 from images import ensure
