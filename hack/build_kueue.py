@@ -1,114 +1,12 @@
 #!/usr/bin/env python3
-"""Build Kueue's controller manager from the Go module proxy, once, into a cache.
+"""Entry at the old path of ``hack/build/build_kueue.py`` (see ``hack/_entry.py``)."""
 
-    python hack/build_kueue.py                # build if missing; print the binary's path
-    python hack/build_kueue.py --print-path   # where it goes, without building
-
-The binary is ``go install sigs.k8s.io/kueue/cmd/kueue@<version>`` (Kueue's own go.mod and
-go.sum pin the dependency graph; no replace directives, so no module of ours is needed),
-statically linked (``CGO_ENABLED=0``) with Kueue's version stamped the way its Makefile
-does. It lands in ``$KUBERAY_CACHE`` (default ``~/.cache/kuberay``) as
-``kueue-<version>/kueue`` next to the CRDs ``hack/fetch_crds.py kueue`` copies from the same
-module (``kueue-<version>/crds``), and is rebuilt only when missing. The wall time of the
-build that produced it is kept in ``kueue-<version>/build-seconds``. Only the Kueue
-integration tests (``tests/integration/kueue``) run it.
-
-Exit 1 with a one-line reason on failure.
-"""
-
-from __future__ import annotations
-
-import os
-import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from gobuild import (  # hack/
-    build_cli,
-    cache_root,
-    exclusive_lock,
-    go_binary,
-    recorded_build_seconds,
-)
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-KUEUE_MODULE = "sigs.k8s.io/kueue"
-KUEUE_VERSION = "v0.17.0"
-KUEUE_PACKAGE = f"{KUEUE_MODULE}/cmd/kueue"
+import _entry
 
-
-class BuildError(Exception):
-    """The build failed; the message is one line for the user."""
-
-
-def cache_dir() -> Path:
-    """``$KUBERAY_CACHE/kueue-<version>`` (default ``~/.cache/kuberay/kueue-<version>``)."""
-    return cache_root() / f"kueue-{KUEUE_VERSION}"
-
-
-def binary_path() -> Path:
-    """Where the pinned Kueue manager binary is (may not exist yet)."""
-    return cache_dir() / "kueue"
-
-
-def build_seconds() -> float | None:
-    """Wall time of the build that produced the cached binary (None if unknown)."""
-    return recorded_build_seconds(cache_dir())
-
-
-def _ldflags() -> str:
-    pkg = f"{KUEUE_MODULE}/pkg/version"
-    return f"-s -w -X {pkg}.GitVersion={KUEUE_VERSION}"
-
-
-def build() -> Path:
-    """Return the cached Kueue binary, building it first if missing (waits for a build
-    another process has under way)."""
-    out = binary_path()
-    if out.exists():
-        return out
-    with exclusive_lock(cache_dir() / ".build.lock"):
-        if out.exists():  # built by the process that held the lock
-            return out
-        return _build(out)
-
-
-def _build(out: Path) -> Path:
-    go = go_binary(BuildError)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    gobin = out.parent / ".gobin.tmp"
-    shutil.rmtree(gobin, ignore_errors=True)
-    env = dict(os.environ)
-    # `go install pkg@version` refuses -mod flags; keep any other GOFLAGS the user set
-    env["GOFLAGS"] = " ".join(f for f in env.get("GOFLAGS", "").split() if not f.startswith("-mod"))
-    env["GOBIN"] = str(gobin)
-    env["CGO_ENABLED"] = "0"
-    start = time.monotonic()
-    proc = subprocess.run(
-        [go, "install", "-trimpath", "-ldflags", _ldflags(), f"{KUEUE_PACKAGE}@{KUEUE_VERSION}"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        lines = [line for line in (proc.stderr or proc.stdout).splitlines() if line.strip()]
-        sys.stderr.write(proc.stderr[-4000:])
-        shutil.rmtree(gobin, ignore_errors=True)
-        raise BuildError(
-            f"go install {KUEUE_PACKAGE}@{KUEUE_VERSION} failed: " + (lines or ["?"])[-1]
-        )
-    elapsed = time.monotonic() - start
-    (gobin / "kueue").rename(out)
-    shutil.rmtree(gobin, ignore_errors=True)
-    (out.parent / "build-seconds").write_text(f"{elapsed:.0f}\n")
-    print(f"built kueue {KUEUE_VERSION} in {elapsed:.0f}s -> {out}", file=sys.stderr)
-    return out
-
-
-def main(argv: list[str] | None = None) -> int:
-    return build_cli("build_kueue.py", __doc__, lambda: [build()], binary_path, BuildError, argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+_entry.forward(globals(), "build/build_kueue.py")

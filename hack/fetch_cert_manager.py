@@ -1,30 +1,12 @@
 #!/usr/bin/env python3
-"""Fetch cert-manager's CRDs (kept for callers of the old name; see ``hack/fetch_crds.py``).
-
-python hack/fetch_cert_manager.py            # prints the directory holding the CRD YAMLs
-"""
-
-from __future__ import annotations
+"""Entry at the old path of ``hack/build/fetch_cert_manager.py`` (see ``hack/_entry.py``)."""
 
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fetch_crds import SOURCES, crd_dir
-from fetch_crds import fetch as _fetch
+import _entry
 
-VERSION = SOURCES["cert-manager"].version
-CRD_FILES = SOURCES["cert-manager"].files
-
-
-def fetch() -> Path:
-    """Make sure cert-manager's CRDs are in the cache; their directory."""
-    return _fetch("cert-manager")
-
-
-__all__ = ["CRD_FILES", "VERSION", "crd_dir", "fetch"]
-
-if __name__ == "__main__":
-    print(fetch())
-    sys.exit(0)
+_entry.forward(globals(), "build/fetch_cert_manager.py")

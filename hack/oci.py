@@ -1,94 +1,12 @@
-"""Turn a docker archive written by hack/images.py into an OCI image layout archive.
+#!/usr/bin/env python3
+"""Entry at the old path of ``hack/release/oci.py`` (see ``hack/_entry.py``)."""
 
-The result is a tar holding ``oci-layout``, ``index.json`` and ``blobs/sha256/<digest>`` for
-the image config, its manifest and each (uncompressed) layer, with one index entry per tag
-(``org.opencontainers.image.ref.name``), as ``skopeo copy docker-archive:... oci-archive:...``
-writes it; ``ctr images import``, ``podman load`` and ``skopeo`` read it.
-"""
-
-from __future__ import annotations
-
-import hashlib
-import io
-import json
-import tarfile
+import sys
 from pathlib import Path
-from typing import Any
 
-MANIFEST_TYPE = "application/vnd.oci.image.manifest.v1+json"
-CONFIG_TYPE = "application/vnd.oci.image.config.v1+json"
-LAYER_TYPE = "application/vnd.oci.image.layer.v1.tar"
-CHUNK = 1 << 20
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _entry
 
-def _digest_of(stream: Any) -> tuple[str, int]:
-    h, size = hashlib.sha256(), 0
-    while chunk := stream.read(CHUNK):
-        h.update(chunk)
-        size += len(chunk)
-    return f"sha256:{h.hexdigest()}", size
-
-
-def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    info.mode = 0o644
-    tar.addfile(info, io.BytesIO(data))
-
-
-def docker_to_oci(docker_archive: Path, out: Path) -> dict[str, Any]:
-    """Write ``out`` (an OCI layout tar) from ``docker_archive``; returns its index.json."""
-    with tarfile.open(docker_archive) as src:
-        manifest_file = src.extractfile("manifest.json")
-        assert manifest_file is not None
-        [entry] = json.load(manifest_file)
-        config_file = src.extractfile(entry["Config"])
-        assert config_file is not None
-        config = config_file.read()
-        layers: list[dict[str, Any]] = []
-        for name in entry["Layers"]:
-            member = src.extractfile(name)
-            assert member is not None
-            digest, size = _digest_of(member)
-            layers.append({"mediaType": LAYER_TYPE, "digest": digest, "size": size, "_name": name})
-        manifest = {
-            "schemaVersion": 2,
-            "mediaType": MANIFEST_TYPE,
-            "config": {
-                "mediaType": CONFIG_TYPE,
-                "digest": f"sha256:{hashlib.sha256(config).hexdigest()}",
-                "size": len(config),
-            },
-            "layers": [{k: v for k, v in layer.items() if k != "_name"} for layer in layers],
-        }
-        manifest_bytes = json.dumps(manifest, separators=(",", ":")).encode()
-        manifest_digest = f"sha256:{hashlib.sha256(manifest_bytes).hexdigest()}"
-        index = {
-            "schemaVersion": 2,
-            "mediaType": "application/vnd.oci.image.index.v1+json",
-            "manifests": [
-                {
-                    "mediaType": MANIFEST_TYPE,
-                    "digest": manifest_digest,
-                    "size": len(manifest_bytes),
-                    "annotations": {"org.opencontainers.image.ref.name": tag},
-                    "platform": {"architecture": "amd64", "os": "linux"},
-                }
-                for tag in entry.get("RepoTags") or ()
-            ],
-        }
-        tmp = out.with_suffix(out.suffix + ".partial")
-        with tarfile.open(tmp, "w") as tar:
-            _add_bytes(tar, "oci-layout", b'{"imageLayoutVersion":"1.0.0"}')
-            _add_bytes(tar, "index.json", json.dumps(index, indent=2).encode())
-            _add_bytes(tar, f"blobs/sha256/{manifest_digest[7:]}", manifest_bytes)
-            _add_bytes(tar, f"blobs/sha256/{manifest['config']['digest'][7:]}", config)  # type: ignore[index]
-            for layer in layers:
-                info = tarfile.TarInfo(f"blobs/sha256/{layer['digest'][7:]}")
-                info.size = layer["size"]
-                info.mode = 0o644
-                member = src.extractfile(layer["_name"])
-                assert member is not None
-                tar.addfile(info, member)
-        tmp.rename(out)
-    return index
+_entry.forward(globals(), "release/oci.py")

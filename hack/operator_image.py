@@ -1,113 +1,12 @@
-"""The operator image's recipe as data (hack/images.py builds it): its tags, config, the
-dependencies it installs, what it removes from the rootfs, and the one version every artifact
-carries (``kuberay/__init__.py``)."""
+#!/usr/bin/env python3
+"""Entry at the old path of ``hack/release/operator_image.py`` (see ``hack/_entry.py``)."""
 
-from __future__ import annotations
-
-import re
-import shutil
-import tomllib
+import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-OPERATOR_REPOSITORY = "docker.io/kuberay-python/operator"  # manifests/helm values.yaml
-OPERATOR_IMAGE = f"{OPERATOR_REPOSITORY}:latest"
-OPERATOR_VENV = "/opt/kuberay"
-OPERATOR_USER = "kuberay"
-OPERATOR_HOME = "/home/kuberay"
-# 2: the slim image (Debian minbase + python3 + the package; no Ray)
-OPERATOR_RECIPE_VERSION = "3"
-#: removed from the operator image's rootfs (globs relative to it)
-SLIM_PATHS = (
-    "usr/share/doc/*",
-    "usr/share/man/*",
-    "usr/share/info/*",
-    "usr/share/locale/*",
-    "usr/share/lintian",
-    "usr/lib/x86_64-linux-gnu/gconv",
-    "usr/lib/x86_64-linux-gnu/perl-base",
-    "usr/lib/x86_64-linux-gnu/perl",
-    "usr/share/perl5",
-    "usr/bin/perl*",
-    "var/lib/dpkg/info/*",
-    "var/cache/debconf/*",
-    "var/log/*",
-    "usr/lib/python3.11/test",
-    "usr/lib/python3.11/idlelib",
-    "usr/lib/python3.11/tkinter",
-    "usr/lib/python3.11/turtledemo",
-    "usr/lib/python3.11/lib2to3",
-    "usr/lib/python3.11/pydoc_data",
-    "usr/lib/python3.11/ensurepip",
-    "usr/bin/apt*",
-    "usr/lib/apt",
-    "usr/lib/x86_64-linux-gnu/libapt-*",
-    "etc/apt",
-    "var/lib/apt",
-    "var/cache/apt",
-    "opt/kuberay/lib/python3.11/site-packages/pip",
-    "opt/kuberay/lib/python3.11/site-packages/pip-*",
-    "opt/kuberay/lib/python3.11/site-packages/setuptools",
-    "opt/kuberay/lib/python3.11/site-packages/setuptools-*",
-    "opt/kuberay/lib/python3.11/site-packages/pkg_resources",
-    "opt/kuberay/lib/python3.11/site-packages/_distutils_hack",
-    "opt/kuberay/lib/python3.11/site-packages/distutils-precedence.pth",
-    "opt/kuberay/bin/pip*",
-)
-#: dependencies the operator image leaves out: kubernetes-asyncio (48 MiB with its compiled
-#: models) only serves kubeconfigs whose user authenticates with an exec plugin or an auth
-#: provider, which a pod (in-cluster credentials) never has
-IMAGE_OMITTED_DEPENDENCIES = ("kubernetes-asyncio",)
+import _entry
 
-
-def operator_dependencies(root: Path = REPO) -> list[str]:
-    """pyproject.toml's dependencies the operator image installs (requirement strings)."""
-    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
-    omitted = {name.lower() for name in IMAGE_OMITTED_DEPENDENCIES}
-    return [
-        dep
-        for dep in project["dependencies"]
-        if re.split(r"[\s<>=!~;\[]", dep, maxsplit=1)[0].lower() not in omitted
-    ]
-
-
-def package_version(root: Path = REPO) -> str:
-    """``kuberay.__version__`` (read, not imported): the one version of every artifact."""
-    text = (root / "kuberay" / "__init__.py").read_text()
-    match = re.search(r'^__version__ = "([^"]+)"', text, flags=re.MULTILINE)
-    assert match, "kuberay/__init__.py has no __version__"
-    return match.group(1)
-
-
-def operator_tags() -> tuple[str, ...]:
-    """The operator image's tags: the chart's default (``:<appVersion>``) and ``:latest``."""
-    return (f"{OPERATOR_REPOSITORY}:{package_version()}", f"{OPERATOR_REPOSITORY}:latest")
-
-
-def operator_config() -> dict[str, object]:
-    """Non-root (1000:1000), the venv on PATH, ``kuberay-operator`` as the entrypoint."""
-    return {
-        "Env": [
-            f"PATH={OPERATOR_VENV}/bin:{PATH_ENV}",
-            f"HOME={OPERATOR_HOME}",
-            "LANG=C.UTF-8",
-            "PYTHONUNBUFFERED=1",
-            "PYTHONDONTWRITEBYTECODE=1",  # a read-only root filesystem: compiled at build
-        ],
-        "Entrypoint": ["kuberay-operator"],
-        "User": "1000:1000",
-        "WorkingDir": OPERATOR_HOME,
-    }
-
-
-def _slim(rootfs: Path) -> None:
-    """Drop what a Python service never reads: docs, man pages, locales, Debian's package
-    manager state, perl, pip and the interpreter's test/IDE modules."""
-    for rel in SLIM_PATHS:
-        for path in rootfs.glob(rel):
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
+_entry.forward(globals(), "release/operator_image.py")

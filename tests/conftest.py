@@ -1,6 +1,6 @@
 """Shared pytest fixtures: a real local control plane (etcd + kube-apiserver) and clients.
 
-* ``control_plane`` (session): a started ``hack/controlplane.py`` ControlPlane, or, when
+* ``control_plane`` (session): a started ``kuberay.testing.envtest.ControlPlane``, or, when
   ``KUBERAY_TEST_KUBECONFIG`` is set, an ``ExistingCluster`` with just ``.kubeconfig``.
 * ``kubeconfig_path`` (session): Path of the admin kubeconfig.
 * ``api_client`` (function, async): a kubernetes_asyncio ApiClient, closed afterwards.
@@ -28,7 +28,7 @@ for _p in (ROOT / "hack", ROOT):
         sys.path.insert(0, str(_p))
 
 if TYPE_CHECKING:
-    from controlplane import ControlPlane
+    from kuberay.testing.envtest import ControlPlane
 
 KUBECONFIG_ENV = "KUBERAY_TEST_KUBECONFIG"
 
@@ -59,7 +59,7 @@ def control_plane(
         yield ExistingCluster(kubeconfig=path)
         return
 
-    import controlplane
+    from kuberay.testing import envtest as controlplane
 
     cp = controlplane.ControlPlane(tmp_path_factory.mktemp("controlplane"))
     try:

@@ -86,7 +86,7 @@ from kuberay.kube.resources import BUILTIN_RESOURCES, ResourceInfo, split_api_ve
 
 #: Read buffer of each TLS connection. asyncio gives every one 256 KiB
 #: (``asyncio.sslproto.SSLProtocol.max_size``), which a watch (one connection each: HTTP/1.1)
-#: fills during its initial list and keeps: about 3 MiB of an idle operator's 13 watches.
+#: fills during its initial list and keeps: megabytes over an idle operator's watches.
 #: Two TLS records' worth reads a large list in a few more calls and keeps 32 KiB.
 TLS_READ_BUFFER = 32 * 1024
 

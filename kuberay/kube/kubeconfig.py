@@ -1,7 +1,7 @@
 """Connection settings from a kubeconfig or a pod's service account, cheaply.
 
 kubernetes-asyncio's loader imports its whole generated client (every model and
-API class: ~37 MiB of an idle operator's memory) just to read a few fields. This
+API class, much of an idle operator's memory) just to read a few fields. This
 module reads the common cases itself and returns a :class:`RestConfig`, which has
 the attributes :class:`~kuberay.kube.client.Client` reads from a kubernetes-asyncio
 ``Configuration`` (``host``, ``ssl_ca_cert``, ``cert_file``, ``key_file``,

@@ -55,7 +55,7 @@ from tests.e2e.realcluster import (
 )
 
 if TYPE_CHECKING:
-    from controlplane import ControlPlane
+    from kuberay.testing.envtest import ControlPlane
 
 KUBECONFIG_ENV = "KUBERAY_TEST_KUBECONFIG"
 TIMEOUT_SCALE_ENV = "KUBERAY_E2E_TIMEOUT_SCALE"
@@ -151,7 +151,7 @@ def e2e_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E2ECluster
         yield E2ECluster(kubeconfig=path, workdir=workdir, timeout_scale=scale)
         return
 
-    import controlplane
+    from kuberay.testing import envtest as controlplane
 
     cp = controlplane.ControlPlane(workdir / "cluster", full=True)
     began = time.monotonic()
@@ -320,7 +320,7 @@ def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealClust
     """The real-node cluster every real-node module shares (started once per session)."""
     if os.geteuid() != 0:
         pytest.skip("a real node needs root")
-    import controlplane
+    from kuberay.testing import envtest as controlplane
 
     cp = controlplane.ControlPlane(
         tmp_path_factory.mktemp("real-node") / "cluster",

@@ -56,8 +56,9 @@ def store_env(
 ) -> Iterator[dict[str, str]]:
     """The history server's store where ``up --history-server`` puts it with a real node;
     the env file's values."""
-    import controlplane
     import object_store
+
+    from kuberay.testing import envtest as controlplane
 
     server = object_store.ObjectStoreServer(
         tmp_path_factory.mktemp("object-store"),

@@ -133,7 +133,7 @@ async def gang_nodes(admin: Client) -> AsyncIterator[list[str]]:
 
 async def add_node(admin: Client, pool: str, names: list[str]) -> str:
     """A kwok node of 1 CPU / 8Gi labelled ``GANG_NODE_LABEL=pool``."""
-    import controlplane
+    from kuberay.testing import envtest as controlplane
 
     index = next(_next_node)
     name = f"kwok-gang-{index}"

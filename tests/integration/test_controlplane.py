@@ -15,10 +15,10 @@ from typing import TypeVar
 
 import aiohttp
 import pytest
-from controlplane import KUBERNETES_VERSION, ControlPlane, iter_component_pids
 from kubernetes_asyncio import client, config, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from kuberay.testing.envtest import KUBERNETES_VERSION, ControlPlane, iter_component_pids
 from tests.listening import listening_sockets
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,7 +22,10 @@ from typing import Any, Literal, TypeVar
 
 import aiohttp
 import pytest
-from controlplane import (
+from kubernetes_asyncio import client, config
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from kuberay.testing.envtest import (
     FAKE_NODE_CAPACITY,
     FAKE_POD_CIDR,
     BuildError,
@@ -31,9 +34,6 @@ from controlplane import (
     fake_node_ip,
     iter_component_pids,
 )
-from kubernetes_asyncio import client, config
-from kubernetes_asyncio.client.exceptions import ApiException
-
 from tests.listening import listening_sockets
 
 ROOT = Path(__file__).resolve().parents[2]

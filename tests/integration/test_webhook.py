@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from controlplane import TinyCA
 
 from kuberay.api.v1 import validate_raycluster, validate_rayjob, validate_rayservice
 from kuberay.kube import ApiError, Client, Invalid
+from kuberay.testing.pki import TinyCA
 from kuberay.webhooks import (
     WEBHOOKS,
     WebhookServer,

@@ -6,9 +6,9 @@ Design decisions (the reference CRDs are KubeRay's controller-gen output):
   volume mounts, network-policy rules, ...) are fully typed, as in KubeRay's CRDs: their schemas
   come from the kube-apiserver's own OpenAPI v3 (snapshot ``k8s_openapi.json``, converted by
   :mod:`kuberay.api.v1.k8s_schemas`), so ``ports: "x"`` or ``limits.cpu: "{}"`` is rejected by
-  the apiserver with the field path. The price is size: a pod template is ~68 KB of schema,
+  the apiserver with the field path. The price is size: a pod template's schema is large,
   and RayJob/RayService/RayCronJob embed whole cluster specs plus submitter templates, so the
-  CRDs are hundreds of KB (KubeRay's are 0.8-1.4 MB). Client-side ``kubectl apply`` cannot
+  CRDs are large (as KubeRay's are). Client-side ``kubectl apply`` cannot
   store them in its last-applied annotation (256 KiB limit): install with
   ``kubectl apply --server-side`` (or ``kubectl create``), as KubeRay documents.
 * **Unknown fields are pruned**, everywhere (spec, embedded types, status), exactly as in

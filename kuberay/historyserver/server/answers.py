@@ -1,5 +1,5 @@
 """Encoded answers kept for reuse: the Ray UI asks for the same big list again and again (a
-10,000-task ``/api/v0/tasks?detail=1`` answer is about 18 MB of JSON), and a decoded session
+10,000-task ``/api/v0/tasks?detail=1`` answer is megabytes of JSON), and a decoded session
 never changes, so its encoded answer does not either.
 
 ``AnswerCache`` is an LRU of bytes bounded by ``max_bytes`` (64 MiB: a few big answers; a

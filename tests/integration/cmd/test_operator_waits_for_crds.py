@@ -15,9 +15,9 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-from controlplane import ControlPlane
 
 from kuberay.kube import Client, NotFound
+from kuberay.testing.envtest import ControlPlane
 from tests.conftest import KUBECONFIG_ENV
 from tests.crds import install_crds
 from tests.e2e.harness import OperatorProcess, cluster_pods, sample_raycluster

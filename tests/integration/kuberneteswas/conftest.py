@@ -30,7 +30,7 @@ def was_control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
     if existing:
         yield Path(existing).expanduser().resolve()
         return
-    import controlplane
+    from kuberay.testing import envtest as controlplane
 
     cp = controlplane.ControlPlane(
         tmp_path_factory.mktemp("was-controlplane"), extra_apiserver_args=WAS_APISERVER_ARGS

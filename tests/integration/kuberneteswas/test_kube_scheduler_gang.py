@@ -34,7 +34,7 @@ def full_was_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     if os.environ.get("KUBERAY_TEST_KUBECONFIG"):
         pytest.skip("needs the local full control plane (kwok nodes of set capacity)")
-    import controlplane
+    from kuberay.testing import envtest as controlplane
 
     cp = controlplane.ControlPlane(
         tmp_path_factory.mktemp("was-full"),
@@ -84,7 +84,7 @@ async def operator(client: Client, ns: str) -> AsyncIterator[None]:
 
 
 async def add_node(client: Client, pool: str, index: int) -> str:
-    import controlplane
+    from kuberay.testing import envtest as controlplane
 
     node = controlplane.fake_node(f"kwok-gang-{index}", index)
     node["metadata"]["labels"][POOL_LABEL] = pool

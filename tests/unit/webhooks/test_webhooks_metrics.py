@@ -11,10 +11,10 @@ import aiohttp
 import orjson
 import prometheus_client
 import pytest
-from controlplane import TinyCA
 from prometheus_client.parser import text_string_to_metric_families
 
 from kuberay.reconcile.httpserver import Server, metrics_app
+from kuberay.testing.pki import TinyCA
 from kuberay.webhooks import RAYCLUSTER_WEBHOOK, RAYJOB_WEBHOOK, WEBHOOKS, start_webhook_server
 from tests.unit.webhooks.test_webhooks_server import _post, _review, _write_pair
 

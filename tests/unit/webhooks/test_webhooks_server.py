@@ -13,9 +13,9 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
-from controlplane import TinyCA
 from cryptography import x509
 
+from kuberay.testing.pki import TinyCA
 from kuberay.webhooks import (
     RAYCLUSTER_WEBHOOK,
     RAYJOB_WEBHOOK,

@@ -1,0 +1,218 @@
+"""The history server for a local cluster (``controlplane.py up --history-server``).
+
+``kuberay-history-server`` (the console script beside this interpreter, i.e. the venv's)
+runs as a subprocess of the control plane over the local object store
+(``hack/object_store.py``): its storage settings are exactly the store's env file
+(``STORAGE_BACKEND=s3``, ``S3_*``, ``AWS_*``), passed as environment variables (inherited
+storage variables are dropped). It listens on
+``127.0.0.1`` only (never a wildcard address) on an ephemeral port (``--listen
+127.0.0.1:0``; the port is read back from ``/proc``), so it is reachable from this machine
+and two clusters never collide.
+
+Once ``/readz`` answers ``ok``, ``DIR/history-server.url`` holds its base URL
+(``http://127.0.0.1:<port>``, one line). Its log is ``DIR/history-server.log``.
+
+Library use (``ControlPlane(history_server=True)`` does this after the object store)::
+
+    server = HistoryServer(workdir, store_env)
+    url = server.start()      # raises HistoryServerError with the log tail on failure
+    server.stop()             # SIGTERM, then SIGKILL; the url file is removed
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO
+
+HACK = Path(__file__).resolve().parents[1]
+if str(HACK) not in sys.path:
+    sys.path.insert(0, str(HACK))
+
+from object_store import listening_port, stop_process_group  # noqa: E402  (hack/object_store.py)
+
+URL_FILE = "history-server.url"
+LOG_FILE = "history-server.log"
+PID_FILE = "history-server.pid"
+BINARY = "kuberay-history-server"
+START_TIMEOUT = 60.0
+#: inherited variables with these prefixes are dropped: only the store's settings count
+_STORAGE_PREFIXES = ("STORAGE_", "S3", "AWS_", "GCS_", "AZURE_STORAGE_", "OSS_", "LOCAL_STORAGE")
+
+
+class HistoryServerError(RuntimeError):
+    """The server did not start (the message carries its log tail) or is misconfigured."""
+
+
+def server_binary() -> Path:
+    """``kuberay-history-server`` beside this interpreter (the venv's), else on ``PATH``."""
+    beside = Path(sys.executable).with_name(BINARY)
+    if beside.exists():
+        return beside
+    found = shutil.which(BINARY)
+    if found:
+        return Path(found)
+    raise HistoryServerError(
+        f"no {BINARY} beside {sys.executable} nor on PATH: install this package "
+        "(pip install -e '.[dev]')"
+    )
+
+
+def read_url(workdir: Path) -> str | None:
+    """The base URL a running server wrote to ``workdir/history-server.url``, if any."""
+    try:
+        return (workdir / URL_FILE).read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _tail(path: Path, chars: int = 2000) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return "(no log)"
+
+
+#: loopback requests never go through an HTTP proxy the environment names
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _ready(url: str, timeout: float = 2.0) -> bool:
+    try:
+        with _NO_PROXY.open(f"{url}/readz", timeout=timeout) as resp:
+            return bool(resp.status == 200 and resp.read().strip() == b"ok")
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+class HistoryServer:
+    """One ``kuberay-history-server`` process for a control plane's ``workdir``, over the
+    store ``store_env`` describes (KubeRay's variable names), on ``host`` only.
+
+    ``host`` must be a concrete address (``0.0.0.0``/``::`` are refused). ``extra_args`` are
+    appended to the command line. ``preexec_fn`` runs in the child before exec (the control
+    plane passes its die-with-parent hook). :meth:`start` and :meth:`stop` are not
+    thread-safe; :meth:`stop` is idempotent.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        store_env: Mapping[str, str],
+        *,
+        host: str = "127.0.0.1",
+        extra_args: tuple[str, ...] = (),
+        start_timeout: float = START_TIMEOUT,
+        preexec_fn: Callable[[], None] | None = None,
+    ) -> None:
+        if host in ("", "0.0.0.0", "::", "*"):
+            raise HistoryServerError(f"refusing to listen on every interface ({host!r})")
+        if not store_env.get("STORAGE_BACKEND"):
+            raise HistoryServerError("the store's env has no STORAGE_BACKEND")
+        self.dir = workdir
+        self.host = host
+        self.store_env = dict(store_env)
+        self.extra_args = extra_args
+        self.start_timeout = start_timeout
+        self.url_file = workdir / URL_FILE
+        self.log_path = workdir / LOG_FILE
+        self.url: str | None = None
+        self._preexec = preexec_fn
+        self._popen: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The server's pid while it runs."""
+        return self._popen.pid if self._popen is not None else None
+
+    def command(self) -> list[str]:
+        """The server's command line."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return [
+            str(server_binary()),
+            "--listen",
+            f"{host}:0",
+            "--log-format",
+            "console",
+            *self.extra_args,
+        ]
+
+    def start(self) -> str:
+        """Start the server, wait (bounded) until ``/readz`` answers, write the url file and
+        return the URL; on any failure the process is stopped and ``HistoryServerError``
+        raised."""
+        if self._popen is not None:
+            raise HistoryServerError("history server already started")
+        command = self.command()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.url_file.unlink(missing_ok=True)
+        self._log = self.log_path.open("ab")
+        self._log.write(f"==== {time.strftime('%F %T')} starting {BINARY}\n".encode())
+        self._log.flush()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(_STORAGE_PREFIXES)}
+        env.update(self.store_env)
+        try:
+            self._popen = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                cwd=self.dir,
+                env=env,
+                start_new_session=True,
+                preexec_fn=self._preexec,
+            )
+            (self.dir / PID_FILE).write_text(f"{self._popen.pid}\n")
+            url = self._wait_ready()
+            tmp = self.url_file.with_suffix(".url.partial")
+            tmp.write_text(url + "\n")
+            tmp.replace(self.url_file)
+        except BaseException:
+            self.stop()
+            raise
+        self.url = url
+        return url
+
+    def _wait_ready(self) -> str:
+        assert self._popen is not None
+        deadline = time.monotonic() + self.start_timeout
+        url = ""
+        while time.monotonic() < deadline:
+            code = self._popen.poll()
+            if code is not None:
+                raise HistoryServerError(
+                    f"{BINARY} exited with code {code}; {self.log_path}:\n{_tail(self.log_path)}"
+                )
+            if not url:
+                port = listening_port(self._popen.pid)
+                if port is not None:
+                    host = f"[{self.host}]" if ":" in self.host else self.host
+                    url = f"http://{host}:{port}"
+            if url and _ready(url):
+                return url
+            time.sleep(0.05)
+        raise HistoryServerError(
+            f"{BINARY} not ready after {self.start_timeout:.0f}s; {self.log_path}:\n"
+            f"{_tail(self.log_path)}"
+        )
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM the server's process group, SIGKILL after ``timeout``; remove the url and
+        pid files (what they describe is gone)."""
+        popen, self._popen = self._popen, None
+        if popen is not None:
+            stop_process_group(popen, timeout)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        self.url = None
+        self.url_file.unlink(missing_ok=True)
+        (self.dir / PID_FILE).unlink(missing_ok=True)

@@ -1,0 +1,319 @@
+"""A local S3-compatible object store for the history server (``up --history-server``).
+
+moto's S3 server (``moto_server``, from the dev extra, beside this interpreter) runs as a
+subprocess of the control plane, in memory, on one address only: ``127.0.0.1`` without a real
+node, the real node's bridge address (``realnode.NODE_IP``) with one, which both this machine
+and the node's pods reach (the node's INPUT rule answers only loopback and the bridge). Never
+a wildcard address. Its port is ephemeral (moto binds port 0; the port is read back from
+``/proc``), so two clusters never collide.
+
+Once it listens, the bucket ``BUCKET`` is created and ``DIR/object-store.env`` is written:
+``KEY=VALUE`` lines with KubeRay's variable names (``STORAGE_BACKEND=s3``, ``S3_BUCKET``,
+``S3_ENDPOINT``, ``S3_REGION``, ``S3FORCE_PATH_STYLE=true``, ``S3DISABLE_SSL=true``,
+``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``), values a RayCluster's
+``historyServerOptions.collectorOptions.env`` carries unchanged, and that
+``kuberay.historyserver.storage.config.storage_settings(env=...)`` opens as they are.
+The credentials are fixed placeholders: moto checks no signature.
+
+Library use (``ControlPlane(history_server=True)`` does this after the real node is up)::
+
+    store = ObjectStoreServer(workdir, host="127.0.0.1")
+    info = store.start()          # raises ObjectStoreError with moto's log tail on failure
+    print(info.env_file, info.endpoint)
+    store.stop()                  # SIGTERM, then SIGKILL; the env file is removed
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+BUCKET = "ray-historyserver"  # KubeRay's default S3_BUCKET
+REGION = "us-east-1"
+ACCESS_KEY_ID = "kuberay-local"
+SECRET_ACCESS_KEY = "kuberay-local-secret"
+ENV_FILE = "object-store.env"
+LOG_FILE = "object-store.log"
+PID_FILE = "object-store.pid"
+START_TIMEOUT = 60.0
+#: the keys of the env file, in the order written
+ENV_KEYS = (
+    "STORAGE_BACKEND",
+    "S3_BUCKET",
+    "S3_ENDPOINT",
+    "S3_REGION",
+    "S3FORCE_PATH_STYLE",
+    "S3DISABLE_SSL",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+)
+
+
+class ObjectStoreError(RuntimeError):
+    """The store did not start (the message carries moto's log tail) or is misconfigured."""
+
+
+@dataclass(frozen=True)
+class ObjectStoreInfo:
+    """Where the started store listens and the env file describing it."""
+
+    host: str
+    port: int
+    bucket: str
+    env_file: Path
+
+    @property
+    def endpoint(self) -> str:
+        """``http://host:port`` (S3_ENDPOINT)."""
+        return f"http://{self.host}:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        """The collector's env for this store (:func:`store_env`)."""
+        return store_env(self.endpoint, self.bucket)
+
+
+def store_env(endpoint: str, bucket: str = BUCKET) -> dict[str, str]:
+    """KubeRay's S3 settings for ``endpoint`` (an ``http://host:port`` URL) and ``bucket``,
+    keyed and ordered as ``ENV_KEYS``; every value is a plain string a Kubernetes env var
+    holds as it is (the flags are the strings ``"true"``, which KubeRay compares against)."""
+    if not endpoint.startswith("http://"):
+        raise ObjectStoreError(f"the local store speaks plain HTTP, not {endpoint!r}")
+    return {
+        "STORAGE_BACKEND": "s3",
+        "S3_BUCKET": bucket,
+        "S3_ENDPOINT": endpoint,
+        "S3_REGION": REGION,
+        "S3FORCE_PATH_STYLE": "true",
+        "S3DISABLE_SSL": "true",
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY_ID,
+        "AWS_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
+    }
+
+
+def env_file_text(env: Mapping[str, str]) -> str:
+    """``KEY=VALUE`` lines (no quoting: no value holds a space, quote, ``#`` or newline,
+    which is checked), one per key, newline-terminated."""
+    for key, value in env.items():
+        if not key.replace("_", "").isalnum() or any(c in value for c in " \t\n\r'\"#$\\"):
+            raise ObjectStoreError(f"{key}={value!r} cannot be written unquoted")
+    return "".join(f"{key}={value}\n" for key, value in env.items())
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The ``KEY=VALUE`` lines of ``path`` (blank lines and ``#`` comments skipped)."""
+    out: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            raise ObjectStoreError(f"{path}: not KEY=VALUE: {line!r}")
+        out[key] = value
+    return out
+
+
+def moto_server_binary() -> Path:
+    """``moto_server`` beside this interpreter (the venv's), else on ``PATH``."""
+    beside = Path(sys.executable).with_name("moto_server")
+    if beside.exists():
+        return beside
+    found = shutil.which("moto_server")
+    if found:
+        return Path(found)
+    raise ObjectStoreError(
+        f"no moto_server beside {sys.executable} nor on PATH: install the dev extra "
+        "(pip install -e '.[dev]': moto, flask, flask-cors)"
+    )
+
+
+def listening_port(pid: int) -> int | None:
+    """The TCP port process ``pid`` listens on (its socket inodes in ``/proc/net/tcp*``)."""
+    inodes: set[str] = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+    except OSError:
+        return None
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+                return int(fields[1].rsplit(":", 1)[1], 16)
+    return None
+
+
+def create_bucket(endpoint: str, bucket: str = BUCKET, timeout: float = 10.0) -> None:
+    """Create ``bucket`` (path style, signed with the placeholder credentials); an existing
+    one is fine. botocore comes with the dev extra (aiobotocore)."""
+    import botocore.session
+    from botocore.config import Config
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    client = botocore.session.get_session().create_client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name=REGION,
+        aws_access_key_id=ACCESS_KEY_ID,
+        aws_secret_access_key=SECRET_ACCESS_KEY,
+        config=Config(
+            s3={"addressing_style": "path"},
+            connect_timeout=timeout,
+            read_timeout=timeout,
+            retries={"max_attempts": 3},
+        ),
+    )
+    try:
+        client.create_bucket(Bucket=bucket)
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+            raise ObjectStoreError(f"create bucket {bucket!r} at {endpoint}: {exc}") from exc
+    except BotoCoreError as exc:
+        raise ObjectStoreError(f"create bucket {bucket!r} at {endpoint}: {exc}") from exc
+    finally:
+        client.close()
+
+
+def stop_process_group(popen: subprocess.Popen[bytes], timeout: float) -> None:
+    """SIGTERM ``popen``'s process group (it was started with ``start_new_session``), wait
+    ``timeout`` seconds, then SIGKILL the group; anything left in it is killed too."""
+    if popen.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(popen.pid, signal.SIGTERM)
+        try:
+            popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(popen.pid, signal.SIGKILL)
+            popen.wait()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(popen.pid, signal.SIGKILL)
+
+
+def _tail(path: Path, chars: int = 2000) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return "(no log)"
+
+
+class ObjectStoreServer:
+    """moto's S3 server for one control plane: files in ``workdir`` (``object-store.env``,
+    ``object-store.log``, ``object-store.pid``), listening on ``host`` only.
+
+    ``host`` must be a concrete address (``0.0.0.0``/``::`` are refused): ``127.0.0.1``, or
+    the real node's bridge address. ``preexec_fn`` runs in the child before exec (the control
+    plane passes its die-with-parent hook). :meth:`start` and :meth:`stop` are not
+    thread-safe; :meth:`stop` is idempotent.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        host: str,
+        *,
+        port: int = 0,
+        bucket: str = BUCKET,
+        start_timeout: float = START_TIMEOUT,
+        preexec_fn: Callable[[], None] | None = None,
+    ) -> None:
+        if host in ("", "0.0.0.0", "::", "*"):
+            raise ObjectStoreError(f"refusing to listen on every interface ({host!r})")
+        self.dir = workdir
+        self.host = host
+        self.port = port
+        self.bucket = bucket
+        self.start_timeout = start_timeout
+        self.env_file = workdir / ENV_FILE
+        self.log_path = workdir / LOG_FILE
+        self.info: ObjectStoreInfo | None = None
+        self._preexec = preexec_fn
+        self._popen: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """moto_server's pid while it runs."""
+        return self._popen.pid if self._popen is not None else None
+
+    def start(self) -> ObjectStoreInfo:
+        """Start moto_server, wait (bounded) until it listens, create the bucket and write the
+        env file; on any failure the process is stopped and ``ObjectStoreError`` raised."""
+        if self._popen is not None:
+            raise ObjectStoreError("object store already started")
+        binary = moto_server_binary()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.env_file.unlink(missing_ok=True)
+        self._log = self.log_path.open("ab")
+        self._log.write(f"==== {time.strftime('%F %T')} starting moto_server\n".encode())
+        self._log.flush()
+        try:
+            self._popen = subprocess.Popen(
+                [str(binary), "-H", self.host, "-p", str(self.port)],
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                cwd=self.dir,
+                start_new_session=True,
+                preexec_fn=self._preexec,
+            )
+            (self.dir / PID_FILE).write_text(f"{self._popen.pid}\n")
+            port = self._wait_listening()
+            info = ObjectStoreInfo(self.host, port, self.bucket, self.env_file)
+            create_bucket(info.endpoint, self.bucket)
+            tmp = self.env_file.with_suffix(".env.partial")
+            tmp.write_text(env_file_text(info.env()))
+            tmp.replace(self.env_file)
+        except BaseException:
+            self.stop()
+            raise
+        self.info = info
+        return info
+
+    def _wait_listening(self) -> int:
+        assert self._popen is not None
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            code = self._popen.poll()
+            if code is not None:
+                raise ObjectStoreError(
+                    f"moto_server exited with code {code}; {self.log_path}:\n{_tail(self.log_path)}"
+                )
+            port = listening_port(self._popen.pid)
+            if port is not None:
+                return port
+            time.sleep(0.05)
+        raise ObjectStoreError(
+            f"moto_server not listening after {self.start_timeout:.0f}s; {self.log_path}:\n"
+            f"{_tail(self.log_path)}"
+        )
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM moto_server's process group, SIGKILL after ``timeout``; remove the env and
+        pid files (what they describe is gone)."""
+        popen, self._popen = self._popen, None
+        if popen is not None:
+            stop_process_group(popen, timeout)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        self.info = None
+        self.env_file.unlink(missing_ok=True)
+        (self.dir / PID_FILE).unlink(missing_ok=True)

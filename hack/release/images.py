@@ -1,0 +1,557 @@
+#!/usr/bin/env python3
+"""Build the real node's container images here (no registry, no Docker) as docker archives.
+
+* ``pause``: a static Go ``/pause`` (hack/images/pause/pause.go), the pod sandbox image
+  containerd is configured with (``PAUSE_IMAGE``).
+* ``ray``: Debian bookworm minbase (debootstrap, from the apt mirror) + python3 + a venv at
+  ``/home/ray/anaconda3`` (the path upstream images use) with ``ray[default,serve]==RAY_VERSION``,
+  bash, wget, user ``ray`` (uid 1000), HOME /home/ray. Tagged as every tag in ``RAY_TAGS``:
+  the one Ray version stands in for all of them.
+* ``operator``: Debian bookworm minbase (no Ray) + a venv ``/opt/kuberay`` holding this
+  package (the files :func:`image_context.context_files` lists: never .venv, .git or .run)
+  and its dependencies but kubernetes-asyncio (exec-plugin kubeconfigs only), slimmed (no
+  docs, locales, perl, apt, pip), user 1000; tagged as the Helm chart's default image
+  (``kuberay-python/operator:<version>``) and ``:latest``.
+* ``collector``: the history server's collector sidecar: Debian bookworm minbase (no Ray) + a
+  venv ``/opt/kuberay`` holding this package with its ``history`` extra (every storage client),
+  user 1000, entrypoint ``kuberay-history-collector``; tagged as every tag in
+  ``COLLECTOR_TAGS`` (what KubeRay's samples name: ``quay.io/kuberay/collector:nightly``).
+* ``server``: the history server, the collector image's recipe (same base, same venv with the
+  ``history`` extra, user 1000) with entrypoint ``kuberay-history-server``; tagged as every tag
+  in ``SERVER_TAGS`` (``quay.io/kuberay/history-server:v1.7.0`` and ``:nightly``).
+
+Archives are cached under ``$KUBERAY_IMAGE_CACHE`` (default ``~/.cache/kuberay/images``) and
+rebuilt only when missing (the operator image when this package's sources changed, the
+collector and server images when the sources they install changed: ``collector_files()``).
+``hack/images/Dockerfile`` states the same images for users with Docker and a registry.
+Root only (debootstrap, chroot).
+
+* ``ray-new``: the same with ``ray[default,serve]==RAY_NEW_VERSION``, tagged only as that version
+  (for what 2.52.0's autoscaler lacks, e.g. worker-group priority in autoscaler v2).
+
+Usage: python hack/images.py [pause] [ray] [ray-new] [operator] [collector] [server]
+(default: all)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import ray_ui
+from image_context import OPERATOR_CONTEXT, context_files
+from oci import archive_tags as archive_tags  # re-exported: hack/realnode.py reads it here
+from oci import sha256_file, write_docker_archive
+from operator_image import (
+    OPERATOR_HOME,
+    OPERATOR_RECIPE_VERSION,
+    OPERATOR_USER,
+    OPERATOR_VENV,
+    _slim,
+    operator_config,
+    operator_dependencies,
+    operator_tags,
+)
+
+HACK = Path(__file__).resolve().parents[1]
+REPO = HACK.parent
+RAY_VERSION = "2.52.0"  # the version KubeRay's samples (ray-cluster.autoscaler*.yaml) name
+# a second, newer Ray ("ray-new"): its autoscaler v2 honours worker-group `priority`
+# (2.52.0's ignores the field); tagged only as itself
+RAY_NEW_VERSION = "2.60.0"
+# every rayproject/ray tag our tests and the samples they use name: all are this one image
+RAY_TAGS = tuple(
+    f"docker.io/rayproject/ray:{t}"
+    for t in (RAY_VERSION, f"{RAY_VERSION}-py311", "2.46.0", "2.53.0", "2.55.0", "2.56.0", "latest")
+)
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+COREDNS_IMAGE = "docker.io/kuberay-local/coredns:v1.14.7"
+
+# the collector stands in for KubeRay's release and nightly images (samples name :nightly)
+COLLECTOR_TAGS = ("quay.io/kuberay/collector:v1.7.0", "quay.io/kuberay/collector:nightly")
+COLLECTOR_VENV = "/opt/kuberay"
+COLLECTOR_USER = "kuberay"  # uid/gid 1000, like the ray user: both write the shared /tmp/ray
+COLLECTOR_HOME = "/home/kuberay"
+COLLECTOR_EXTRA = "history"
+COLLECTOR_ENTRYPOINT = "kuberay-history-collector"
+# the history server: the collector's recipe, its own entrypoint and KubeRay's image names
+SERVER_TAGS = ("quay.io/kuberay/history-server:v1.7.0", "quay.io/kuberay/history-server:nightly")
+SERVER_ENTRYPOINT = "kuberay-history-server"
+DEBIAN_SUITE = "bookworm"
+DEBIAN_MIRROR = "http://deb.debian.org/debian"
+ROOTFS_PACKAGES = "python3,python3-venv,bash,wget,ca-certificates,procps,iproute2"
+RAY_HOME = "/home/ray"
+RAY_VENV = f"{RAY_HOME}/anaconda3"
+RECIPE_VERSION = "1"  # bump when the image contents change
+# the Ray images' own recipe (3: ray[default,serve], so RayService samples run Serve, and
+# protobuf<7: protobuf 7 dropped FieldDescriptor.label, which Serve's config decoding reads)
+RAY_RECIPE_VERSION = "3"
+RAY_PINS = ("protobuf<7",)
+RAY_EXTRAS = "default,serve"
+COLLECTOR_RECIPE_VERSION = "1"  # bump when the collector image's recipe changes
+PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("KUBERAY_IMAGE_CACHE") or str(
+        Path.home() / ".cache" / "kuberay" / "images"
+    )
+    return Path(base)
+
+
+def archive_path(name: str) -> Path:
+    if name == "pause":
+        return cache_dir() / f"pause-{RECIPE_VERSION}.tar"
+    if name == "ray":
+        return cache_dir() / f"ray-{RAY_VERSION}-{RAY_RECIPE_VERSION}.tar"
+    if name == "ray-new":
+        return cache_dir() / f"ray-{RAY_NEW_VERSION}-{RAY_RECIPE_VERSION}.tar"
+    if name == "operator":
+        return cache_dir() / f"operator-{_package_digest()[:12]}.tar"
+    if name == "collector":
+        return cache_dir() / f"collector-{collector_digest()[:12]}.tar"
+    if name == "server":
+        return cache_dir() / f"server-{server_digest()[:12]}.tar"
+    raise ValueError(name)
+
+
+def _log(msg: str) -> None:
+    print(f"images: {msg}", file=sys.stderr, flush=True)
+
+
+def _run(*cmd: str, **kw: object) -> None:
+    subprocess.run(cmd, check=True, **kw)  # type: ignore[call-overload]
+
+
+def _tar_dir(src: Path, out: Path, members: list[str] | None = None) -> None:
+    _run("tar", "--numeric-owner", "--xattrs", "-C", str(src), "-cf", str(out), *(members or ["."]))
+
+
+# ----------------------------------------------------------------------------- pause
+
+
+def build_pause() -> Path:
+    out = archive_path("pause")
+    if out.exists():
+        return out
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    with tempfile.TemporaryDirectory(prefix="kuberay-pause-") as tmp:
+        root = Path(tmp) / "root"
+        root.mkdir()
+        env = {**os.environ, "CGO_ENABLED": "0", "GOFLAGS": "", "GO111MODULE": "off"}
+        _run(
+            go,
+            "build",
+            "-trimpath",
+            "-ldflags",
+            "-s -w",
+            "-o",
+            str(root / "pause"),
+            str(HACK / "images" / "pause" / "pause.go"),
+            env=env,
+        )
+        layer = Path(tmp) / "layer.tar"
+        _tar_dir(root, layer)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_docker_archive(
+            out, [layer], {"Entrypoint": ["/pause"], "Env": [f"PATH={PATH_ENV}"]}, (PAUSE_IMAGE,)
+        )
+    _log(f"built {out}")
+    return out
+
+
+def build_coredns(binary: Path) -> Path:
+    """CoreDNS (hack/coredns, built by hack/build.py) as ``/coredns`` in a one-layer image."""
+    out = cache_dir() / f"coredns-{sha256_file(binary)[:12]}.tar"
+    if out.exists():
+        return out
+    with tempfile.TemporaryDirectory(prefix="kuberay-coredns-") as tmp:
+        root = Path(tmp) / "root"
+        root.mkdir()
+        shutil.copy2(binary, root / "coredns")
+        layer = Path(tmp) / "layer.tar"
+        _tar_dir(root, layer)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_docker_archive(out, [layer], {"Entrypoint": ["/coredns"]}, (COREDNS_IMAGE,))
+    return out
+
+
+# ----------------------------------------------------------------------------- ray
+
+
+def _chroot(rootfs: Path, *cmd: str, env: dict[str, str] | None = None) -> None:
+    base = {"PATH": PATH_ENV, "HOME": "/root", "LANG": "C.UTF-8"}
+    for key, value in os.environ.items():  # index/proxy settings of this machine's pip
+        if key.startswith("PIP_") and key != "PIP_FIND_LINKS":
+            base[key] = value
+    _run("chroot", str(rootfs), *cmd, env={**base, **(env or {})})
+
+
+def _add_user(rootfs: Path, name: str = "ray", home: str = RAY_HOME) -> None:
+    """User and group ``name`` with uid/gid 1000 and home ``home`` in the rootfs's /etc."""
+    etc = rootfs / "etc"
+    with (etc / "passwd").open("a") as f:
+        f.write(f"{name}:x:1000:1000::{home}:/bin/bash\n")
+    with (etc / "group").open("a") as f:
+        f.write(
+            f"{name}:x:1000:\nusers:x:100:{name}\n"
+            if "users:" not in (etc / "group").read_text()
+            else f"{name}:x:1000:\n"
+        )
+    with (etc / "shadow").open("a") as f:
+        f.write(f"{name}:*:19000:0:99999:7:::\n")
+
+
+def _rmtree(path: Path) -> None:
+    """rm -rf, after unmounting what a failed debootstrap/chroot left mounted inside."""
+    prefix = str(path)
+    try:
+        mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+    except OSError:
+        mounts = []
+    for m in sorted({m for m in mounts if m.startswith(prefix + "/")}, key=len, reverse=True):
+        subprocess.run(["umount", "-l", m], check=False)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _base_rootfs() -> Path:
+    """debootstrap's Debian (kept in the build dir: every Ray image starts from a copy)."""
+    base = _build_dir() / "bookworm-minbase"
+    if (base / "etc/os-release").exists():
+        return base
+    _rmtree(base)
+    tmp = base.with_name(base.name + ".partial")
+    _rmtree(tmp)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    _run(
+        "debootstrap",
+        "--variant=minbase",
+        f"--include={ROOTFS_PACKAGES}",
+        DEBIAN_SUITE,
+        str(tmp),
+        DEBIAN_MIRROR,
+        stdout=subprocess.DEVNULL,
+    )
+    tmp.rename(base)
+    _log(f"debootstrap {time.monotonic() - t0:.0f}s")
+    return base
+
+
+def _copy_base(rootfs: Path) -> None:
+    """A copy of the base rootfs at ``rootfs``, with this machine's CA bundle (an
+    intercepting proxy may sign PyPI) and resolver, for pip."""
+    _run("cp", "-a", str(_base_rootfs()), str(rootfs))
+    shutil.copy2("/etc/ssl/certs/ca-certificates.crt", rootfs / "etc/ssl/certs/ca-certificates.crt")
+    resolv = rootfs / "etc/resolv.conf"
+    resolv.unlink(missing_ok=True)
+    shutil.copy2("/etc/resolv.conf", resolv)
+
+
+def _scrub(rootfs: Path) -> None:
+    """Leave no build-machine state behind (resolver, apt and pip caches)."""
+    (rootfs / "etc/resolv.conf").write_text("")
+    for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "root/.cache"):
+        shutil.rmtree(rootfs / junk, ignore_errors=True)
+        (rootfs / junk).mkdir(parents=True, exist_ok=True)
+
+
+def _ray_rootfs(work: Path, version: str) -> Path:
+    rootfs = work / "rootfs"
+    _copy_base(rootfs)
+    t0 = time.monotonic()
+    _chroot(rootfs, "python3", "-m", "venv", RAY_VENV)
+    _chroot(
+        rootfs,
+        f"{RAY_VENV}/bin/pip",
+        "install",
+        "-q",
+        "--no-cache-dir",
+        f"ray[{RAY_EXTRAS}]=={version}",
+        *RAY_PINS,
+    )
+    _log(f"pip install ray[{RAY_EXTRAS}]=={version} {time.monotonic() - t0:.0f}s")
+    _add_user(rootfs)
+    _run("chown", "-R", "1000:1000", str(rootfs / RAY_HOME.lstrip("/")))
+    _scrub(rootfs)
+    return rootfs
+
+
+RAY_CONFIG: dict[str, object] = {
+    "Env": [f"PATH={RAY_VENV}/bin:{PATH_ENV}", f"HOME={RAY_HOME}", "LANG=C.UTF-8"],
+    "Cmd": ["bash"],
+    "User": "1000",
+    "WorkingDir": RAY_HOME,
+}
+
+
+def _build_dir() -> Path:
+    return cache_dir() / "build"
+
+
+def build_ray(version: str = RAY_VERSION) -> Path:
+    name = "ray" if version == RAY_VERSION else "ray-new"
+    out = archive_path(name)
+    if out.exists():
+        return out
+    t0 = time.monotonic()
+    work = _build_dir() / f"ray-{version}"
+    _rmtree(work)
+    work.mkdir(parents=True)
+    rootfs = _ray_rootfs(work, version)
+    layer = work / "layer.tar"
+    _tar_dir(rootfs, layer)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tags = RAY_TAGS if name == "ray" else (f"docker.io/rayproject/ray:{version}",)
+    write_docker_archive(out, [layer], RAY_CONFIG, tags)
+    layer.unlink()
+    _rmtree(work)
+    _log(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.monotonic() - t0:.0f}s")
+    return out
+
+
+# ----------------------------------------------------------------------------- operator
+
+
+def _package_files() -> list[Path]:
+    return context_files(REPO, OPERATOR_CONTEXT)
+
+
+def _package_digest() -> str:
+    h = hashlib.sha256(f"{RECIPE_VERSION}/{OPERATOR_RECIPE_VERSION}".encode())
+    for p in _package_files():
+        h.update(str(p.relative_to(REPO)).encode() + b"\0")
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def build_operator() -> Path:
+    """The operator image (no Ray): Debian minbase + python3 + a venv ``/opt/kuberay`` with
+    this package (:func:`hack.image_context.context_files`), slimmed, user 1000."""
+    out = archive_path("operator")
+    if out.exists():
+        return out
+    t0 = time.monotonic()
+    work = _build_dir() / "operator"
+    _rmtree(work)
+    work.mkdir(parents=True)
+    rootfs = work / "rootfs"
+    _copy_base(rootfs)
+    src = rootfs / "tmp/kuberay-src"
+    for path in _package_files():
+        dest = src / path.relative_to(REPO)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest)
+    _chroot(rootfs, "python3", "-m", "venv", OPERATOR_VENV)
+    pip = (f"{OPERATOR_VENV}/bin/pip", "install", "-q", "--no-cache-dir")
+    _chroot(rootfs, *pip, *operator_dependencies())
+    _chroot(rootfs, *pip, "--no-deps", "/tmp/kuberay-src")
+    _chroot(rootfs, f"{OPERATOR_VENV}/bin/python", "-m", "compileall", "-q", OPERATOR_VENV)
+    shutil.rmtree(src)
+    _log(f"pip install kuberay {time.monotonic() - t0:.0f}s")
+    _add_user(rootfs, OPERATOR_USER, OPERATOR_HOME)
+    (rootfs / OPERATOR_HOME.lstrip("/")).mkdir(parents=True, exist_ok=True)
+    _run("chown", "-R", "1000:1000", str(rootfs / OPERATOR_HOME.lstrip("/")))
+    _scrub(rootfs)
+    _slim(rootfs)
+    layer = work / "layer.tar"
+    _tar_dir(rootfs, layer)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # earlier builds of this recipe beside the new one: keep the two newest (other worktrees
+    # of the same machine may still use them)
+    older = sorted(cache_dir().glob("operator-*.tar"), key=lambda p: p.stat().st_mtime)
+    for old in older[:-2]:
+        old.unlink(missing_ok=True)
+    write_docker_archive(out, [layer], operator_config(), operator_tags())
+    _rmtree(work)
+    _log(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.monotonic() - t0:.0f}s")
+    return out
+
+
+# ----------------------------------------------------------------------------- collector
+
+
+def collector_files(root: Path = REPO) -> list[Path]:
+    """What the collector image installs from ``root``: the project metadata pip needs and
+    the ``kuberay`` package's top level plus ``kuberay/historyserver`` (the collector imports
+    nothing else of ours), sorted. The image holds exactly these, so their digest
+    (:func:`collector_digest`) decides when it is rebuilt: an operator-only change is not one."""
+    files = [root / name for name in ("pyproject.toml", "README.md", "LICENSE")]
+    package = root / "kuberay"
+    files += sorted(p for p in package.iterdir() if p.is_file())
+    files += sorted(
+        p
+        for p in (package / "historyserver").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    )
+    return [p for p in files if p.exists()]
+
+
+def collector_digest(root: Path = REPO, image: str = "collector") -> str:
+    """sha256 over ``image``, the recipe versions and :func:`collector_files` (paths and
+    bytes): the collector and server images install the same files, but differ in config."""
+    h = hashlib.sha256(f"{image}/{RECIPE_VERSION}/{COLLECTOR_RECIPE_VERSION}".encode())
+    for p in collector_files(root):
+        h.update(str(p.relative_to(root)).encode() + b"\0")
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+#: the Ray versions whose dashboard UI builds the server image carries (``/dashboard/<x.y>``)
+SERVER_UI_VERSIONS = (RAY_VERSION, RAY_NEW_VERSION)
+#: KubeRay's ``--dashboard-dir`` default: where the server looks for UI builds
+SERVER_UI_DIR = "/dashboard"
+
+
+def server_digest(root: Path = REPO) -> str:
+    """The server image's digest: :func:`collector_digest` of the same files, keyed ``server``
+    plus the Ray image versions its UI builds come from."""
+    ui = "/".join((RAY_RECIPE_VERSION, *SERVER_UI_VERSIONS))
+    return collector_digest(root, f"server/{ui}")
+
+
+def collector_config(entrypoint: str = COLLECTOR_ENTRYPOINT) -> dict[str, object]:
+    """The collector image's config: non-root (1000:1000), ``kuberay-history-collector`` as
+    its entrypoint (KubeRay's operator sets no command on the sidecar)."""
+    return {
+        "Env": [
+            f"PATH={COLLECTOR_VENV}/bin:{PATH_ENV}",
+            f"HOME={COLLECTOR_HOME}",
+            "LANG=C.UTF-8",
+            "PYTHONUNBUFFERED=1",
+        ],
+        "Entrypoint": [entrypoint],
+        "User": "1000:1000",
+        "WorkingDir": COLLECTOR_HOME,
+    }
+
+
+def server_config() -> dict[str, object]:
+    """The server image's config: the collector's (non-root 1000:1000, the venv on PATH,
+    unbuffered output) with ``kuberay-history-server`` as its entrypoint and no Cmd, so a
+    Deployment's ``args`` are the server's flags."""
+    return collector_config(SERVER_ENTRYPOINT)
+
+
+def build_collector() -> Path:
+    """The collector image (module docstring); cached by :func:`collector_digest`."""
+    return _build_history_image("collector", collector_config(), COLLECTOR_TAGS)
+
+
+def build_server() -> Path:
+    """The history server image (module docstring); cached by :func:`server_digest`."""
+    return _build_history_image("server", server_config(), SERVER_TAGS, SERVER_UI_VERSIONS)
+
+
+def _build_history_image(
+    name: str,
+    config: dict[str, object],
+    tags: tuple[str, ...],
+    ui_versions: tuple[str, ...] = (),
+) -> Path:
+    """Debian minbase + a venv with this package's ``history`` extra + user 1000, as the
+    archive ``archive_path(name)`` with ``config`` and ``tags`` (older ones are removed);
+    with ``ui_versions``, the dashboard UI build of each of those Ray images (built first
+    when missing) under ``/dashboard/<major.minor>``."""
+    out = archive_path(name)
+    if out.exists():
+        return out
+    ray_archives = [build_ray(v) for v in ui_versions]
+    t0 = time.monotonic()
+    work = _build_dir() / name
+    _rmtree(work)
+    work.mkdir(parents=True)
+    rootfs = work / "rootfs"
+    _copy_base(rootfs)
+    src = rootfs / "tmp/kuberay-src"
+    for path in collector_files():
+        dest = src / path.relative_to(REPO)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest)
+    _chroot(rootfs, "python3", "-m", "venv", COLLECTOR_VENV)
+    _chroot(
+        rootfs,
+        f"{COLLECTOR_VENV}/bin/pip",
+        "install",
+        "-q",
+        "--no-cache-dir",
+        f"/tmp/kuberay-src[{COLLECTOR_EXTRA}]",
+    )
+    shutil.rmtree(src)
+    _log(f"pip install kuberay[{COLLECTOR_EXTRA}] {time.monotonic() - t0:.0f}s")
+    for version, ray_archive in zip(ui_versions, ray_archives, strict=True):
+        files = ray_ui.extract_dashboard_ui(
+            ray_archive, rootfs / SERVER_UI_DIR.lstrip("/") / ray_ui.major_minor(version)
+        )
+        _log(f"dashboard UI of Ray {version}: {files} files")
+    _add_user(rootfs, COLLECTOR_USER, COLLECTOR_HOME)
+    (rootfs / COLLECTOR_HOME.lstrip("/")).mkdir(parents=True, exist_ok=True)
+    _run("chown", "-R", "1000:1000", str(rootfs / COLLECTOR_HOME.lstrip("/")))
+    _scrub(rootfs)
+    layer = work / "layer.tar"
+    _tar_dir(rootfs, layer)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for old in cache_dir().glob(f"{name}-*.tar"):
+        old.unlink()
+    write_docker_archive(out, [layer], config, tags)
+    _rmtree(work)
+    _log(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.monotonic() - t0:.0f}s")
+    return out
+
+
+def build_ray_new() -> Path:
+    return build_ray(RAY_NEW_VERSION)
+
+
+BUILDERS = {
+    "pause": build_pause,
+    "ray": build_ray,
+    "ray-new": build_ray_new,
+    "operator": build_operator,
+    "collector": build_collector,
+    "server": build_server,
+}
+# what the real node imports at start (the collector: so a RayCluster's history-server
+# sidecar, image quay.io/kuberay/collector:nightly, runs there without a pull; the server: so
+# manifests/historyserver's Deployment does too)
+NODE_IMAGES = ("pause", "ray", "ray-new", "collector")  # what the real node imports at start
+
+
+def ensure(names: tuple[str, ...] | list[str] = NODE_IMAGES) -> dict[str, Path]:
+    """Build what is missing (one builder per machine at a time: the cache dir's lock)."""
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with (cache_dir() / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return {name: BUILDERS[name]() for name in names}
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(BUILDERS)
+    unknown = [n for n in names if n not in BUILDERS]
+    if unknown:
+        print(
+            f"hack/images.py: unknown image {unknown[0]!r}; choose from {', '.join(BUILDERS)}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        for name, path in ensure(names).items():
+            print(f"{name}: {path}")
+    except (subprocess.CalledProcessError, OSError) as exc:
+        print(f"hack/images.py: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,88 @@
+"""Ray's built dashboard UI, taken out of a Ray image built here (``hack/images.py``).
+
+Every ``ray`` wheel ships the dashboard's production build under
+``ray/dashboard/client/build/`` (``index.html``, ``static/``, ``speedscope-*``). The history
+server serves it for stored sessions (``kuberay/historyserver/server/ui_builds.py``); its
+image carries the builds of the Ray images built here, one directory per ``major.minor``
+under ``/dashboard`` (the default of KubeRay's ``--dashboard-dir``), and tests that load the UI
+in a browser take it from the same archives.
+
+Usage: ``python hack/ray_ui.py ARCHIVE DEST`` (prints the Ray version and the file count).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tarfile
+from pathlib import Path, PurePosixPath
+
+#: where the Ray image's site-packages keep the build (python3.X varies)
+_BUILD = re.compile(
+    r"^\.?/?home/ray/anaconda3/lib/python3\.\d+/site-packages/ray/dashboard/client/build/"
+)
+
+
+class RayUiError(RuntimeError):
+    """The archive holds no dashboard build (or is not a Docker image archive)."""
+
+
+def major_minor(version: str) -> str:
+    """``2.60`` from ``2.60.0``."""
+    parts = version.split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        raise ValueError(f"not a Ray version: {version!r}")
+    return f"{parts[0]}.{parts[1]}"
+
+
+def extract_dashboard_ui(archive: Path, dest: Path) -> int:
+    """Write the dashboard build inside the Ray image ``archive`` (a ``docker save`` tar as
+    ``hack/images.py`` writes them) to ``dest`` (created; ``dest/index.html`` afterwards) and
+    return how many files were written. Only regular files and directories are taken, and no
+    path may leave ``dest``. ``RayUiError`` when the image has no build."""
+    count = 0
+    with tarfile.open(archive) as outer:
+        manifest_file = outer.extractfile("manifest.json")
+        if manifest_file is None:
+            raise RayUiError(f"{archive}: no manifest.json (not a docker image archive)")
+        layers = json.load(manifest_file)[0]["Layers"]
+        for layer_name in layers:
+            layer = outer.extractfile(layer_name)
+            if layer is None:
+                continue
+            with tarfile.open(fileobj=layer, mode="r|*") as inner:
+                for member in inner:
+                    match = _BUILD.match(member.name)
+                    if match is None or not member.isfile():
+                        continue
+                    rel = PurePosixPath(member.name[match.end() :])
+                    if not rel.parts or ".." in rel.parts or rel.is_absolute():
+                        continue
+                    data = inner.extractfile(member)
+                    if data is None:
+                        continue
+                    target = dest.joinpath(*rel.parts)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data.read())
+                    count += 1
+    if not (dest / "index.html").is_file():
+        raise RayUiError(f"{archive}: no ray/dashboard/client/build/index.html in any layer")
+    return count
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        n = extract_dashboard_ui(Path(argv[0]), Path(argv[1]))
+    except (RayUiError, OSError, tarfile.TarError) as exc:
+        print(f"hack/ray_ui.py: {exc}", file=sys.stderr)
+        return 1
+    print(f"{n} files in {argv[1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
