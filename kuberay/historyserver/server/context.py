@@ -97,6 +97,15 @@ def encode_json(body: Any) -> bytes:
     return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
 
 
+def splice_list(body: Any, items_json: bytes) -> bytes:
+    """``body`` encoded by ``encode_json`` with its one empty ``"result": []`` list replaced
+    by ``items_json`` (an encoded JSON array): a list answer made of already encoded items."""
+    head, sep, tail = encode_json(body).partition(b'"result":[]')
+    if not sep or b'"result":[]' in tail:
+        raise ValueError("the body must hold exactly one empty result list")
+    return head + b'"result":' + items_json + tail
+
+
 def state_of(request: web.Request) -> ServerState:
     """The shared ``ServerState``."""
     return request.app[STATE]
