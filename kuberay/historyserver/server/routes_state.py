@@ -95,7 +95,7 @@ async def tasks(request: web.Request) -> web.Response:
             table, filters, exclude_driver=query_bool(request, "exclude_driver", True)
         )
         shown = selected[:limit]
-        items = table.rows_json(shown) if detail else encode_json([table.brief(i) for i in shown])
+        items = table.rows_json(shown) if detail else [encode_json([table.brief(i) for i in shown])]
         body = splice_list(list_envelope([], total=len(table), num_filtered=len(selected)), items)
         if any(c not in INDEX_COLUMNS for c, _, _ in filters):
             answers.put(cache_key, body)

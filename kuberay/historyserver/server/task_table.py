@@ -55,8 +55,9 @@ class TaskTable(Sequence[dict[str, Any]]):
         for task in tasks:
             rows.append(orjson.dumps(task, option=_ENCODE_OPTIONS))
             self._index.append(tuple(task[c] for c in INDEX_COLUMNS))
-        self._blob = b"".join(rows)
-        self._ends = array("Q", accumulate(len(r) for r in rows))
+        # rows separated by commas, so a run of consecutive tasks is one slice of JSON
+        self._blob = b",".join(rows)
+        self._ends = array("Q", accumulate(len(r) + 1 for r in rows))
         self.nbytes = len(self._blob)
 
     def __len__(self) -> int:
@@ -97,11 +98,25 @@ class TaskTable(Sequence[dict[str, Any]]):
     def row(self, i: int) -> bytes:
         """Task ``i`` as its JSON encoding."""
         ends = self._ends
-        return self._blob[ends[i - 1] if i else 0 : ends[i]]
+        return self._blob[ends[i - 1] if i else 0 : ends[i] - 1]
 
-    def rows_json(self, positions: Iterable[int]) -> bytes:
-        """A JSON array of the tasks at ``positions``, in that order."""
-        return b"[" + b",".join([self.row(i) for i in positions]) + b"]"
+    def rows_json(self, positions: Sequence[int]) -> list[bytes | memoryview]:
+        """A JSON array of the tasks at ``positions`` (ascending), in pieces to join: each
+        run of consecutive tasks is one view of the stored JSON, not copied."""
+        ends, blob = self._ends, memoryview(self._blob)
+        pieces: list[bytes | memoryview] = [b"["]
+        k = 0
+        while k < len(positions):
+            first = last = positions[k]
+            k += 1
+            while k < len(positions) and positions[k] == last + 1:
+                last = positions[k]
+                k += 1
+            if len(pieces) > 1:
+                pieces.append(b",")
+            pieces.append(blob[ends[first - 1] if first else 0 : ends[last] - 1])
+        pieces.append(b"]")
+        return pieces
 
     def brief(self, i: int) -> dict[str, Any]:
         """Task ``i``'s indexed columns (``INDEX_COLUMNS``) as a dict, in that order."""

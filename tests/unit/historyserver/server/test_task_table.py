@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
 from kuberay.historyserver.server.task_table import INDEX_COLUMNS, TaskTable
@@ -37,3 +38,10 @@ def test_decoded_tasks_are_the_callers_own() -> None:
     table = TaskTable(TASKS)
     table[0]["events"].clear()
     assert table[0]["events"] == [{"state": "FINISHED", "created_ms": 5}]
+
+
+def test_rows_json_is_a_json_array_of_the_chosen_tasks() -> None:
+    table = TaskTable(TASKS)
+    for positions in ([], [0], [0, 1, 2], [0, 2], [1, 2]):
+        joined = b"".join(table.rows_json(positions))
+        assert orjson.loads(joined) == [TASKS[i] for i in positions]
