@@ -1,6 +1,8 @@
-"""Encoded answers kept for reuse: the Ray UI asks for the same big list again and again (a
-10,000-task ``/api/v0/tasks?detail=1`` answer is megabytes of JSON), and a decoded session
-never changes, so its encoded answer does not either.
+"""Encoded answers kept for reuse: an answer that took decoding every task of a session
+(``/api/v0/tasks`` filtered on a column ``TaskTable`` does not index) is kept, since a
+decoded session never changes and so neither does the answer. Answers spliced from the
+tasks' stored encodings (the usual ones, the 10,000-task detail list among them) are cheap
+to make again and are not kept.
 
 ``AnswerCache`` is an LRU of bytes bounded by ``max_bytes`` (64 MiB: a few big answers; a
 single answer over the budget is not kept). Keys name the session *and* its fingerprint (a

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -119,7 +120,7 @@ def demand_lines(bundles: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _last_time_ms(nodes: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> int:
+def _last_time_ms(nodes: list[dict[str, Any]], tasks: Sequence[dict[str, Any]]) -> int:
     times = [0]
     for n in nodes:
         times += [n.get("start_time_ms") or 0, n.get("end_time_ms") or 0]
@@ -130,7 +131,7 @@ def _last_time_ms(nodes: list[dict[str, Any]], tasks: list[dict[str, Any]]) -> i
 
 def format_status(
     nodes: list[dict[str, Any]],
-    tasks: list[dict[str, Any]],
+    tasks: Sequence[dict[str, Any]],
     actors: dict[str, dict[str, Any]],
 ) -> str:
     """The status text for a session's ``nodes`` (``NodeState``), ``tasks`` (``TaskState``)

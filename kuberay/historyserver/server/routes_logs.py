@@ -78,10 +78,7 @@ def _task_log(
 ) -> tuple[str | None, str, tuple[int, int] | None]:
     task_id = request.query["task_id"].strip().lower()
     attempt = query_int(request, "attempt_number", 0, lo=0, hi=1 << 31)
-    task = next(
-        (t for t in snap.tasks if t["task_id"] == task_id and t["attempt_number"] == attempt),
-        None,
-    )
+    task = snap.tasks.find(task_id, attempt)
     if task is None:
         raise ApiError(404, f"task {task_id} attempt {attempt} does not exist")
     info = task["task_log_info"] or {}

@@ -22,6 +22,7 @@ from kuberay.historyserver.server.context import (
     list_envelope,
     query_bool,
     query_int,
+    splice_list,
     state_of,
 )
 from kuberay.historyserver.server.jobs import find_job
@@ -33,6 +34,7 @@ from kuberay.historyserver.server.session import (
     SERVE_ENDPOINT,
     TIMEZONE_ENDPOINT,
 )
+from kuberay.historyserver.server.task_table import INDEX_COLUMNS
 
 MAX_LIMIT = 10000
 EMPTY_SERVE: dict[str, Any] = {
@@ -77,7 +79,9 @@ def _filters(request: web.Request) -> list[tuple[str, str, str]]:
 
 async def tasks(request: web.Request) -> web.Response:
     """``GET /api/v0/tasks``: ``limit`` (100, at most 10000), ``detail``, ``exclude_driver``
-    (true), ``filter_keys``/``filter_predicates``/``filter_values``; by task ID, attempt."""
+    (true), ``filter_keys``/``filter_predicates``/``filter_values``; by task ID, attempt.
+    The detail answer splices the tasks' stored encodings; only answers that had to decode
+    tasks (a filter on a column the table does not index) are kept for reuse."""
     snap = await current_session(request)
     answers = state_of(request).answers
     cache_key = (snap.key, snap.fingerprint, request.path_qs)
@@ -85,14 +89,16 @@ async def tasks(request: web.Request) -> web.Response:
     if body is None:
         limit = query_int(request, "limit", 100, lo=0, hi=MAX_LIMIT)
         detail = query_bool(request, "detail", False)
-        selected = task_query.select_tasks(
-            snap.tasks,
-            _filters(request),
-            exclude_driver=query_bool(request, "exclude_driver", True),
+        filters = _filters(request)
+        table = snap.tasks
+        selected = task_query.select(
+            table, filters, exclude_driver=query_bool(request, "exclude_driver", True)
         )
-        shown = [t if detail else task_query.brief(t) for t in selected[:limit]]
-        body = encode_json(list_envelope(shown, total=len(snap.tasks), num_filtered=len(selected)))
-        answers.put(cache_key, body)
+        shown = selected[:limit]
+        items = table.rows_json(shown) if detail else [encode_json([table.brief(i) for i in shown])]
+        body = splice_list(list_envelope([], total=len(table), num_filtered=len(selected)), items)
+        if any(c not in INDEX_COLUMNS for c, _, _ in filters):
+            answers.put(cache_key, body)
     return web.Response(body=body, content_type="application/json")
 
 
@@ -104,18 +110,19 @@ async def tasks_summarize(request: web.Request) -> web.Response:
     summary_by = request.query.get("summary_by", "func_name")
     if summary_by not in ("func_name", "task_name", "lineage"):
         raise ApiError(400, 'summary_by must be one of "func_name", "task_name", or "lineage".')
-    selected = task_query.select_tasks(snap.tasks, _filters(request), exclude_driver=True)
+    table = snap.tasks
+    positions = task_query.select(table, _filters(request), exclude_driver=True)
     if summary_by == "lineage":
-        summary = summarize_by_lineage(selected, snap.actors)
+        summary = summarize_by_lineage([table[i] for i in positions], snap.actors)
     else:
-        summary = task_query.summarize_by_func_name(selected)
+        summary = task_query.summarize_by_func_name([table.brief(i) for i in positions])
     return json_response(
         envelope(
             {
                 "result": {
-                    "total": len(selected),
-                    "num_after_truncation": len(selected),
-                    "num_filtered": len(selected),
+                    "total": len(positions),
+                    "num_after_truncation": len(positions),
+                    "num_filtered": len(positions),
                     "result": {"node_id_to_summary": {"cluster": summary}},
                     "partial_failure_warning": "",
                     "warnings": None,

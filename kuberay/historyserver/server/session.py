@@ -25,10 +25,11 @@ from kuberay.historyserver.server.event_files import (
 )
 from kuberay.historyserver.server.jobs import JobBuilder
 from kuberay.historyserver.server.legacy_events import read_log_events
-from kuberay.historyserver.server.memory import release_free_memory
+from kuberay.historyserver.server.memory import gc_paused, release_free_memory
 from kuberay.historyserver.server.nodes import NodeBuilder
 from kuberay.historyserver.server.placement_groups import PlacementGroupBuilder, from_snapshot
 from kuberay.historyserver.server.platform_events import PlatformEventBuilder
+from kuberay.historyserver.server.task_table import TaskTable
 from kuberay.historyserver.server.tasks import TaskBuilder
 from kuberay.historyserver.server.workers import WorkerBuilder
 from kuberay.historyserver.storage.base import ObjectStore, list_all
@@ -64,9 +65,10 @@ class SessionKey:
 @attrs.frozen
 class SessionSnapshot:
     """A decoded session. ``tasks`` are ``TaskState`` dicts (detail) sorted by ID and
-    attempt; ``actors`` dashboard actor dicts by ID; ``jobs`` ``JobDetails``; ``nodes``
-    ``NodeState`` dicts (detail) plus hostname; ``placement_groups`` ``PlacementGroupState``
-    (detail); ``endpoints`` the parsed bodies of the snapshots found (by endpoint path);
+    attempt, kept encoded (``TaskTable``); ``actors`` dashboard actor dicts by ID; ``jobs``
+    ``JobDetails``; ``nodes`` ``NodeState`` dicts (detail) plus hostname;
+    ``placement_groups`` ``PlacementGroupState`` (detail); ``endpoints`` the parsed bodies of
+    the snapshots found (by endpoint path);
     ``storage_nodes`` the node directories in storage (for logs); ``log_events`` Ray's
     legacy events (``logs/events/event_*.log``) by job ID; ``workers`` ``WorkerState``
     dicts from WORKER_* events and ``platform_events`` the PLATFORM_EVENT RayEvents (each
@@ -75,7 +77,7 @@ class SessionSnapshot:
     (``freshness``)."""
 
     key: SessionKey
-    tasks: list[dict[str, Any]]
+    tasks: TaskTable
     actors: dict[str, dict[str, Any]]
     jobs: list[dict[str, Any]]
     nodes: list[dict[str, Any]]
@@ -130,6 +132,13 @@ async def session_exists(store: ObjectStore, key: SessionKey) -> bool:
 
 async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
     """Decode the session; ``SessionNotFound`` when nothing is stored for it."""
+    with gc_paused():
+        snapshot = await _load_session(store, key)
+    release_free_memory()
+    return snapshot
+
+
+async def _load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
     if not await session_exists(store, key):
         raise SessionNotFound(key.describe())
     stats = DecodeStats()
@@ -189,10 +198,9 @@ async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
         platform_events=platform.build(),
         fingerprint=fingerprint(files, stored_endpoints),
     )
-    size = len(
+    size = snapshot.tasks.nbytes + len(
         orjson.dumps(
             [
-                snapshot.tasks,
                 snapshot.actors,
                 snapshot.jobs,
                 snapshot.nodes,
@@ -213,5 +221,4 @@ async def load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
         tasks=len(snapshot.tasks),
         approx_bytes=size,
     )
-    release_free_memory()
     return attrs.evolve(snapshot, approx_bytes=size)

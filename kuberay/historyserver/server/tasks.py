@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -37,6 +38,7 @@ from kuberay.historyserver.server.convert import (
     timestamp_ms,
     to_int,
 )
+from kuberay.historyserver.server.task_table import INDEX_COLUMNS, TaskTable
 
 TASK_EVENT_TYPES = frozenset(
     {
@@ -48,21 +50,7 @@ TASK_EVENT_TYPES = frozenset(
     }
 )
 #: Columns ``/api/v0/tasks`` returns without ``detail`` (Ray's non-detail ``TaskState``).
-BRIEF_COLUMNS = (
-    "task_id",
-    "attempt_number",
-    "name",
-    "state",
-    "job_id",
-    "actor_id",
-    "type",
-    "func_or_class_name",
-    "parent_task_id",
-    "node_id",
-    "worker_id",
-    "worker_pid",
-    "error_type",
-)
+BRIEF_COLUMNS = INDEX_COLUMNS
 _LOG_FIELDS = (
     ("stdoutFile", "stdout_file"),
     ("stderrFile", "stderr_file"),
@@ -153,9 +141,12 @@ class TaskBuilder:
         self._events[key].append(event)
         return True
 
-    def build(self) -> list[dict[str, Any]]:
-        """Every task, sorted by task ID then attempt (the dashboard's order)."""
-        return [_fold(key, self._events[key]) for key in sorted(self._events)]
+    def build(self) -> TaskTable:
+        """Every task, sorted by task ID then attempt (the dashboard's order); each key's
+        events are dropped once folded."""
+        events = self._events
+        self._events = defaultdict(list)
+        return TaskTable(_fold(key, events.pop(key)) for key in sorted(events))
 
 
 def _new_task(task_id: str, attempt: int) -> dict[str, Any]:
@@ -347,26 +338,43 @@ def parse_filters(
     return out
 
 
-def _matches(task: dict[str, Any], column: str, pred: str, value: str) -> bool:
-    actual = task.get(column)
+def _matches(actual: object, column: str, pred: str, value: str) -> bool:
     text = "" if actual is None else str(actual)
     equal = text.lower() == value.lower() if column in _CASELESS else text == value
     return equal if pred == "=" else not equal
 
 
+def select(
+    table: TaskTable,
+    filters: list[tuple[str, str, str]],
+    *,
+    exclude_driver: bool = True,
+) -> list[int]:
+    """Positions in ``table`` of the tasks passing every filter (and, by default, not
+    ``DRIVER_TASK``), in table order. Filters on indexed columns decode nothing."""
+    out = []
+    indexed = all(c in INDEX_COLUMNS for c, _, _ in filters)
+    for i in range(len(table)):
+        if exclude_driver and table.is_driver(i):
+            continue
+        if indexed:
+            if all(_matches(table.column(i, c), c, p, v) for c, p, v in filters):
+                out.append(i)
+            continue
+        task = table[i]
+        if all(_matches(task.get(c), c, p, v) for c, p, v in filters):
+            out.append(i)
+    return out
+
+
 def select_tasks(
-    tasks: list[dict[str, Any]],
+    table: TaskTable,
     filters: list[tuple[str, str, str]],
     *,
     exclude_driver: bool = True,
 ) -> list[dict[str, Any]]:
-    """The tasks passing every filter (and, by default, not ``DRIVER_TASK``)."""
-    return [
-        t
-        for t in tasks
-        if not (exclude_driver and t["type"] == "DRIVER_TASK")
-        and all(_matches(t, c, p, v) for c, p, v in filters)
-    ]
+    """The tasks passing every filter (and, by default, not ``DRIVER_TASK``), decoded."""
+    return [table[i] for i in select(table, filters, exclude_driver=exclude_driver)]
 
 
 def brief(task: dict[str, Any]) -> dict[str, Any]:
@@ -374,7 +382,7 @@ def brief(task: dict[str, Any]) -> dict[str, Any]:
     return {c: task[c] for c in BRIEF_COLUMNS}
 
 
-def summarize_by_func_name(tasks: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize_by_func_name(tasks: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Ray's ``TaskSummaries`` keyed by ``func_or_class_name``: per name its type and a
     count per state, plus the totals."""
     summary: dict[str, dict[str, Any]] = {}
