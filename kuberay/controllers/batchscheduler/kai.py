@@ -19,7 +19,7 @@ from kuberay.controllers.batchscheduler.interface import (
     set_label,
     set_scheduler_name,
 )
-from kuberay.controllers.common.submit_command import K8S_JOB_MODE
+from kuberay.controllers.builders.submit_command import K8S_JOB_MODE
 
 log = structlog.get_logger("kuberay.batchscheduler.kai")
 

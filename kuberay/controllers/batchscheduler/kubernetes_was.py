@@ -32,7 +32,7 @@ from kuberay.controllers.batchscheduler.interface import (
     labels_of,
     set_scheduler_name,
 )
-from kuberay.controllers.common.owner import controller_owner_reference
+from kuberay.controllers.builders.owner import controller_owner_reference
 from kuberay.controllers.common.predicates import is_autoscaling_enabled
 from kuberay.controllers.common.replicas import calculate_desired_replicas
 from kuberay.kube import ApiError, Client, NotFound

@@ -6,19 +6,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.common.predicates import is_autoscaling_enabled
-from kuberay.controllers.common.replicas import calculate_desired_replicas, calculate_min_replicas
-from kuberay.controllers.common.resources import (
+from kuberay.controllers.builders.resources import (
     calculate_desired_resources,
     calculate_min_resources,
     calculate_pod_resource,
 )
-from kuberay.controllers.common.submit_command import K8S_JOB_MODE, SIDECAR_MODE
-from kuberay.controllers.common.submitter import (
+from kuberay.controllers.builders.submit_command import K8S_JOB_MODE, SIDECAR_MODE
+from kuberay.controllers.builders.submitter import (
     build_submitter_pod_template,
     default_submitter_container,
 )
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.common.predicates import is_autoscaling_enabled
+from kuberay.controllers.common.replicas import calculate_desired_replicas, calculate_min_replicas
 from kuberay.gocompat.quantity import Quantity
 
 Resources = dict[str, Quantity]

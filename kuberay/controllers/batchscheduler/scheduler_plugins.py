@@ -21,8 +21,8 @@ from kuberay.controllers.batchscheduler.interface import (
     set_scheduler_name,
 )
 from kuberay.controllers.batchscheduler.resources import resources_json
+from kuberay.controllers.builders.resources import calculate_desired_resources
 from kuberay.controllers.common.replicas import calculate_desired_replicas
-from kuberay.controllers.common.resources import calculate_desired_resources
 from kuberay.kube import AlreadyExists, ApiError, NotFound
 
 Obj = dict[str, Any]

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.controllers.builders.owner import controller_owner_reference
 from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata, spec, str_map
-from kuberay.controllers.common.owner import controller_owner_reference
 from kuberay.gocompat.gojson import marshal
 from kuberay.gocompat.goutil import go_parse_int
 

@@ -41,9 +41,9 @@ import structlog
 
 from kuberay.api.v1 import constants as C
 from kuberay.controllers.batchscheduler import BatchSchedulerError
-from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
-from kuberay.controllers.common.names import generate_ray_worker_replica_group_name
-from kuberay.controllers.common.pod import build_head_pod, build_worker_pod
+from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
+from kuberay.controllers.builders.names import generate_ray_worker_replica_group_name
+from kuberay.controllers.builders.pod import build_head_pod, build_worker_pod
 from kuberay.controllers.common.pod_health import pod_state
 from kuberay.controllers.common.pod_health import should_delete_pod as _should_delete_pod
 from kuberay.controllers.common.predicates import is_tls_enabled

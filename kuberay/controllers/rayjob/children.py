@@ -16,15 +16,13 @@ import structlog
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER, KIND_RAYJOB
 from kuberay.controllers.batchscheduler import BatchSchedulerError
-from kuberay.controllers.common import (
-    RayJobBuildError,
-    build_rayjob_cluster,
-    build_rayjob_head_service,
-    build_submitter_job,
-)
+from kuberay.controllers.builders.service import build_rayjob_head_service
+from kuberay.controllers.builders.submit_command import RayJobBuildError
+from kuberay.controllers.builders.submitter import build_submitter_job
 from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import Ctx
+from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 

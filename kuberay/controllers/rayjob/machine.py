@@ -21,7 +21,7 @@ import datetime as dt
 from typing import Any
 
 from kuberay.api.v1 import constants as C
-from kuberay.controllers.common.names import head_service_name
+from kuberay.controllers.builders.names import head_service_name
 from kuberay.controllers.dashboard import DuplicateSubmissionId, JobNotFound
 from kuberay.controllers.dashboard.errors import describe
 from kuberay.controllers.rayjob import status as S

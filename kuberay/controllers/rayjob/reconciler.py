@@ -32,12 +32,12 @@ import structlog
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYJOB, KUBERAY_CONTROLLER
-from kuberay.controllers.common import RayJobBuildError, build_job_submit_body
-from kuberay.controllers.common.names import (
+from kuberay.controllers.builders.names import (
     generate_ray_cluster_name,
     generate_ray_job_id,
     head_service_name,
 )
+from kuberay.controllers.builders.submit_command import RayJobBuildError
 from kuberay.controllers.dashboard import JobNotFound
 from kuberay.controllers.dashboard.target import DashboardTarget
 from kuberay.controllers.rayjob import machine as M
@@ -45,6 +45,7 @@ from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob import why
 from kuberay.controllers.rayjob.children import Children
 from kuberay.controllers.rayjob.context import Ctx, ObjectKey
+from kuberay.controllers.rayjob.submit_body import build_job_submit_body
 from kuberay.kube import Conflict, NotFound
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
 from kuberay.reconcile.written import WrittenObjects

@@ -32,22 +32,19 @@ from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_rayjob
 from kuberay.api.v1.rayjob_types import RayJob
 from kuberay.api.v1.validation import validate_rayjob
-from kuberay.controllers.common import (
-    RayJobBuildError,
-    build_rayjob_cluster,
-    build_rayjob_head_service,
-    build_submitter_job,
-)
-from kuberay.controllers.common.names import (
+from kuberay.controllers.builders.names import (
     generate_ray_cluster_name,
     generate_ray_job_id,
     random_suffix,
 )
-from kuberay.controllers.common.service import build_head_service
+from kuberay.controllers.builders.service import build_head_service, build_rayjob_head_service
+from kuberay.controllers.builders.submit_command import RayJobBuildError
+from kuberay.controllers.builders.submitter import build_submitter_job
 from kuberay.controllers.raycluster.render import render_raycluster
 from kuberay.controllers.raycluster.render import stored_form as cluster_stored_form
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.machine import dashboard_url
+from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
 from kuberay.controllers.rayjob.world import uses_cluster_selector
 from kuberay.controllers.render import RenderError, RenderOptions
 

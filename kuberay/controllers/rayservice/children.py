@@ -10,17 +10,17 @@ import structlog
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER
-from kuberay.controllers.common.names import generate_ray_cluster_name
+from kuberay.controllers.builders.names import generate_ray_cluster_name
+from kuberay.controllers.builders.owner import set_controller_reference
+from kuberay.controllers.builders.service import (
+    build_head_service_for_ray_service,
+    build_serve_service_for_ray_service,
+)
 from kuberay.controllers.common.objects import as_list, as_map, as_str
-from kuberay.controllers.common.owner import set_controller_reference
-from kuberay.controllers.common.rayservice import (
+from kuberay.controllers.rayservice.cluster_builder import (
     build_ray_cluster_for_ray_service,
     modify_ray_cluster,
     should_update_cluster,
-)
-from kuberay.controllers.common.service import (
-    build_head_service_for_ray_service,
-    build_serve_service_for_ray_service,
 )
 from kuberay.controllers.rayservice.context import DEFAULT_DELETION_DELAY_SECONDS, Ctx, Obj
 from kuberay.controllers.rayservice.status import cluster_name

@@ -33,15 +33,10 @@ import structlog
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYSERVICE, KUBERAY_CONTROLLER
-from kuberay.controllers.common.names import serve_service_name
+from kuberay.controllers.builders.names import serve_service_name
+from kuberay.controllers.builders.service import ServiceBuildError
 from kuberay.controllers.common.objects import as_map, as_str
 from kuberay.controllers.common.pod_health import is_running_and_ready
-from kuberay.controllers.common.rayservice import (
-    goal_cluster_hash,
-    is_incremental_upgrade,
-    should_prepare_new_cluster,
-)
-from kuberay.controllers.common.service import ServiceBuildError
 from kuberay.controllers.rayservice import status as S
 from kuberay.controllers.rayservice.abandon import (
     abandon_if_overdue,
@@ -49,6 +44,11 @@ from kuberay.controllers.rayservice.abandon import (
     retire_pending,
 )
 from kuberay.controllers.rayservice.children import ChildReconciler, new_cluster_name
+from kuberay.controllers.rayservice.cluster_builder import (
+    goal_cluster_hash,
+    is_incremental_upgrade,
+    should_prepare_new_cluster,
+)
 from kuberay.controllers.rayservice.context import Ctx, Obj, ObjectKey, owner_key, rfc3339
 from kuberay.controllers.rayservice.head_label import update_head_pod_serve_label
 from kuberay.controllers.rayservice.incremental import rollback_complete, upgrade_complete

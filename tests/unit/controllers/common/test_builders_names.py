@@ -7,7 +7,7 @@ import random
 import pytest
 from builders_testlib import fixture_p
 
-from kuberay.controllers.common.names import (
+from kuberay.controllers.builders.names import (
     RANDOM_SUFFIX_ALPHABET,
     auth_secret_name,
     autoscaler_service_account_name,

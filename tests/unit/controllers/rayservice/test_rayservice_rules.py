@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kuberay.api.v1 import constants as C
-from kuberay.controllers.common.rayservice import (
+from kuberay.controllers.rayservice.cluster_builder import (
     build_ray_cluster_for_ray_service,
     goal_cluster_hash,
     is_cluster_spec_hash_equal,

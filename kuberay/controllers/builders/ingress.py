@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata, spec, str_map
 
 from .names import check_label, generate_identifier, head_service_name, ingress_name, route_name
-from .objects import as_list, as_map, as_str, metadata, spec, str_map
 from .owner import controller_owner_reference
 from .service import head_service_ports
 

@@ -26,13 +26,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
-from kuberay.gocompat.go_text import format_go_percent_f, go_quote, to_float32
-from kuberay.gocompat.gojson import go_string
-from kuberay.gocompat.goyaml import GoYAMLError, load_go_yaml, marshal_go_json
-
-from . import gates as feature_gates
-from .constants import RAY_CONTAINER_INDEX
-from .objects import (
+from kuberay.controllers.common import gates as feature_gates
+from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
+from kuberay.controllers.common.objects import (
     as_list,
     as_map,
     as_str,
@@ -41,6 +37,9 @@ from .objects import (
     spec,
     str_map,
 )
+from kuberay.gocompat.go_text import format_go_percent_f, go_quote, to_float32
+from kuberay.gocompat.gojson import go_string
+from kuberay.gocompat.goyaml import GoYAMLError, load_go_yaml, marshal_go_json
 
 __all__ = [
     "K8S_JOB_MODE",

@@ -23,13 +23,16 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
+from kuberay.controllers.common.objects import as_list, as_map, env_var_exists, metadata, spec
+from kuberay.controllers.common.predicates import (
+    is_gcs_fault_tolerance_embedded,
+    is_gcs_fault_tolerance_enabled,
+)
 from kuberay.gocompat.quantity import Quantity
 
-from .constants import RAY_CONTAINER_INDEX
 from .names import gcs_storage_pvc_name
-from .objects import as_list, as_map, env_var_exists, metadata, spec
 from .owner import controller_owner_reference
-from .predicates import is_gcs_fault_tolerance_embedded, is_gcs_fault_tolerance_enabled
 
 __all__ = [
     "build_gcs_storage_pvc",

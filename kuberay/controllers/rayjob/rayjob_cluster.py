@@ -18,12 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
-
-from .objects import as_list, as_str, child_dict, metadata, spec, str_map
-from .options import BuildOptions
-from .owner import controller_owner_reference
-from .submit_command import SIDECAR_MODE, RayJobBuildError
-from .submitter import build_submitter_sidecar_container
+from kuberay.controllers.builders.owner import controller_owner_reference
+from kuberay.controllers.builders.submit_command import SIDECAR_MODE, RayJobBuildError
+from kuberay.controllers.builders.submitter import build_submitter_sidecar_container
+from kuberay.controllers.common.objects import as_list, as_str, child_dict, metadata, spec, str_map
+from kuberay.controllers.common.options import BuildOptions
 
 __all__ = ["build_rayjob_cluster", "rayjob_cluster_labels"]
 

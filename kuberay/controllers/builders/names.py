@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
-
-from .constants import DASH_SYMBOL
-from .objects import as_map, metadata, pod_spec_of_template, spec
+from kuberay.controllers.common.constants import DASH_SYMBOL
+from kuberay.controllers.common.objects import as_map, metadata, pod_spec_of_template, spec
 
 __all__ = [
     "RANDOM_SUFFIX_ALPHABET",

@@ -24,11 +24,9 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
-
-from . import gates as feature_gates
-from .auth import add_ray_token_volume, set_container_token_auth_env_vars
-from .constants import RAY_CONTAINER_INDEX
-from .objects import (
+from kuberay.controllers.common import gates as feature_gates
+from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
+from kuberay.controllers.common.objects import (
     as_list,
     as_map,
     as_str,
@@ -38,9 +36,11 @@ from .objects import (
     spec,
     str_map,
 )
-from .options import BuildOptions
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.common.predicates import is_auth_enabled, is_k8s_auth_enabled
+
+from .auth import add_ray_token_volume, set_container_token_auth_env_vars
 from .owner import controller_owner_reference
-from .predicates import is_auth_enabled, is_k8s_auth_enabled
 from .submit_command import K8S_JOB_MODE, SIDECAR_MODE, RayJobBuildError, build_job_submit_command
 
 __all__ = [

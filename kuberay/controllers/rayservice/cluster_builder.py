@@ -24,11 +24,12 @@ from typing import Any, Final
 import yaml
 
 from kuberay.api.v1 import constants as c
-
-from . import gates
-from .hashing import generate_hash_without_replicas_and_workers_to_delete
-from .objects import as_list, as_map, as_str, metadata, spec, str_map
-from .owner import set_controller_reference
+from kuberay.controllers.builders.hashing import (
+    generate_hash_without_replicas_and_workers_to_delete,
+)
+from kuberay.controllers.builders.owner import set_controller_reference
+from kuberay.controllers.common import gates
+from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata, spec, str_map
 
 __all__ = [
     "NEW_CLUSTER",

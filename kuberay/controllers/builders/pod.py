@@ -36,13 +36,34 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
+from kuberay.controllers.common import gates
+from kuberay.controllers.common.constants import LOCAL_HOST, RAY_CONTAINER_INDEX
+from kuberay.controllers.common.defaults import with_default_ray_start_params
+from kuberay.controllers.common.objects import (
+    as_list,
+    as_map,
+    as_str,
+    env_var_exists,
+    metadata,
+    spec,
+    str_map,
+)
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.common.predicates import (
+    creator_crd_type,
+    head_port,
+    is_auth_enabled,
+    is_autoscaling_enabled,
+    is_autoscaling_v1_enabled,
+    is_autoscaling_v2_enabled,
+    is_history_server_enabled,
+    is_overwrite_ray_container_cmd,
+    is_tls_enabled,
+)
 from kuberay.gocompat.quantity import Quantity
 
-from . import gates
 from .auth import configure_token_auth, set_container_token_auth_env_vars
 from .autoscaler import build_autoscaler_container, merge_autoscaler_overrides
-from .constants import LOCAL_HOST, RAY_CONTAINER_INDEX
-from .defaults import with_default_ray_start_params
 from .gcs_ft import configure_gcs_fault_tolerance
 from .hashing import generate_hash_without_replicas_and_workers_to_delete
 from .history_server import build_collector_container, ray_event_export_env
@@ -55,20 +76,7 @@ from .names import (
     head_pod_name,
     worker_pod_generate_name,
 )
-from .objects import as_list, as_map, as_str, env_var_exists, metadata, spec, str_map
-from .options import BuildOptions
 from .owner import controller_owner_reference
-from .predicates import (
-    creator_crd_type,
-    head_port,
-    is_auth_enabled,
-    is_autoscaling_enabled,
-    is_autoscaling_v1_enabled,
-    is_autoscaling_v2_enabled,
-    is_history_server_enabled,
-    is_overwrite_ray_container_cmd,
-    is_tls_enabled,
-)
 from .probes import init_liveness_and_readiness_probes
 from .ray_start import (
     generate_ray_start_command,
