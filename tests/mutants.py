@@ -237,6 +237,17 @@ def run_builders(cluster: Obj, gates: dict[str, bool] | None = None) -> list[Cra
     Errors the reconciler turns into a visible answer itself (``ValueError`` of the serve
     Service, as ``ReconcileError``) are not crashes.
     """
+    from kuberay.api.v1.rules import (
+        calculate_desired_replicas,
+        calculate_max_replicas,
+        calculate_min_replicas,
+        is_gcs_fault_tolerance_embedded,
+        is_gcs_fault_tolerance_enabled,
+        is_serve_service_enabled,
+        num_of_hosts,
+        worker_group_desired_replicas,
+        workers_to_delete,
+    )
     from kuberay.controllers.builders.auth import build_auth_secret, needs_auth_secret
     from kuberay.controllers.builders.gcs_ft import build_gcs_storage_pvc
     from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
@@ -255,19 +266,6 @@ def run_builders(cluster: Obj, gates: dict[str, bool] | None = None) -> list[Cra
         needs_headless_service,
     )
     from kuberay.controllers.common.options import BuildOptions
-    from kuberay.controllers.common.predicates import (
-        is_gcs_fault_tolerance_embedded,
-        is_gcs_fault_tolerance_enabled,
-        is_serve_service_enabled,
-    )
-    from kuberay.controllers.common.replicas import (
-        calculate_desired_replicas,
-        calculate_max_replicas,
-        calculate_min_replicas,
-        num_of_hosts,
-        worker_group_desired_replicas,
-        workers_to_delete,
-    )
     from kuberay.controllers.raycluster.redis_cleanup_job import build_redis_cleanup_job
 
     features = GATES if gates is None else gates

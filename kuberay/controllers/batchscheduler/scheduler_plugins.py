@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.api.v1 import constants as C
+from kuberay.api.v1.rules import calculate_desired_replicas
 from kuberay.controllers.batchscheduler.interface import (
     BatchScheduler,
     BatchSchedulerError,
@@ -22,7 +23,6 @@ from kuberay.controllers.batchscheduler.interface import (
 )
 from kuberay.controllers.batchscheduler.resources import resources_json
 from kuberay.controllers.builders.resources import calculate_desired_resources
-from kuberay.controllers.common.replicas import calculate_desired_replicas
 from kuberay.kube import AlreadyExists, ApiError, NotFound
 
 Obj = dict[str, Any]

@@ -24,6 +24,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.api.v1.rules import is_k8s_auth_enabled
 from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
 from kuberay.controllers.common.objects import (
     as_list,
@@ -33,7 +34,6 @@ from kuberay.controllers.common.objects import (
     spec,
     volume_exists,
 )
-from kuberay.controllers.common.predicates import is_k8s_auth_enabled
 
 from .names import auth_secret_name
 from .owner import controller_owner_reference

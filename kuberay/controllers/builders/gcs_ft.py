@@ -23,15 +23,15 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
-from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
-from kuberay.controllers.common.objects import as_list, as_map, env_var_exists, metadata, spec
-from kuberay.controllers.common.predicates import (
+from kuberay.api.v1.rules import (
+    gcs_storage_pvc_name,
     is_gcs_fault_tolerance_embedded,
     is_gcs_fault_tolerance_enabled,
 )
+from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
+from kuberay.controllers.common.objects import as_list, as_map, env_var_exists, metadata, spec
 from kuberay.gocompat.quantity import Quantity
 
-from .names import gcs_storage_pvc_name
 from .owner import controller_owner_reference
 
 __all__ = [

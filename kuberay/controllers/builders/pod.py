@@ -36,6 +36,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.api.v1.rules import creator_crd_type, head_port, is_autoscaling_enabled
 from kuberay.controllers.common import gates
 from kuberay.controllers.common.constants import LOCAL_HOST, RAY_CONTAINER_INDEX
 from kuberay.controllers.common.defaults import with_default_ray_start_params
@@ -48,11 +49,6 @@ from kuberay.controllers.common.objects import (
     str_map,
 )
 from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.common.predicates import (
-    creator_crd_type,
-    head_port,
-    is_autoscaling_enabled,
-)
 from kuberay.gocompat.quantity import Quantity
 
 from .hashing import generate_hash_without_replicas_and_workers_to_delete

@@ -18,6 +18,16 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
+from kuberay.api.v1.rules import (
+    head_port,
+    is_auth_enabled,
+    is_autoscaling_enabled,
+    is_autoscaling_v1_enabled,
+    is_autoscaling_v2_enabled,
+    is_history_server_enabled,
+    is_overwrite_ray_container_cmd,
+    is_tls_enabled,
+)
 from kuberay.controllers.common import gates
 from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
 from kuberay.controllers.common.objects import (
@@ -29,16 +39,6 @@ from kuberay.controllers.common.objects import (
     str_map,
 )
 from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.common.predicates import (
-    head_port,
-    is_auth_enabled,
-    is_autoscaling_enabled,
-    is_autoscaling_v1_enabled,
-    is_autoscaling_v2_enabled,
-    is_history_server_enabled,
-    is_overwrite_ray_container_cmd,
-    is_tls_enabled,
-)
 
 from .auth import configure_token_auth, set_container_token_auth_env_vars
 from .autoscaler import build_autoscaler_container, merge_autoscaler_overrides

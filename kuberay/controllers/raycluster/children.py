@@ -20,6 +20,11 @@ import attrs
 import structlog
 
 from kuberay.api.v1 import constants as C
+from kuberay.api.v1.rules import (
+    is_autoscaling_enabled,
+    is_gcs_fault_tolerance_embedded,
+    is_serve_service_enabled,
+)
 from kuberay.controllers.builders.auth import (
     build_auth_secret,
     generate_auth_token,
@@ -48,11 +53,6 @@ from kuberay.controllers.builders.service import (
     build_headless_service,
     build_serve_service,
     needs_headless_service,
-)
-from kuberay.controllers.common.predicates import (
-    is_autoscaling_enabled,
-    is_gcs_fault_tolerance_embedded,
-    is_serve_service_enabled,
 )
 from kuberay.controllers.raycluster.context import Ctx, Obj
 from kuberay.controllers.raycluster.status import ReconcileError

@@ -20,6 +20,13 @@ from typing import Any
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_raycluster
 from kuberay.api.v1.raycluster_types import RayCluster
+from kuberay.api.v1.rules import (
+    is_autoscaling_enabled,
+    is_gcs_fault_tolerance_embedded,
+    is_serve_service_enabled,
+    num_of_hosts,
+    worker_group_desired_replicas,
+)
 from kuberay.api.v1.validation import validate_raycluster
 from kuberay.controllers.builders.auth import build_auth_secret, needs_auth_secret
 from kuberay.controllers.builders.gcs_ft import build_gcs_storage_pvc
@@ -43,16 +50,7 @@ from kuberay.controllers.builders.service import (
     build_serve_service,
     needs_headless_service,
 )
-from kuberay.controllers.common.predicates import (
-    is_autoscaling_enabled,
-    is_gcs_fault_tolerance_embedded,
-    is_serve_service_enabled,
-)
-from kuberay.controllers.common.replicas import (
-    is_multi_host_indexing,
-    num_of_hosts,
-    worker_group_desired_replicas,
-)
+from kuberay.controllers.common.replicas import is_multi_host_indexing
 from kuberay.controllers.render import RenderError, RenderOptions
 from kuberay.featuregates.kuberay_gates import GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from builders_testlib import load_gz, normalize
 
+from kuberay.api.v1.rules import is_gcs_fault_tolerance_embedded, is_gcs_fault_tolerance_enabled
 from kuberay.controllers.builders.gcs_ft import build_gcs_storage_pvc
 from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
 from kuberay.controllers.builders.ingress import build_head_ingress, build_head_route
@@ -32,10 +33,6 @@ from kuberay.controllers.builders.service import (
     build_serve_service,
 )
 from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.common.predicates import (
-    is_gcs_fault_tolerance_embedded,
-    is_gcs_fault_tolerance_enabled,
-)
 from kuberay.controllers.raycluster.redis_cleanup_job import build_redis_cleanup_job
 
 GOLDEN: list[dict[str, Any]] = load_gz("kuberay_go_golden.json.gz")

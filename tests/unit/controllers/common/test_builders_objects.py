@@ -8,6 +8,13 @@ from typing import Any
 import pytest
 from builders_testlib import env_map, fixture_p
 
+from kuberay.api.v1.rules import (
+    calculate_desired_replicas,
+    calculate_max_replicas,
+    calculate_min_replicas,
+    worker_group_desired_replicas,
+    workers_to_delete,
+)
 from kuberay.controllers.builders.auth import (
     build_auth_secret,
     generate_auth_token,
@@ -35,14 +42,9 @@ from kuberay.controllers.common.pod_health import (
     should_delete_pod,
 )
 from kuberay.controllers.common.replicas import (
-    calculate_desired_replicas,
-    calculate_max_replicas,
-    calculate_min_replicas,
     is_multi_host_indexing,
     lowest_free_indices,
     random_scale_down_allowed,
-    worker_group_desired_replicas,
-    workers_to_delete,
 )
 from kuberay.controllers.raycluster.redis_cleanup_job import build_redis_cleanup_job
 from kuberay.gocompat.versions import parse_generic_version, version_at_least

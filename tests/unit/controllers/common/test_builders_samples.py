@@ -10,6 +10,7 @@ import pytest
 import yaml
 from builders_testlib import SAMPLES
 
+from kuberay.api.v1.rules import is_gcs_fault_tolerance_embedded, is_gcs_fault_tolerance_enabled
 from kuberay.controllers.builders.gcs_ft import build_gcs_storage_pvc
 from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
 from kuberay.controllers.builders.ingress import build_head_ingress
@@ -27,10 +28,6 @@ from kuberay.controllers.builders.service import (
     build_serve_service,
 )
 from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.common.predicates import (
-    is_gcs_fault_tolerance_embedded,
-    is_gcs_fault_tolerance_enabled,
-)
 from kuberay.controllers.raycluster.redis_cleanup_job import build_redis_cleanup_job
 from tests.kuberay_samples import requires_kuberay_samples
 
