@@ -8,7 +8,7 @@ from typing import Any
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.enums import JobSubmissionMode
-from kuberay.api.v1.rules import submission_mode
+from kuberay.api.v1.rules import submission_mode, submitter_backoff_limit
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import RayJobSettings
 from kuberay.controllers.rayjob.world import Decision, World
@@ -77,8 +77,7 @@ def check_submitter(
                     f"{terminated.get('exitCode')}: {terminated.get('reason', '')}",
                 )
         else:
-            limit = (spec.get("submitterConfig") or {}).get("backoffLimit")
-            limit = 2 if limit is None else limit
+            limit = submitter_backoff_limit(spec)
             last = (cs.get("lastState") or {}).get("terminated")
             exited_ok = terminated is not None and terminated.get("exitCode", 0) == 0
             if last and not exited_ok and int(cs.get("restartCount") or 0) >= limit:
