@@ -237,38 +237,36 @@ def run_builders(cluster: Obj, gates: dict[str, bool] | None = None) -> list[Cra
     Errors the reconciler turns into a visible answer itself (``ValueError`` of the serve
     Service, as ``ReconcileError``) are not crashes.
     """
-    from kuberay.controllers.common import (
-        BuildOptions,
-        build_autoscaler_role,
-        build_autoscaler_role_binding,
-        build_autoscaler_service_account,
-        build_gcs_storage_pvc,
-        build_head_ingress,
-        build_head_pod,
-        build_head_service,
-        build_headless_service,
-        build_redis_cleanup_job,
-        build_serve_service,
-        build_worker_pod,
-        desired_resource_status,
-        ray_cluster_recreate_hash,
-    )
-    from kuberay.controllers.common.auth import build_auth_secret, needs_auth_secret
-    from kuberay.controllers.common.ingress import ingress_enabled
-    from kuberay.controllers.common.predicates import (
-        is_gcs_fault_tolerance_embedded,
-        is_gcs_fault_tolerance_enabled,
-        is_serve_service_enabled,
-    )
-    from kuberay.controllers.common.replicas import (
+    from kuberay.api.v1.rules import (
         calculate_desired_replicas,
         calculate_max_replicas,
         calculate_min_replicas,
+        is_gcs_fault_tolerance_embedded,
+        is_gcs_fault_tolerance_enabled,
+        is_serve_service_enabled,
         num_of_hosts,
         worker_group_desired_replicas,
         workers_to_delete,
     )
-    from kuberay.controllers.common.service import needs_headless_service
+    from kuberay.controllers.builders.auth import build_auth_secret, needs_auth_secret
+    from kuberay.controllers.builders.gcs_ft import build_gcs_storage_pvc
+    from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
+    from kuberay.controllers.builders.ingress import build_head_ingress, ingress_enabled
+    from kuberay.controllers.builders.pod import build_head_pod, build_worker_pod
+    from kuberay.controllers.builders.rbac import (
+        build_autoscaler_role,
+        build_autoscaler_role_binding,
+        build_autoscaler_service_account,
+    )
+    from kuberay.controllers.builders.resources import desired_resource_status
+    from kuberay.controllers.builders.service import (
+        build_head_service,
+        build_headless_service,
+        build_serve_service,
+        needs_headless_service,
+    )
+    from kuberay.controllers.common.options import BuildOptions
+    from kuberay.controllers.raycluster.redis_cleanup_job import build_redis_cleanup_job
 
     features = GATES if gates is None else gates
     options = BuildOptions()

@@ -334,8 +334,8 @@ class Progress:
 
 async def raw_objects(raw: Client, cluster: dict[str, Any]) -> None:
     """What the operator creates for one cluster, sent with a plain client."""
-    from kuberay.controllers.common.pod import build_head_pod, build_worker_pod
-    from kuberay.controllers.common.service import build_head_service
+    from kuberay.controllers.builders.pod import build_head_pod, build_worker_pod
+    from kuberay.controllers.builders.service import build_head_service
 
     objs = [build_head_service(cluster), build_head_pod(cluster)]
     objs += [build_worker_pod(cluster, "workers", replica_index=i) for i in range(2)]

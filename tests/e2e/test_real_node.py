@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kuberay.controllers.common.endpoints import service_address
+from kuberay.controllers.dashboard.endpoints import service_address
 from kuberay.kube import Client, KubeError, NotFound
 from tests.e2e.harness import (
     TIMINGS,

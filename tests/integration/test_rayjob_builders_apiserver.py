@@ -20,12 +20,10 @@ from typing import Any
 import pytest
 import yaml
 
-from kuberay.controllers.common import (
-    BuildOptions,
-    build_rayjob_cluster,
-    build_rayjob_head_service,
-    build_submitter_job,
-)
+from kuberay.controllers.builders.service import build_rayjob_head_service
+from kuberay.controllers.builders.submitter import build_submitter_job
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
 from kuberay.kube import ApiError, Client
 from tests.crds import install_crds
 from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES_DIR

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kuberay.controllers.common.resources import desired_resource_status
+from kuberay.controllers.builders.resources import desired_resource_status
 from tests.unit.hack.test_run_operator_env import _run_module
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,8 +24,8 @@ from kuberay.cmd.kubectl_ray.findings import (
     check_pod,
     ref,
 )
-from kuberay.controllers.common.auth import auth_token_secret_name
-from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
+from kuberay.controllers.builders.auth import auth_token_secret_name
+from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
 
 _RANK = {ERROR: 0, WARNING: 1, INFO: 2}
 AUTH_TOKEN_KEY = "auth_token"

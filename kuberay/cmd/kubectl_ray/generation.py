@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from kuberay.api.v1.constants import API_VERSION
+from kuberay.api.v1.enums import JobSubmissionMode
 from kuberay.cmd.kubectl_ray.common import (
     GOOGLE_TPU,
     NVIDIA_GPU,
@@ -292,7 +293,7 @@ def generate_rayjob(
         "kind": "RayJob",
         "metadata": {"name": name, "namespace": namespace},
         "spec": {
-            "submissionMode": "InteractiveMode",
+            "submissionMode": JobSubmissionMode.INTERACTIVE_MODE.value,
             "entrypoint": entrypoint,
             "jobId": job_id,
             "ttlSecondsAfterFinished": ttl_seconds_after_finished,

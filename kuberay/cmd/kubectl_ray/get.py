@@ -26,7 +26,7 @@ from kuberay.cmd.kubectl_ray.common import (
 from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
 from kuberay.cmd.kubectl_ray.listing import register_listings
 from kuberay.cmd.kubectl_ray.output import age, as_list, emit, format_table
-from kuberay.controllers.common.auth import auth_token_secret_name
+from kuberay.controllers.builders.auth import auth_token_secret_name
 from kuberay.gocompat.quantity import Quantity
 from kuberay.kube import NotFound
 

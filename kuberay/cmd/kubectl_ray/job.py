@@ -26,6 +26,8 @@ import aiohttp
 import yaml
 
 from kuberay.api.v1.constants import API_VERSION
+from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.api.v1.rules import submission_mode
 from kuberay.cmd.kubectl_ray.common import (
     FIELD_MANAGER,
     RAY_IMAGE,
@@ -143,7 +145,7 @@ def validate(args: argparse.Namespace) -> Obj | None:
             raise CLIError(f"Ray Job file does not exist: {args.filename}")
         rayjob = yaml.safe_load(path.read_text())
         spec = (rayjob or {}).get("spec") or {}
-        if spec.get("submissionMode") != "InteractiveMode":
+        if submission_mode(spec) != JobSubmissionMode.INTERACTIVE_MODE:
             raise CLIError("Submission mode of the Ray Job must be set to 'InteractiveMode'")
         if (spec.get("backoffLimit") or 0) > 0:
             raise CLIError("BackoffLimit is incompatible with InteractiveMode")

@@ -13,8 +13,8 @@ from kuberay.cmd.kubectl_ray.concise import format_report
 from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
 from kuberay.cmd.kubectl_ray.diagnosis import Diagnosis, Snapshot, diagnose
 from kuberay.cmd.kubectl_ray.output import emit
-from kuberay.controllers.common.auth import auth_token_secret_name
-from kuberay.controllers.common.names import head_service_name
+from kuberay.controllers.builders.auth import auth_token_secret_name
+from kuberay.controllers.builders.names import head_service_name
 from kuberay.kube import Client, NotFound
 
 

@@ -11,6 +11,8 @@ from typing import Any
 import structlog
 
 from kuberay.api.v1 import constants as C
+from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.api.v1.rules import submission_mode
 from kuberay.controllers.batchscheduler.interface import (
     BatchScheduler,
     BatchSchedulerError,
@@ -19,7 +21,6 @@ from kuberay.controllers.batchscheduler.interface import (
     set_label,
     set_scheduler_name,
 )
-from kuberay.controllers.common.submit_command import K8S_JOB_MODE
 
 log = structlog.get_logger("kuberay.batchscheduler.kai")
 
@@ -36,8 +37,8 @@ class KaiScheduler(BatchScheduler):
 
     async def do_batch_scheduling_on_submission(self, obj: Obj) -> None:
         if kind_of(obj) == C.KIND_RAYJOB:
-            mode = (obj.get("spec") or {}).get("submissionMode") or K8S_JOB_MODE
-            if mode == K8S_JOB_MODE:
+            mode = submission_mode(obj.get("spec") or {})
+            if mode == JobSubmissionMode.K8S_JOB_MODE:
                 raise BatchSchedulerError(
                     "KAI-Scheduler does not support RayJob with K8sJobMode: the submitter pod "
                     "is created after RayCluster is ready, preventing proper gang scheduling"

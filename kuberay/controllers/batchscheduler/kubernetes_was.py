@@ -24,6 +24,7 @@ from typing import Any
 import structlog
 
 from kuberay.api.v1 import constants as C
+from kuberay.api.v1.rules import calculate_desired_replicas, is_autoscaling_enabled
 from kuberay.controllers.batchscheduler.interface import (
     BatchScheduler,
     BatchSchedulerError,
@@ -32,9 +33,7 @@ from kuberay.controllers.batchscheduler.interface import (
     labels_of,
     set_scheduler_name,
 )
-from kuberay.controllers.common.owner import controller_owner_reference
-from kuberay.controllers.common.predicates import is_autoscaling_enabled
-from kuberay.controllers.common.replicas import calculate_desired_replicas
+from kuberay.controllers.builders.owner import controller_owner_reference
 from kuberay.kube import ApiError, Client, NotFound
 
 log = structlog.get_logger("kuberay.batchscheduler.kubernetes_was")

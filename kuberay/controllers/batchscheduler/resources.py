@@ -6,19 +6,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.common.predicates import is_autoscaling_enabled
-from kuberay.controllers.common.replicas import calculate_desired_replicas, calculate_min_replicas
-from kuberay.controllers.common.resources import (
+from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.api.v1.rules import (
+    calculate_desired_replicas,
+    calculate_min_replicas,
+    is_autoscaling_enabled,
+    submission_mode,
+)
+from kuberay.controllers.builders.resources import (
     calculate_desired_resources,
     calculate_min_resources,
     calculate_pod_resource,
 )
-from kuberay.controllers.common.submit_command import K8S_JOB_MODE, SIDECAR_MODE
-from kuberay.controllers.common.submitter import (
+from kuberay.controllers.builders.submitter import (
     build_submitter_pod_template,
     default_submitter_container,
 )
+from kuberay.controllers.common.options import BuildOptions
 from kuberay.gocompat.quantity import Quantity
 
 Resources = dict[str, Quantity]
@@ -56,10 +60,10 @@ def submitter_resources(rayjob: Mapping[str, Any]) -> Resources:
     """What the RayJob's submitter reserves: the K8sJobMode submitter pod, the SidecarMode
     default submitter container (requests, limits filling gaps), nothing otherwise."""
     spec = rayjob.get("spec") or {}
-    mode = spec.get("submissionMode") or K8S_JOB_MODE
-    if mode == K8S_JOB_MODE:
+    mode = submission_mode(spec)
+    if mode == JobSubmissionMode.K8S_JOB_MODE:
         return calculate_pod_resource(submitter_template(rayjob).get("spec") or {})
-    if mode == SIDECAR_MODE:
+    if mode == JobSubmissionMode.SIDECAR_MODE:
         container = default_submitter_container(spec.get("rayClusterSpec") or {})
         return calculate_pod_resource({"containers": [container]})
     return {}

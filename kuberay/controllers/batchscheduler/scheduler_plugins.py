@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.api.v1 import constants as C
+from kuberay.api.v1.rules import calculate_desired_replicas
 from kuberay.controllers.batchscheduler.interface import (
     BatchScheduler,
     BatchSchedulerError,
@@ -21,8 +22,7 @@ from kuberay.controllers.batchscheduler.interface import (
     set_scheduler_name,
 )
 from kuberay.controllers.batchscheduler.resources import resources_json
-from kuberay.controllers.common.replicas import calculate_desired_replicas
-from kuberay.controllers.common.resources import calculate_desired_resources
+from kuberay.controllers.builders.resources import calculate_desired_resources
 from kuberay.kube import AlreadyExists, ApiError, NotFound
 
 Obj = dict[str, Any]

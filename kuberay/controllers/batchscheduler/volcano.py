@@ -36,7 +36,7 @@ from kuberay.controllers.batchscheduler.resources import (
     submitter_resources,
     sum_resources,
 )
-from kuberay.controllers.common.owner import controller_owner_reference
+from kuberay.controllers.builders.owner import controller_owner_reference
 from kuberay.gocompat.goutil import GoNumError, go_atoi
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
 

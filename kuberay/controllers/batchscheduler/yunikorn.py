@@ -22,7 +22,7 @@ from kuberay.controllers.batchscheduler.interface import (
     set_scheduler_name,
 )
 from kuberay.controllers.batchscheduler.resources import resources_json, submitter_template
-from kuberay.controllers.common.resources import calculate_pod_resource
+from kuberay.controllers.builders.resources import calculate_pod_resource
 from kuberay.gocompat.gojson import go_string, marshal_value
 from kuberay.gocompat.gojson import marshal as go_marshal
 

@@ -41,7 +41,7 @@ import structlog
 
 from kuberay.api.v1 import constants as c
 from kuberay.controllers.common.constants import DEFAULT_DOMAIN_NAME
-from kuberay.controllers.common.endpoints import ServiceNotReachable, in_cluster, service_address
+from kuberay.controllers.dashboard.endpoints import ServiceNotReachable, in_cluster, service_address
 from kuberay.kube.errors import KubeError, NotFound
 
 from .client import DIRECT_TIMEOUT, PROXY_TIMEOUT, DashboardClient

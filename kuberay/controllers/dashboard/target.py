@@ -17,9 +17,10 @@ from typing import Any
 import attrs
 
 from kuberay.api.v1 import constants as c
-from kuberay.controllers.common.auth import auth_token_secret_name
+from kuberay.api.v1.rules import is_auth_enabled, is_k8s_auth_enabled
+from kuberay.controllers.builders.auth import auth_token_secret_name
+from kuberay.controllers.builders.names import head_service_name
 from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
-from kuberay.controllers.common.names import head_service_name
 from kuberay.controllers.common.objects import (
     as_list,
     as_map,
@@ -27,7 +28,6 @@ from kuberay.controllers.common.objects import (
     metadata,
     spec,
 )
-from kuberay.controllers.common.predicates import is_auth_enabled, is_k8s_auth_enabled
 
 __all__ = ["DashboardTarget", "ServeProxyTarget"]
 

@@ -24,9 +24,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
-from kuberay.controllers.common.names import fqdn_head_service_name, tls_cert_name, tls_secret_name
+from kuberay.controllers.builders.names import (
+    fqdn_head_service_name,
+    tls_cert_name,
+    tls_secret_name,
+)
+from kuberay.controllers.builders.owner import controller_owner_reference
 from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata
-from kuberay.controllers.common.owner import controller_owner_reference
 
 __all__ = [
     "CERTIFICATE_KIND",

@@ -41,10 +41,10 @@ import structlog
 
 from kuberay.api.v1 import constants as c
 from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER, KUBERAY_CONTROLLER
+from kuberay.api.v1.rules import is_tls_enabled
+from kuberay.controllers.builders.names import tls_cert_name
+from kuberay.controllers.builders.owner import set_controller_reference
 from kuberay.controllers.common.constants import DEFAULT_DOMAIN_NAME
-from kuberay.controllers.common.names import tls_cert_name
-from kuberay.controllers.common.owner import set_controller_reference
-from kuberay.controllers.common.predicates import is_tls_enabled
 from kuberay.controllers.mtls.builders import (
     CERT_MANAGER_API_VERSION,
     CERTIFICATE_KIND,

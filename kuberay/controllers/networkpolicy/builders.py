@@ -24,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.controllers.builders.owner import controller_owner_reference
 from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata, spec, str_map
-from kuberay.controllers.common.owner import controller_owner_reference
 from kuberay.gocompat.gojson import marshal
 from kuberay.gocompat.goutil import go_parse_int
 
@@ -112,7 +113,9 @@ def _dashboard_port(cluster: Mapping[str, Any]) -> int:
 def _submitter_peer(cluster: Mapping[str, Any]) -> dict[str, Any] | None:
     """The K8sJobMode submitter pods of the controlling ``ray.io`` RayJob, or None."""
     meta = metadata(cluster)
-    if str_map(meta.get("labels")).get(c.RAY_JOB_SUBMISSION_MODE_LABEL_KEY) != "K8sJobMode":
+    if str_map(meta.get("labels")).get(c.RAY_JOB_SUBMISSION_MODE_LABEL_KEY) != (
+        JobSubmissionMode.K8S_JOB_MODE
+    ):
         return None
     for ref in as_list(meta.get("ownerReferences")):
         ref = as_map(ref)

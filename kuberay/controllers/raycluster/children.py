@@ -20,35 +20,35 @@ import attrs
 import structlog
 
 from kuberay.api.v1 import constants as C
-from kuberay.controllers.common.auth import (
+from kuberay.api.v1.rules import (
+    is_autoscaling_enabled,
+    is_gcs_fault_tolerance_embedded,
+    is_serve_service_enabled,
+)
+from kuberay.controllers.builders.auth import (
     build_auth_secret,
     generate_auth_token,
     needs_auth_secret,
 )
-from kuberay.controllers.common.gcs_ft import (
+from kuberay.controllers.builders.gcs_ft import (
     build_gcs_storage_pvc,
     gcs_storage_retained_on_deletion,
 )
-from kuberay.controllers.common.ingress import (
+from kuberay.controllers.builders.ingress import (
     build_head_ingress,
     build_head_route,
     ingress_enabled,
     ingress_needs_update,
 )
-from kuberay.controllers.common.names import auth_secret_name
-from kuberay.controllers.common.owner import controller_owner_reference
-from kuberay.controllers.common.predicates import (
-    is_autoscaling_enabled,
-    is_gcs_fault_tolerance_embedded,
-    is_serve_service_enabled,
-)
-from kuberay.controllers.common.rbac import (
+from kuberay.controllers.builders.names import auth_secret_name
+from kuberay.controllers.builders.owner import controller_owner_reference
+from kuberay.controllers.builders.rbac import (
     build_autoscaler_role,
     build_autoscaler_role_binding,
     build_autoscaler_service_account,
     user_provided_service_account,
 )
-from kuberay.controllers.common.service import (
+from kuberay.controllers.builders.service import (
     build_head_service,
     build_headless_service,
     build_serve_service,

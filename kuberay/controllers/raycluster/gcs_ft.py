@@ -20,13 +20,10 @@ import json
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
-from kuberay.controllers.common.gcs_ft import external_storage_namespace
-from kuberay.controllers.common.job import build_redis_cleanup_job
-from kuberay.controllers.common.predicates import (
-    is_gcs_fault_tolerance_embedded,
-    is_gcs_fault_tolerance_enabled,
-)
+from kuberay.api.v1.rules import is_gcs_fault_tolerance_embedded, is_gcs_fault_tolerance_enabled
+from kuberay.controllers.builders.gcs_ft import external_storage_namespace
 from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.redis_cleanup_job import build_redis_cleanup_job
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
 from kuberay.reconcile import NORMAL, WARNING, RequeueError, Result
 

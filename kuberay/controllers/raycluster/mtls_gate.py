@@ -6,7 +6,7 @@ Secret."""
 from __future__ import annotations
 
 from kuberay.api.v1 import constants as C
-from kuberay.controllers.common.names import tls_cert_name, tls_secret_name
+from kuberay.controllers.builders.names import tls_cert_name, tls_secret_name
 from kuberay.controllers.raycluster.context import Ctx, Obj
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.kube import NotFound

@@ -40,20 +40,22 @@ from collections.abc import Iterable
 import structlog
 
 from kuberay.api.v1 import constants as C
+from kuberay.api.v1.rules import (
+    is_tls_enabled,
+    num_of_hosts,
+    worker_group_desired_replicas,
+    workers_to_delete,
+)
 from kuberay.controllers.batchscheduler import BatchSchedulerError
-from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
-from kuberay.controllers.common.names import generate_ray_worker_replica_group_name
-from kuberay.controllers.common.pod import build_head_pod, build_worker_pod
+from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
+from kuberay.controllers.builders.names import generate_ray_worker_replica_group_name
+from kuberay.controllers.builders.pod import build_head_pod, build_worker_pod
 from kuberay.controllers.common.pod_health import pod_state
 from kuberay.controllers.common.pod_health import should_delete_pod as _should_delete_pod
-from kuberay.controllers.common.predicates import is_tls_enabled
 from kuberay.controllers.common.replicas import (
     is_multi_host_indexing,
     lowest_free_indices,
-    num_of_hosts,
     random_scale_down_allowed,
-    worker_group_desired_replicas,
-    workers_to_delete,
 )
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.controllers.raycluster.context import Ctx, Obj

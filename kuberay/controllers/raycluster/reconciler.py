@@ -33,7 +33,7 @@ import structlog
 
 from kuberay.api.v1 import validation  # its validators load on first use
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KUBERAY_CONTROLLER
-from kuberay.controllers.common.predicates import (
+from kuberay.api.v1.rules import (
     is_autoscaling_enabled,
     is_autoscaling_v1_enabled,
     is_gcs_fault_tolerance_embedded,

@@ -20,39 +20,37 @@ from typing import Any
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_raycluster
 from kuberay.api.v1.raycluster_types import RayCluster
+from kuberay.api.v1.rules import (
+    is_autoscaling_enabled,
+    is_gcs_fault_tolerance_embedded,
+    is_serve_service_enabled,
+    num_of_hosts,
+    worker_group_desired_replicas,
+)
 from kuberay.api.v1.validation import validate_raycluster
-from kuberay.controllers.common.auth import build_auth_secret, needs_auth_secret
-from kuberay.controllers.common.gcs_ft import build_gcs_storage_pvc
-from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
-from kuberay.controllers.common.ingress import (
+from kuberay.controllers.builders.auth import build_auth_secret, needs_auth_secret
+from kuberay.controllers.builders.gcs_ft import build_gcs_storage_pvc
+from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
+from kuberay.controllers.builders.ingress import (
     build_head_ingress,
     build_head_route,
     ingress_enabled,
 )
-from kuberay.controllers.common.names import generate_ray_worker_replica_group_name
-from kuberay.controllers.common.pod import build_head_pod, build_worker_pod
-from kuberay.controllers.common.predicates import (
-    is_autoscaling_enabled,
-    is_gcs_fault_tolerance_embedded,
-    is_serve_service_enabled,
-)
-from kuberay.controllers.common.rbac import (
+from kuberay.controllers.builders.names import generate_ray_worker_replica_group_name
+from kuberay.controllers.builders.pod import build_head_pod, build_worker_pod
+from kuberay.controllers.builders.rbac import (
     build_autoscaler_role,
     build_autoscaler_role_binding,
     build_autoscaler_service_account,
     user_provided_service_account,
 )
-from kuberay.controllers.common.replicas import (
-    is_multi_host_indexing,
-    num_of_hosts,
-    worker_group_desired_replicas,
-)
-from kuberay.controllers.common.service import (
+from kuberay.controllers.builders.service import (
     build_head_service,
     build_headless_service,
     build_serve_service,
     needs_headless_service,
 )
+from kuberay.controllers.common.replicas import is_multi_host_indexing
 from kuberay.controllers.render import RenderError, RenderOptions
 from kuberay.featuregates.kuberay_gates import GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE
 

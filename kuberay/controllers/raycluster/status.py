@@ -18,12 +18,12 @@ from typing import Any
 import attrs
 
 from kuberay.api.v1 import constants as C
-from kuberay.controllers.common.replicas import (
+from kuberay.api.v1.rules import (
     calculate_desired_replicas,
     calculate_max_replicas,
     calculate_min_replicas,
 )
-from kuberay.controllers.common.resources import desired_resource_status
+from kuberay.controllers.builders.resources import desired_resource_status
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.reconcile import RequeueError
 

@@ -22,7 +22,7 @@ from kuberay.api.v1.constants import (
     RAY_CRONJOB_NAME_LABEL_KEY,
     RAY_CRONJOB_TIMESTAMP_ANNOTATION_KEY,
 )
-from kuberay.controllers.common.owner import controller_owner_reference
+from kuberay.controllers.builders.owner import controller_owner_reference
 
 __all__ = ["build_rayjob", "rayjob_name", "rfc3339"]
 

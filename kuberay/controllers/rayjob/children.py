@@ -15,16 +15,16 @@ import structlog
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER, KIND_RAYJOB
+from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.api.v1.rules import submission_mode
 from kuberay.controllers.batchscheduler import BatchSchedulerError
-from kuberay.controllers.common import (
-    RayJobBuildError,
-    build_rayjob_cluster,
-    build_rayjob_head_service,
-    build_submitter_job,
-)
+from kuberay.controllers.builders.service import build_rayjob_head_service
+from kuberay.controllers.builders.submit_command import RayJobBuildError
+from kuberay.controllers.builders.submitter import build_submitter_job
 from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import Ctx
+from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 
@@ -124,8 +124,8 @@ class Children:
         cluster = build_rayjob_cluster(
             self.job, name, gates=dict(settings.features), options=settings.options
         )
-        if self.ctx.scheduler is not None and S.submission_mode(self.job.get("spec") or {}) == (
-            S.K8S_JOB_MODE
+        if self.ctx.scheduler is not None and submission_mode(self.job.get("spec") or {}) == (
+            JobSubmissionMode.K8S_JOB_MODE
         ):
             self.ctx.scheduler.add_metadata_to_child_resource(self.job, cluster, "")
         try:

@@ -21,7 +21,9 @@ import datetime as dt
 from typing import Any
 
 from kuberay.api.v1 import constants as C
-from kuberay.controllers.common.names import head_service_name
+from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.api.v1.rules import submission_mode
+from kuberay.controllers.builders.names import head_service_name
 from kuberay.controllers.dashboard import DuplicateSubmissionId, JobNotFound
 from kuberay.controllers.dashboard.errors import describe
 from kuberay.controllers.rayjob import status as S
@@ -145,7 +147,7 @@ def _new(job: Obj, status: Obj, world: World, d: Decision) -> None:
     spec = _spec(job)
     if status.get("jobId") and status.get("rayClusterName") and status.get("jobStatus"):
         return
-    if S.submission_mode(spec) != S.INTERACTIVE_MODE and not status.get("jobId"):
+    if submission_mode(spec) != JobSubmissionMode.INTERACTIVE_MODE and not status.get("jobId"):
         status["jobId"] = spec.get("jobId") or world.new_job_id
     if not status.get("rayClusterName"):
         selected = (spec.get("clusterSelector") or {}).get(C.RAY_CLUSTER_LABEL_KEY)
@@ -173,9 +175,9 @@ def _initializing(
         d.persist = False
         return
     if not status.get("dashboardURL"):
-        ended_early = S.submission_mode(_spec(job)) == S.SIDECAR_MODE and sidecar_submitter_ended(
-            world.head_pod
-        )
+        ended_early = submission_mode(
+            _spec(job)
+        ) == JobSubmissionMode.SIDECAR_MODE and sidecar_submitter_ended(world.head_pod)
         # Beyond KubeRay (its #4945): a sidecar submitter that ended before the cluster was
         # ever ready leaves the head not Ready for good; go on and judge the job instead.
         if (cluster.get("status") or {}).get("state") != "ready" and not ended_early:
@@ -187,11 +189,11 @@ def _initializing(
             d.error = f"the dashboard URL of RayCluster {_meta(cluster).get('name')} is unknown"
             return
         status["dashboardURL"] = url
-    mode = S.submission_mode(_spec(job))
-    if mode == S.INTERACTIVE_MODE:
+    mode = submission_mode(_spec(job))
+    if mode == JobSubmissionMode.INTERACTIVE_MODE:
         status["jobDeploymentStatus"] = S.WAITING
         return
-    if mode == S.K8S_JOB_MODE and world.submitter is None:
+    if mode == JobSubmissionMode.K8S_JOB_MODE and world.submitter is None:
         d.act(CREATE_SUBMITTER, str(_meta(job).get("name")))
     status["jobDeploymentStatus"] = S.RUNNING
 
@@ -353,7 +355,7 @@ def _running(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: D
 def _job_not_found(
     job: Obj, status: Obj, world: World, finished_at: dt.datetime | None, d: Decision
 ) -> None:
-    if S.submission_mode(_spec(job)) == S.HTTP_MODE:
+    if submission_mode(_spec(job)) == JobSubmissionMode.HTTP_MODE:
         submitted = world.submit
         if submitted is None:  # in flight
             d.persist = False
@@ -379,7 +381,7 @@ def _release(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: D
         if not _meta(world.cluster).get("deletionTimestamp"):
             d.act(DELETE_CLUSTER, str(_meta(world.cluster).get("name")))
     job_gone = True
-    if S.submission_mode(spec) == S.K8S_JOB_MODE and world.submitter is not None:
+    if submission_mode(spec) == JobSubmissionMode.K8S_JOB_MODE and world.submitter is not None:
         job_gone = False
         if not _meta(world.submitter).get("deletionTimestamp"):
             d.act(DELETE_SUBMITTER, str(_meta(world.submitter).get("name")))

@@ -32,12 +32,14 @@ import structlog
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYJOB, KUBERAY_CONTROLLER
-from kuberay.controllers.common import RayJobBuildError, build_job_submit_body
-from kuberay.controllers.common.names import (
+from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.api.v1.rules import submission_mode
+from kuberay.controllers.builders.names import (
     generate_ray_cluster_name,
     generate_ray_job_id,
     head_service_name,
 )
+from kuberay.controllers.builders.submit_command import RayJobBuildError
 from kuberay.controllers.dashboard import JobNotFound
 from kuberay.controllers.dashboard.target import DashboardTarget
 from kuberay.controllers.rayjob import machine as M
@@ -45,6 +47,7 @@ from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob import why
 from kuberay.controllers.rayjob.children import Children
 from kuberay.controllers.rayjob.context import Ctx, ObjectKey
+from kuberay.controllers.rayjob.submit_body import build_job_submit_body
 from kuberay.kube import Conflict, NotFound
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
 from kuberay.reconcile.written import WrittenObjects
@@ -237,7 +240,7 @@ class RayJobReconciler:
         spec = job.get("spec") or {}
         status = job.get("status") or {}
         state = status.get("jobDeploymentStatus") or S.NEW
-        mode = S.submission_mode(spec)
+        mode = submission_mode(spec)
         cluster = self._cluster(job)
         head_service = head_pod = None
         if cluster is not None:
@@ -253,7 +256,7 @@ class RayJobReconciler:
             )
             head_pod = pods[0] if pods else None
         submitter = None
-        if mode == S.K8S_JOB_MODE:
+        if mode == JobSubmissionMode.K8S_JOB_MODE:
             submitter = self.ctx.cached("batch/v1", "Job", ns, name)
         job_info = submit = None
         age = 0.0
@@ -268,7 +271,7 @@ class RayJobReconciler:
             if job_info is not None:
                 age = max(0.0, self.ctx.monotonic() - job_info.finished_at)
             if (
-                mode == S.HTTP_MODE
+                mode == JobSubmissionMode.HTTP_MODE
                 and job_info is not None
                 and isinstance(job_info.error, JobNotFound)
             ):

@@ -30,24 +30,22 @@ from typing import Any
 from kuberay.api.v1.constants import KUBERAY_CONTROLLER
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_rayjob
+from kuberay.api.v1.enums import JobSubmissionMode
 from kuberay.api.v1.rayjob_types import RayJob
+from kuberay.api.v1.rules import submission_mode
 from kuberay.api.v1.validation import validate_rayjob
-from kuberay.controllers.common import (
-    RayJobBuildError,
-    build_rayjob_cluster,
-    build_rayjob_head_service,
-    build_submitter_job,
-)
-from kuberay.controllers.common.names import (
+from kuberay.controllers.builders.names import (
     generate_ray_cluster_name,
     generate_ray_job_id,
     random_suffix,
 )
-from kuberay.controllers.common.service import build_head_service
+from kuberay.controllers.builders.service import build_head_service, build_rayjob_head_service
+from kuberay.controllers.builders.submit_command import RayJobBuildError
+from kuberay.controllers.builders.submitter import build_submitter_job
 from kuberay.controllers.raycluster.render import render_raycluster
 from kuberay.controllers.raycluster.render import stored_form as cluster_stored_form
-from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.machine import dashboard_url
+from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
 from kuberay.controllers.rayjob.world import uses_cluster_selector
 from kuberay.controllers.render import RenderError, RenderOptions
 
@@ -94,9 +92,9 @@ def render_rayjob(job: Obj, options: RenderOptions) -> list[Obj]:
     name = str(job["metadata"]["name"])
     rng = random.Random(NAME_SEED)
     cluster_name = generate_ray_cluster_name(name, rng)
-    mode = S.submission_mode(spec)
+    mode = submission_mode(spec)
     status = job.setdefault("status", {})
-    if mode != S.INTERACTIVE_MODE:
+    if mode != JobSubmissionMode.INTERACTIVE_MODE:
         status["jobId"] = spec.get("jobId") or generate_ray_job_id(name, rng)
     status["rayClusterName"] = cluster_name
     try:
@@ -110,10 +108,10 @@ def render_rayjob(job: Obj, options: RenderOptions) -> list[Obj]:
     )
     if url:
         status["dashboardURL"] = url
-    if mode == S.INTERACTIVE_MODE and not spec.get("jobId"):
+    if mode == JobSubmissionMode.INTERACTIVE_MODE and not spec.get("jobId"):
         return out  # Waiting until the user sets spec.jobId
     try:
-        if mode == S.K8S_JOB_MODE:
+        if mode == JobSubmissionMode.K8S_JOB_MODE:
             out.append(build_submitter_job(job, stored_cluster, gates=gates, options=options.build))
     except RayJobBuildError as exc:
         raise RenderError(str(exc)) from exc

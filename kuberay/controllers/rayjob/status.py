@@ -19,7 +19,6 @@ from kuberay.api.v1.enums import (
     JobDeploymentStatus,
     JobFailedReason,
     JobStatus,
-    JobSubmissionMode,
     is_job_deployment_terminal,
     is_job_terminal,
 )
@@ -59,10 +58,6 @@ WAIT_PREFIX: Final = "Waiting: "
 #: Joins KubeRay's timeout message and the last failure of the status checks (beyond KubeRay).
 LAST_ERROR: Final = ": last error: "
 
-K8S_JOB_MODE: Final = JobSubmissionMode.K8S_JOB_MODE.value
-HTTP_MODE: Final = JobSubmissionMode.HTTP_MODE.value
-INTERACTIVE_MODE: Final = JobSubmissionMode.INTERACTIVE_MODE.value
-SIDECAR_MODE: Final = JobSubmissionMode.SIDECAR_MODE.value
 
 __all__ = [
     "format_go_time",
@@ -72,13 +67,7 @@ __all__ = [
     "is_job_terminal",
     "kuberay_write_needed",
     "parse_time",
-    "submission_mode",
 ]
-
-
-def submission_mode(spec: Obj) -> str:
-    """``spec.submissionMode`` (the CRD default K8sJobMode when unset)."""
-    return str(spec.get("submissionMode") or K8S_JOB_MODE)
 
 
 def parse_time(text: Any) -> dt.datetime | None:

@@ -7,6 +7,8 @@ import datetime as dt
 from typing import Any
 
 from kuberay.api.v1 import constants as C
+from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.api.v1.rules import submission_mode, submitter_backoff_limit
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import RayJobSettings
 from kuberay.controllers.rayjob.world import Decision, World
@@ -19,7 +21,7 @@ Obj = dict[str, Any]
 
 def has_submitter(spec: Obj) -> bool:
     """K8sJobMode and SidecarMode submit through a process whose end matters."""
-    return S.submission_mode(spec) in (S.K8S_JOB_MODE, S.SIDECAR_MODE)
+    return submission_mode(spec) in (JobSubmissionMode.K8S_JOB_MODE, JobSubmissionMode.SIDECAR_MODE)
 
 
 def _condition(obj: Obj | None, ctype: str) -> Obj | None:
@@ -58,7 +60,7 @@ def check_submitter(
 ) -> tuple[bool, dt.datetime | None]:
     """KubeRay ``checkSubmitterAndUpdateStatusIfNeeded``: (failed now, finished at)."""
     spec = _spec(job)
-    if S.submission_mode(spec) == S.SIDECAR_MODE:
+    if submission_mode(spec) == JobSubmissionMode.SIDECAR_MODE:
         pod = world.head_pod
         if pod is None:
             fail(status, S.APP_FAILED, "Ray head pod not found.")
@@ -75,8 +77,7 @@ def check_submitter(
                     f"{terminated.get('exitCode')}: {terminated.get('reason', '')}",
                 )
         else:
-            limit = (spec.get("submitterConfig") or {}).get("backoffLimit")
-            limit = 2 if limit is None else limit
+            limit = submitter_backoff_limit(spec)
             last = (cs.get("lastState") or {}).get("terminated")
             exited_ok = terminated is not None and terminated.get("exitCode", 0) == 0
             if last and not exited_ok and int(cs.get("restartCount") or 0) >= limit:
@@ -128,13 +129,13 @@ def observed_after(world: World, when: dt.datetime) -> bool:
 
 def submitter_finished(job: Obj, world: World) -> bool:
     """The submitter (K8sJobMode Job, SidecarMode container) has ended, from the cache."""
-    mode = S.submission_mode(_spec(job))
-    if mode == S.K8S_JOB_MODE:
+    mode = submission_mode(_spec(job))
+    if mode == JobSubmissionMode.K8S_JOB_MODE:
         return any(
             c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
             for c in ((world.submitter or {}).get("status") or {}).get("conditions") or []
         )
-    if mode == S.SIDECAR_MODE and world.head_pod is not None:
+    if mode == JobSubmissionMode.SIDECAR_MODE and world.head_pod is not None:
         cs = _submitter_container_status(world.head_pod) or {}
         return bool((cs.get("state") or {}).get("terminated"))
     return False

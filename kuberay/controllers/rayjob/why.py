@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.api.v1.rules import submission_mode
 from kuberay.controllers.dashboard import DashboardError, DashboardUnreachable, JobNotFound
 from kuberay.controllers.dashboard.errors import describe
 from kuberay.controllers.rayjob import status as S
@@ -178,11 +180,15 @@ def wait_message(job: Obj, status: Obj, world: World, error: str | None) -> str 
         if not isinstance(observed.error, JobNotFound):
             head = head_pod_problem(world.head_pod)
             return WAIT_PREFIX + (head or _dashboard_wait(status, observed.error))
-        mode = S.submission_mode(spec)
-        if mode == S.HTTP_MODE and world.submit is not None and world.submit.error is not None:
+        mode = submission_mode(spec)
+        if (
+            mode == JobSubmissionMode.HTTP_MODE
+            and world.submit is not None
+            and world.submit.error is not None
+        ):
             failure = _clip(describe(world.submit.error))
             return f"{WAIT_PREFIX}submitting the job to the Ray dashboard failed: {failure}"
-        if mode == S.K8S_JOB_MODE:
+        if mode == JobSubmissionMode.K8S_JOB_MODE:
             why = _submitter_problem(world.submitter)
             if why:
                 return WAIT_PREFIX + why

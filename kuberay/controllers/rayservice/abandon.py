@@ -42,9 +42,9 @@ from typing import Final
 import structlog
 
 from kuberay.controllers.common.objects import as_map
-from kuberay.controllers.common.rayservice import goal_cluster_hash
 from kuberay.controllers.dashboard import ServeDetails
 from kuberay.controllers.rayservice import status as S
+from kuberay.controllers.rayservice.cluster_builder import goal_cluster_hash
 from kuberay.controllers.rayservice.context import Obj, rfc3339
 from kuberay.controllers.rayservice.incremental import ClusterShare
 from kuberay.controllers.rayservice.incremental_plan import IncrementalPlan

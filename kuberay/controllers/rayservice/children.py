@@ -10,19 +10,20 @@ import structlog
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER
-from kuberay.controllers.common.names import generate_ray_cluster_name
+from kuberay.api.v1.rules import ray_cluster_deletion_delay_seconds
+from kuberay.controllers.builders.names import generate_ray_cluster_name
+from kuberay.controllers.builders.owner import set_controller_reference
+from kuberay.controllers.builders.service import (
+    build_head_service_for_ray_service,
+    build_serve_service_for_ray_service,
+)
 from kuberay.controllers.common.objects import as_list, as_map, as_str
-from kuberay.controllers.common.owner import set_controller_reference
-from kuberay.controllers.common.rayservice import (
+from kuberay.controllers.rayservice.cluster_builder import (
     build_ray_cluster_for_ray_service,
     modify_ray_cluster,
     should_update_cluster,
 )
-from kuberay.controllers.common.service import (
-    build_head_service_for_ray_service,
-    build_serve_service_for_ray_service,
-)
-from kuberay.controllers.rayservice.context import DEFAULT_DELETION_DELAY_SECONDS, Ctx, Obj
+from kuberay.controllers.rayservice.context import Ctx, Obj
 from kuberay.controllers.rayservice.status import cluster_name
 from kuberay.kube import AlreadyExists, NotFound
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
@@ -73,8 +74,7 @@ class ChildReconciler:
         """Delete clusters that are neither active nor pending once their delay has passed
         (all at once when the RayService is being deleted); True while any remain."""
         deleting = bool(rs["metadata"].get("deletionTimestamp"))
-        delay_raw = (rs.get("spec") or {}).get("rayClusterDeletionDelaySeconds")
-        delay = float(delay_raw) if isinstance(delay_raw, int) else DEFAULT_DELETION_DELAY_SECONDS
+        delay = float(ray_cluster_deletion_delay_seconds(rs))
         if deleting:
             delay = 0.0
         keep = {cluster_name(rs, "activeServiceStatus"), cluster_name(rs, "pendingServiceStatus")}

@@ -29,8 +29,6 @@ OWNER_PREFIX = "RayService/"
 
 #: KubeRay's ``ServiceDefaultRequeueDuration``.
 REQUEUE_SECONDS = 2.0
-#: KubeRay's ``RayClusterDeletionDelayDuration``.
-DEFAULT_DELETION_DELAY_SECONDS = 60.0
 #: KubeRay's Serve config LRU size.
 SERVE_CONFIG_CACHE_SIZE = 1000
 

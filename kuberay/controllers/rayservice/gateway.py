@@ -2,10 +2,11 @@
 ``reconcileHTTPRoute``): create when missing, replace the spec when it differs in what KubeRay
 compares, else nothing (an unchanged world gives zero writes).
 
-The desired objects come from the pure builders in ``kuberay.controllers.common.gateway``;
-the caller passes the live object (from its cache, or None) and emits KubeRay's Events
-(``CreatedGateway`` / ``UpdatedGateway`` / ``CreatedHTTPRoute`` / ``UpdatedHTTPRoute``) from
-the returned action (see ``traffic.TrafficReconciler``).
+The desired objects come from the pure builders in
+``kuberay.controllers.rayservice.gateway_builder``; the caller passes the live object (from
+its cache, or None) and emits KubeRay's Events (``CreatedGateway`` / ``UpdatedGateway`` /
+``CreatedHTTPRoute`` / ``UpdatedHTTPRoute``) from the returned action (see
+``traffic.TrafficReconciler``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from kuberay.controllers.common.gateway import gateway_needs_update, http_route_needs_update
+from kuberay.controllers.rayservice.gateway_builder import (
+    gateway_needs_update,
+    http_route_needs_update,
+)
 from kuberay.kube import ApiError, Client
 from kuberay.reconcile import RequeueError
 

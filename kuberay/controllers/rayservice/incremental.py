@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from kuberay.api.v1.rules import cluster_upgrade_max_surge_percent
+
 from ..common.objects import as_map, spec
 
 __all__ = [
@@ -54,10 +56,9 @@ def step_options(ray_service: Mapping[str, Any]) -> StepOptions | None:
     is missing (validation rejects such a spec before this is used)."""
     options = as_map(as_map(spec(ray_service).get("upgradeStrategy")).get("clusterUpgradeOptions"))
     step, interval = options.get("stepSizePercent"), options.get("intervalSeconds")
-    surge = options.get("maxSurgePercent")
     if not isinstance(step, int) or not isinstance(interval, int):
         return None
-    return StepOptions(step, interval, surge if isinstance(surge, int) else 100)
+    return StepOptions(step, interval, cluster_upgrade_max_surge_percent(options))
 
 
 def next_weights(

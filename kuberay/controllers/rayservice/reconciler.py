@@ -33,15 +33,11 @@ import structlog
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYSERVICE, KUBERAY_CONTROLLER
-from kuberay.controllers.common.names import serve_service_name
+from kuberay.api.v1.rules import is_incremental_upgrade_enabled
+from kuberay.controllers.builders.names import serve_service_name
+from kuberay.controllers.builders.service import ServiceBuildError
 from kuberay.controllers.common.objects import as_map, as_str
 from kuberay.controllers.common.pod_health import is_running_and_ready
-from kuberay.controllers.common.rayservice import (
-    goal_cluster_hash,
-    is_incremental_upgrade,
-    should_prepare_new_cluster,
-)
-from kuberay.controllers.common.service import ServiceBuildError
 from kuberay.controllers.rayservice import status as S
 from kuberay.controllers.rayservice.abandon import (
     abandon_if_overdue,
@@ -49,6 +45,10 @@ from kuberay.controllers.rayservice.abandon import (
     retire_pending,
 )
 from kuberay.controllers.rayservice.children import ChildReconciler, new_cluster_name
+from kuberay.controllers.rayservice.cluster_builder import (
+    goal_cluster_hash,
+    should_prepare_new_cluster,
+)
 from kuberay.controllers.rayservice.context import Ctx, Obj, ObjectKey, owner_key, rfc3339
 from kuberay.controllers.rayservice.head_label import update_head_pod_serve_label
 from kuberay.controllers.rayservice.incremental import rollback_complete, upgrade_complete
@@ -121,7 +121,7 @@ class RayServiceReconciler:
             await self._patch_finalizers(rs, [*finalizers, C.RAY_SERVICE_FINALIZER])
             return requeue
 
-        incremental = is_incremental_upgrade(rs, self.ctx.settings.features)
+        incremental = is_incremental_upgrade_enabled(rs, self.ctx.settings.features)
         invalid = await self.validate(rs)
         if invalid is not None:
             return invalid
@@ -255,7 +255,7 @@ class RayServiceReconciler:
                     " (a fixed head Service name would be claimed by both the active and the "
                     "pending RayCluster during an upgrade; the operator names it per cluster)"
                 )
-        elif is_incremental_upgrade(rs, self.ctx.settings.features):
+        elif is_incremental_upgrade_enabled(rs, self.ctx.settings.features):
             missing = await gateway_api_missing(self.ctx)
             if missing is not None:
                 recheck = True
@@ -518,7 +518,7 @@ class RayServiceReconciler:
     # ----- writes -------------------------------------------------------------------------
     async def write_status(self, rs: Obj, original: Obj) -> bool:
         """Write the status when KubeRay's consistency check says it changed."""
-        incremental = is_incremental_upgrade(rs, self.ctx.settings.features)
+        incremental = is_incremental_upgrade_enabled(rs, self.ctx.settings.features)
         if not S.status_changed(original, rs["status"], incremental=incremental):
             return False
         rs["status"]["lastUpdateTime"] = rfc3339(self.ctx.now())

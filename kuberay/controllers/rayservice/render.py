@@ -5,7 +5,7 @@ Children, in the order they appear (see
 :meth:`~kuberay.controllers.rayservice.reconciler.RayServiceReconciler.reconcile`):
 
 1. the pending RayCluster
-   (:func:`~kuberay.controllers.common.rayservice.build_ray_cluster_for_ray_service`), then
+   (:func:`~kuberay.controllers.rayservice.cluster_builder.build_ray_cluster_for_ray_service`), then
    its own children as :func:`~kuberay.controllers.raycluster.render.render_raycluster`
    shows them;
 2. once Serve on that cluster is ready, ``<rayservice>-head-svc`` and the serve Service
@@ -32,16 +32,16 @@ from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_rayservice
 from kuberay.api.v1.rayservice_types import RayService
 from kuberay.api.v1.validation import validate_rayservice
-from kuberay.controllers.common.names import generate_ray_cluster_name
-from kuberay.controllers.common.owner import set_controller_reference
-from kuberay.controllers.common.rayservice import build_ray_cluster_for_ray_service
-from kuberay.controllers.common.service import (
+from kuberay.controllers.builders.names import generate_ray_cluster_name
+from kuberay.controllers.builders.owner import set_controller_reference
+from kuberay.controllers.builders.service import (
     ServiceBuildError,
     build_head_service_for_ray_service,
     build_serve_service_for_ray_service,
 )
 from kuberay.controllers.raycluster.render import render_raycluster
 from kuberay.controllers.raycluster.render import stored_form as cluster_stored_form
+from kuberay.controllers.rayservice.cluster_builder import build_ray_cluster_for_ray_service
 from kuberay.controllers.render import RenderError, RenderOptions
 
 Obj = dict[str, Any]

@@ -29,10 +29,10 @@ import structlog
 from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.objects import as_list, as_map, as_str
 from kuberay.controllers.common.pod_health import is_running_and_ready
-from kuberay.controllers.common.rayservice import need_serve_submit, serve_config_payload
 from kuberay.controllers.dashboard import DashboardClient, ServeDetails
 from kuberay.controllers.dashboard.target import DashboardTarget, ServeProxyTarget
 from kuberay.controllers.raycluster import conditions as rc_cond
+from kuberay.controllers.rayservice.cluster_builder import need_serve_submit, serve_config_payload
 from kuberay.controllers.rayservice.context import Ctx, Obj, ObjectKey, owner_key
 from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.reconcile import NORMAL, WARNING

@@ -34,20 +34,9 @@ import structlog
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import FIELD_MANAGER
-from kuberay.controllers.common.gateway import (
-    GATEWAY_API_VERSION,
-    build_gateway,
-    build_http_route,
-    gateway_name,
-    http_route_name,
-    is_gateway_ready,
-    is_http_route_current,
-    is_http_route_ready,
-)
+from kuberay.controllers.builders.owner import set_controller_reference
+from kuberay.controllers.builders.service import build_serve_service_for_ray_service
 from kuberay.controllers.common.objects import as_map, as_str
-from kuberay.controllers.common.owner import set_controller_reference
-from kuberay.controllers.common.rayservice import goal_cluster_hash, serve_config_payload
-from kuberay.controllers.common.service import build_serve_service_for_ray_service
 from kuberay.controllers.dashboard import DashboardClient
 from kuberay.controllers.dashboard.target import DashboardTarget
 from kuberay.controllers.rayservice import status as S
@@ -59,8 +48,19 @@ from kuberay.controllers.rayservice.abandon import (
     plan_abandon,
     reported_capacity,
 )
+from kuberay.controllers.rayservice.cluster_builder import goal_cluster_hash, serve_config_payload
 from kuberay.controllers.rayservice.context import Ctx, Obj, ObjectKey, owner_key
 from kuberay.controllers.rayservice.gateway import Action, apply_gateway, apply_http_route
+from kuberay.controllers.rayservice.gateway_builder import (
+    GATEWAY_API_VERSION,
+    build_gateway,
+    build_http_route,
+    gateway_name,
+    http_route_name,
+    is_gateway_ready,
+    is_http_route_current,
+    is_http_route_ready,
+)
 from kuberay.controllers.rayservice.incremental import step_options
 from kuberay.controllers.rayservice.incremental_plan import (
     IncrementalPlan,

@@ -256,7 +256,7 @@ class LiveClusters:
         return token
 
     async def _read_token(self, namespace: str, name: str) -> str | None:
-        from kuberay.controllers.common.names import check_name  # KubeRay's CheckName
+        from kuberay.controllers.builders.names import check_name  # KubeRay's CheckName
 
         cluster = await self._cluster(namespace, name)
         options = (cluster.get("spec") or {}).get("authOptions") or {}

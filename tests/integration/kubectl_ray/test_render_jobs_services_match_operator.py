@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kuberay.controllers.common.names import generate_ray_cluster_name, generate_ray_job_id
+from kuberay.controllers.builders.names import generate_ray_cluster_name, generate_ray_job_id
 from kuberay.controllers.rayjob.render import NAME_SEED as JOB_SEED
 from kuberay.controllers.rayservice.render import NAME_SEED as SERVICE_SEED
 from kuberay.kube import ApiError, Client

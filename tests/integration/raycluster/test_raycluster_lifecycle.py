@@ -8,8 +8,10 @@ from typing import Any
 
 import yaml
 
-from kuberay.controllers.common.hashing import generate_hash_without_replicas_and_workers_to_delete
-from kuberay.controllers.common.pod import build_head_pod, build_worker_pod
+from kuberay.controllers.builders.hashing import (
+    generate_hash_without_replicas_and_workers_to_delete,
+)
+from kuberay.controllers.builders.pod import build_head_pod, build_worker_pod
 from kuberay.kube import Client, NotFound
 from tests.helpers import eventually
 from tests.integration.raycluster.conftest import Operator, start_operator

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from kuberay.controllers.common.replicas import calculate_desired_replicas
+from kuberay.api.v1.rules import calculate_desired_replicas
 from kuberay.kube import ApiError, Client
 from tests.helpers import eventually
 from tests.integration.raycluster.conftest import Operator

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kuberay.controllers.common.gateway import (
+from kuberay.controllers.rayservice.gateway import apply_gateway, apply_http_route
+from kuberay.controllers.rayservice.gateway_builder import (
     GATEWAY_API_VERSION,
     build_gateway,
     build_http_route,
     is_gateway_ready,
     is_http_route_ready,
 )
-from kuberay.controllers.rayservice.gateway import apply_gateway, apply_http_route
 from kuberay.kube import Client
 from tests.integration.rayservice.helpers import rayservice
 

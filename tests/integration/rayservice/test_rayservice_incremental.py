@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kuberay.controllers.common.gateway import GATEWAY_API_VERSION
+from kuberay.controllers.rayservice.gateway_builder import GATEWAY_API_VERSION
 from kuberay.kube import Client, NotFound
 from tests.helpers import eventually, wait_quiet
 from tests.integration.raycluster.helpers import events_for, wait_event_reasons

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from kuberay.controllers.common.gateway import GATEWAY_API_VERSION
 from kuberay.controllers.rayservice import reconciler as rayservice_reconciler
+from kuberay.controllers.rayservice.gateway_builder import GATEWAY_API_VERSION
 from kuberay.kube import Client, NotFound
 from tests.integration.rayservice.conftest import ServiceOperator
 from tests.integration.rayservice.helpers import cond, pending_name, rayservice, wait_rs

@@ -12,7 +12,13 @@ from kuberay.api.v1._meta import ApiModel
 from kuberay.api.v1.constants import (
     MANAGED_BY_VALUES,
 )
-from kuberay.api.v1.convert import StructureError, join_path, model_fields, structure
+from kuberay.api.v1.convert import (
+    StructureError,
+    join_path,
+    model_fields,
+    structure,
+    unstructure,
+)
 from kuberay.api.v1.raycluster_types import (
     HeadGroupSpec,
     RayClusterSpec,
@@ -26,6 +32,30 @@ M = TypeVar("M", bound=ApiModel)
 
 
 # --- helpers over embedded Kubernetes dicts -------------------------------------------------
+
+
+def rule_object(
+    spec: ApiModel | None,
+    *,
+    annotations: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The object dict :mod:`kuberay.api.v1.rules` decides on, from a typed ``spec`` (and the
+    object's ``annotations`` / ``labels``): validation asks the controllers' own rules."""
+    metadata: dict[str, Any] = {}
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    if labels:
+        metadata["labels"] = dict(labels)
+    return {"metadata": metadata, "spec": unstructure(spec) if spec is not None else {}}
+
+
+def rule_dict(model: ApiModel | None) -> dict[str, Any]:
+    """A typed sub-object (``authOptions``, ``networkPolicy``, a RayJob ``spec``, ...) as the
+    plain dict :mod:`kuberay.api.v1.rules` takes (``{}`` for ``None``)."""
+    return unstructure(model) if model is not None else {}
+
+
 def _as_dict(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 

@@ -20,19 +20,11 @@ from kuberay.api.v1.constants import (
     RAY_ENABLE_AUTOSCALER_V2,
     RAY_EXTERNAL_STORAGE_NS_ANNOTATION_KEY,
     RAY_FT_ENABLED_ANNOTATION_KEY,
-    RAY_ORIGINATED_FROM_CRD_LABEL_KEY,
     RAY_REDIS_ADDRESS,
     REDIS_PASSWORD,
     REDIS_USERNAME,
 )
 from kuberay.api.v1.convert import join_path
-from kuberay.api.v1.defaults import (
-    get_crd_type,
-    is_autoscaling_enabled,
-    is_autoscaling_v1_enabled,
-    is_autoscaling_v2_enabled,
-    is_gcs_fault_tolerance_enabled,
-)
 from kuberay.api.v1.enums import (
     RayClusterConditionType,
     RayClusterUpgradeType,
@@ -43,6 +35,13 @@ from kuberay.api.v1.raycluster_types import (
     RayCluster,
     RayClusterSpec,
     WorkerGroupSpec,
+)
+from kuberay.api.v1.rules import (
+    creator_crd_type,
+    is_autoscaling_enabled,
+    is_autoscaling_v1_enabled,
+    is_autoscaling_v2_enabled,
+    is_gcs_fault_tolerance_enabled,
 )
 from kuberay.api.v1.validation.common import (
     _cel_cluster_spec,
@@ -60,6 +59,7 @@ from kuberay.api.v1.validation.common import (
     _param,
     _restart_policy,
     _validate_name,
+    rule_object,
 )
 from kuberay.api.v1.validation.errors import FieldError
 from kuberay.api.v1.validation.raycluster_features import (
@@ -137,7 +137,7 @@ def _validate_worker_idle_timeout(
             f"got {value}",
         )
         return
-    if is_autoscaling_v2_enabled(spec) or _env_truthy_v2(head_env):
+    if is_autoscaling_v2_enabled(rule_object(spec)) or _env_truthy_v2(head_env):
         return
     errors.add(
         join_path(path, "idleTimeoutSeconds"),
@@ -184,7 +184,7 @@ def _validate_worker_priority(
             f"got {ray_version}",
         )
         return
-    if is_autoscaling_v2_enabled(spec) or _env_truthy_v2(head_env):
+    if is_autoscaling_v2_enabled(rule_object(spec)) or _env_truthy_v2(head_env):
         return
     errors.add(
         ppath,
@@ -217,7 +217,7 @@ def _validate_cluster_spec(
         errors.add(f"{head_base}.resources", message)
     _validate_group_labels(errors, head_base, "Head", head.ray_start_params, head.labels)
 
-    autoscaling = is_autoscaling_enabled(spec)
+    autoscaling = is_autoscaling_enabled(rule_object(spec))
     groups = spec.worker_group_specs or []
     for i, group in enumerate(groups):
         gpath = join_path(base, f"workerGroupSpecs[{i}]")
@@ -269,7 +269,10 @@ def _validate_cluster_spec(
             "set. Please use only GcsFaultToleranceOptions to configure GCS fault tolerance",
         )
     redis_address_index = _env_index(RAY_REDIS_ADDRESS, head_env)
-    if not is_gcs_fault_tolerance_enabled(spec, annotations) and redis_address_index is not None:
+    if (
+        not is_gcs_fault_tolerance_enabled(rule_object(spec, annotations=annotations))
+        and redis_address_index is not None
+    ):
         errors.add(
             f"{head_cpath}.env[{redis_address_index}]",
             f"{RAY_REDIS_ADDRESS} is set which implicitly enables GCS fault tolerance, but "
@@ -358,7 +361,7 @@ def _validate_cluster_spec(
                 "both .spec.autoscalerOptions.version and head Pod env var "
                 f"{RAY_ENABLE_AUTOSCALER_V2} are set, please only use the former",
             )
-        if is_autoscaling_v2_enabled(spec):
+        if is_autoscaling_v2_enabled(rule_object(spec)):
             if _restart_policy(head.template) not in ("", "Never"):
                 errors.add(
                     f"{head_base}.template.spec.restartPolicy",
@@ -448,7 +451,8 @@ def raycluster_spec_warnings(cluster: RayCluster | Mapping[str, Any]) -> list[st
     if isinstance(model, list) or model.spec is None:
         return []
     spec = model.spec
-    if not (is_autoscaling_enabled(spec) and is_autoscaling_v1_enabled(spec)):
+    cluster_obj = rule_object(spec)
+    if not (is_autoscaling_enabled(cluster_obj) and is_autoscaling_v1_enabled(cluster_obj)):
         return []
     names = [
         g.group_name
@@ -494,7 +498,7 @@ def validate_raycluster(
                 "The RayCluster spec is invalid: Spec.UpgradeStrategy.Type value "
                 f"{strategy.type} is invalid, valid options are Recreate or None",
             )
-        creator = get_crd_type(model.labels.get(RAY_ORIGINATED_FROM_CRD_LABEL_KEY))
+        creator = creator_crd_type(rule_object(None, labels=model.labels))
         if creator in (KIND_RAYJOB, KIND_RAYSERVICE):
             upgrade.add(
                 "spec.upgradeStrategy.type",

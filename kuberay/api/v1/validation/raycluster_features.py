@@ -21,17 +21,17 @@ from kuberay.api.v1.constants import (
     RAY_USE_TLS,
 )
 from kuberay.api.v1.convert import join_path
-from kuberay.api.v1.defaults import (
-    is_auth_enabled,
-    is_k8s_auth_enabled,
-    is_tls_enabled,
-    network_policy_mode,
-)
 from kuberay.api.v1.gates import FeatureGates, gate_enabled
 from kuberay.api.v1.raycluster_types import (
     CollectorOptions,
     GcsFaultToleranceOptions,
     RayClusterSpec,
+)
+from kuberay.api.v1.rules import (
+    is_auth_enabled,
+    is_k8s_auth_enabled,
+    is_tls_enabled,
+    network_policy_mode,
 )
 from kuberay.api.v1.validation.common import (
     _as_dict,
@@ -44,6 +44,8 @@ from kuberay.api.v1.validation.common import (
     _Errors,
     _mounts,
     _pod_spec,
+    rule_dict,
+    rule_object,
 )
 from kuberay.gocompat.go_text import go_quote
 from kuberay.gocompat.goutil import go_str_list, is_dns1123_label
@@ -228,8 +230,8 @@ def _validate_collector_options(errors: _Errors, path: str, options: CollectorOp
 
 def _validate_auth(errors: _Errors, base: str, spec: RayClusterSpec) -> None:
     auth = spec.auth_options
-    k8s_auth = is_k8s_auth_enabled(auth)
-    if not is_auth_enabled(spec):
+    k8s_auth = is_k8s_auth_enabled(rule_dict(auth))
+    if not is_auth_enabled(rule_object(spec)):
         if k8s_auth:
             errors.add(
                 join_path(base, "authOptions.enableK8sTokenAuth"),
@@ -278,7 +280,7 @@ def _validate_network_policy(errors: _Errors, base: str, spec: RayClusterSpec) -
     if config is None:
         return
     npath = join_path(base, "networkPolicy")
-    mode = network_policy_mode(config)
+    mode = network_policy_mode(rule_dict(config))
     quoted_mode = go_quote(mode)
     for role, rules in (("head", config.head), ("worker", config.worker)):
         if rules is None:
@@ -352,7 +354,7 @@ def _validate_tls_mounts(
 
 
 def _validate_tls(errors: _Errors, base: str, spec: RayClusterSpec, gates: FeatureGates) -> None:
-    if not is_tls_enabled(spec, gates):
+    if not is_tls_enabled(rule_object(spec), gates):
         return
     targets: list[tuple[str, Any, str, str]] = [
         (join_path(base, "headGroupSpec"), spec.head_group_spec.template, "head Pod", "head Pod")

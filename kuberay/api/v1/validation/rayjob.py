@@ -13,11 +13,6 @@ from kuberay.api.v1.constants import (
     RAY_CLUSTER_LABEL_KEY,
 )
 from kuberay.api.v1.convert import join_path
-from kuberay.api.v1.defaults import (
-    is_autoscaling_enabled,
-    is_k8s_auth_enabled,
-    submission_mode,
-)
 from kuberay.api.v1.enums import (
     DeletionPolicyType,
     JobDeploymentStatus,
@@ -25,6 +20,11 @@ from kuberay.api.v1.enums import (
 )
 from kuberay.api.v1.gates import FeatureGates, gate_enabled
 from kuberay.api.v1.rayjob_types import RayJob, RayJobSpec
+from kuberay.api.v1.rules import (
+    is_autoscaling_enabled,
+    is_k8s_auth_enabled,
+    submission_mode,
+)
 from kuberay.api.v1.validation.common import (
     _cel_job_spec,
     _coerce,
@@ -34,6 +34,8 @@ from kuberay.api.v1.validation.common import (
     _restart_policy,
     _validate_name,
     _wrap,
+    rule_dict,
+    rule_object,
 )
 from kuberay.api.v1.validation.errors import FieldError
 from kuberay.api.v1.validation.raycluster import (
@@ -104,7 +106,7 @@ def _validate_deletion(errors: _Errors, base: str, spec: RayJobSpec, gates: Feat
             "deletionRules simultaneously",
         )
     selector_mode = bool(spec.cluster_selector)
-    autoscaling = is_autoscaling_enabled(spec.ray_cluster_spec)
+    autoscaling = is_autoscaling_enabled(rule_object(spec.ray_cluster_spec))
     if legacy:
         on_success, on_failure = strategy.on_success, strategy.on_failure
         if on_success is None or on_failure is None:
@@ -246,7 +248,7 @@ def _validate_job_spec(
     errors = _Errors("spec")
     shutdown = spec.shutdown_after_job_finishes is True
     suspend = spec.suspend is True
-    mode = submission_mode(spec)
+    mode = submission_mode(rule_dict(spec))
     if suspend and not shutdown:
         errors.add(
             join_path(base, "suspend"),
@@ -316,7 +318,7 @@ def _validate_job_spec(
     cluster_spec = spec.ray_cluster_spec
     if cluster_spec is not None:
         cbase = join_path(base, "rayClusterSpec")
-        if is_k8s_auth_enabled(cluster_spec.auth_options):
+        if is_k8s_auth_enabled(rule_dict(cluster_spec.auth_options)):
             errors.add(
                 f"{cbase}.authOptions.enableK8sTokenAuth",
                 "The RayJob spec is invalid: K8s token auth mode is currently not supported for "
@@ -373,7 +375,7 @@ def validate_rayjob(
     if (
         status is not None
         and status.job_deployment_status == JobDeploymentStatus.WAITING
-        and submission_mode(spec) != JobSubmissionMode.INTERACTIVE_MODE
+        and submission_mode(rule_dict(spec)) != JobSubmissionMode.INTERACTIVE_MODE
     ):
         out.append(
             FieldError(

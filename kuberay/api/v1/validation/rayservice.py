@@ -10,17 +10,17 @@ from kuberay.api.v1.constants import (
     RAY_SERVICE_INITIALIZING_TIMEOUT_ANNOTATION,
 )
 from kuberay.api.v1.convert import join_path
-from kuberay.api.v1.defaults import (
-    cluster_upgrade_max_surge_percent,
-    is_autoscaling_enabled,
-    is_incremental_upgrade_enabled,
-    is_k8s_auth_enabled,
-)
 from kuberay.api.v1.enums import (
     RayServiceUpgradeType,
 )
 from kuberay.api.v1.gates import FeatureGates
 from kuberay.api.v1.rayservice_types import RayService, RayServiceSpec
+from kuberay.api.v1.rules import (
+    cluster_upgrade_max_surge_percent,
+    is_autoscaling_enabled,
+    is_incremental_upgrade_enabled,
+    is_k8s_auth_enabled,
+)
 from kuberay.api.v1.validation.common import (
     _as_dict,
     _cel_cluster_spec,
@@ -32,6 +32,8 @@ from kuberay.api.v1.validation.common import (
     _immutable,
     _validate_name,
     _wrap,
+    rule_dict,
+    rule_object,
 )
 from kuberay.api.v1.validation.errors import FieldError
 from kuberay.api.v1.validation.raycluster import (
@@ -72,7 +74,7 @@ def _initializing_timeout_error(annotations: Mapping[str, str]) -> str | None:
 def _validate_cluster_upgrade_options(errors: _Errors, base: str, spec: RayServiceSpec) -> None:
     prefix = "The RayService spec is invalid: "
     opath = join_path(base, "upgradeStrategy.clusterUpgradeOptions")
-    if not is_autoscaling_enabled(spec.ray_cluster_config):
+    if not is_autoscaling_enabled(rule_object(spec.ray_cluster_config)):
         errors.add(
             join_path(base, "rayClusterConfig.enableInTreeAutoscaling"),
             prefix + "Ray Autoscaler is required for NewClusterWithIncrementalUpgrade",
@@ -84,7 +86,7 @@ def _validate_cluster_upgrade_options(errors: _Errors, base: str, spec: RayServi
             prefix + "ClusterUpgradeOptions are required for NewClusterWithIncrementalUpgrade",
         )
         return
-    max_surge = cluster_upgrade_max_surge_percent(options)
+    max_surge = cluster_upgrade_max_surge_percent(rule_dict(options))
     if not 0 <= max_surge <= 100:
         errors.add(f"{opath}.maxSurgePercent", prefix + "maxSurgePercent must be between 0 and 100")
     step = options.step_size_percent
@@ -139,7 +141,7 @@ def validate_rayservice(
     errors = _Errors("spec")
     cluster = spec.ray_cluster_config
     cbase = "spec.rayClusterConfig"
-    if is_k8s_auth_enabled(cluster.auth_options):
+    if is_k8s_auth_enabled(rule_dict(cluster.auth_options)):
         errors.add(
             f"{cbase}.authOptions.enableK8sTokenAuth",
             "The RayService spec is invalid: K8s token auth mode is currently not supported for "
@@ -181,7 +183,7 @@ def validate_rayservice(
             "The RayService spec is invalid: Spec.RayClusterDeletionDelaySeconds should be a "
             f"non-negative integer, got {delay}",
         )
-    if is_incremental_upgrade_enabled(spec, gates):
+    if is_incremental_upgrade_enabled(rule_object(spec), gates):
         _validate_cluster_upgrade_options(errors, "spec", spec)
     out.extend(errors.items)
     return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kuberay.controllers.common.gateway import (
+from kuberay.controllers.rayservice.gateway_builder import (
     build_gateway,
     build_http_route,
     gateway_needs_update,

@@ -16,27 +16,24 @@ from typing import Any
 import pytest
 from builders_testlib import load_gz, normalize
 
-from kuberay.controllers.common import (
-    BuildOptions,
-    ServiceBuildError,
+from kuberay.api.v1.rules import is_gcs_fault_tolerance_embedded, is_gcs_fault_tolerance_enabled
+from kuberay.controllers.builders.gcs_ft import build_gcs_storage_pvc
+from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
+from kuberay.controllers.builders.ingress import build_head_ingress, build_head_route
+from kuberay.controllers.builders.pod import build_head_pod, build_worker_pod
+from kuberay.controllers.builders.rbac import (
     build_autoscaler_role,
     build_autoscaler_role_binding,
     build_autoscaler_service_account,
-    build_gcs_storage_pvc,
-    build_head_ingress,
-    build_head_pod,
-    build_head_route,
+)
+from kuberay.controllers.builders.service import (
+    ServiceBuildError,
     build_head_service,
     build_headless_service,
-    build_redis_cleanup_job,
     build_serve_service,
-    build_worker_pod,
-    ray_cluster_recreate_hash,
 )
-from kuberay.controllers.common.predicates import (
-    is_gcs_fault_tolerance_embedded,
-    is_gcs_fault_tolerance_enabled,
-)
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.raycluster.redis_cleanup_job import build_redis_cleanup_job
 
 GOLDEN: list[dict[str, Any]] = load_gz("kuberay_go_golden.json.gz")
 

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from builders_testlib import fixture_p, load_gz
 
-from kuberay.controllers.common.defaults import with_default_ray_start_params
-from kuberay.controllers.common.hashing import (
+from kuberay.controllers.builders.hashing import (
     generate_hash_without_replicas_and_workers_to_delete,
     generate_json_hash,
     muted_spec_for_hash,
     ray_cluster_recreate_hash,
 )
+from kuberay.controllers.common.defaults import with_default_ray_start_params
 from kuberay.gocompat.go_struct_schema import RAY_CLUSTER_SPEC
 from kuberay.gocompat.gojson import format_go_float, go_string, marshal
 

@@ -7,14 +7,14 @@ import random
 import pytest
 from builders_testlib import fixture_p
 
-from kuberay.controllers.common.names import (
+from kuberay.api.v1.rules import gcs_storage_pvc_name
+from kuberay.controllers.builders.names import (
     RANDOM_SUFFIX_ALPHABET,
     auth_secret_name,
     autoscaler_service_account_name,
     check_label,
     check_name,
     fqdn_head_service_name,
-    gcs_storage_pvc_name,
     generate_ray_worker_replica_group_name,
     head_pod_name,
     head_service_name,

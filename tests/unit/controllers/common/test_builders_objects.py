@@ -8,38 +8,45 @@ from typing import Any
 import pytest
 from builders_testlib import env_map, fixture_p
 
-from kuberay.controllers.common import (
-    AlreadyOwnedError,
-    BuildOptions,
-    all_pods_running,
-    build_auth_secret,
-    build_autoscaler_role,
-    build_autoscaler_role_binding,
-    build_autoscaler_service_account,
-    build_gcs_storage_pvc,
-    build_redis_cleanup_job,
+from kuberay.api.v1.rules import (
     calculate_desired_replicas,
     calculate_max_replicas,
     calculate_min_replicas,
-    desired_resource_status,
-    feature_enabled,
-    generate_auth_token,
-    is_multi_host_indexing,
-    is_running_and_ready,
-    lowest_free_indices,
-    needs_auth_secret,
-    random_scale_down_allowed,
-    set_controller_reference,
-    should_delete_pod,
-    user_provided_service_account,
     worker_group_desired_replicas,
     workers_to_delete,
 )
-from kuberay.controllers.common.selectors import (
+from kuberay.controllers.builders.auth import (
+    build_auth_secret,
+    generate_auth_token,
+    needs_auth_secret,
+)
+from kuberay.controllers.builders.gcs_ft import build_gcs_storage_pvc
+from kuberay.controllers.builders.owner import AlreadyOwnedError, set_controller_reference
+from kuberay.controllers.builders.rbac import (
+    build_autoscaler_role,
+    build_autoscaler_role_binding,
+    build_autoscaler_service_account,
+    user_provided_service_account,
+)
+from kuberay.controllers.builders.resources import desired_resource_status
+from kuberay.controllers.builders.selectors import (
     group_pods_selector,
     head_pods_selector,
     head_service_selector,
 )
+from kuberay.controllers.common.gates import feature_enabled
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.common.pod_health import (
+    all_pods_running,
+    is_running_and_ready,
+    should_delete_pod,
+)
+from kuberay.controllers.common.replicas import (
+    is_multi_host_indexing,
+    lowest_free_indices,
+    random_scale_down_allowed,
+)
+from kuberay.controllers.raycluster.redis_cleanup_job import build_redis_cleanup_job
 from kuberay.gocompat.versions import parse_generic_version, version_at_least
 
 LABELS = {

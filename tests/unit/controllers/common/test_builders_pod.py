@@ -9,9 +9,10 @@ import pytest
 from builders_testlib import env_map, env_names, fixture_p
 
 from kuberay.api.v1.constants import KUBERAY_VERSION
-from kuberay.controllers.common import BuildOptions, build_head_pod, build_worker_pod
-from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
-from kuberay.controllers.common.pod import wait_gcs_ready_script
+from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
+from kuberay.controllers.builders.pod import build_head_pod, build_worker_pod
+from kuberay.controllers.builders.pod_template import wait_gcs_ready_script
+from kuberay.controllers.common.options import BuildOptions
 
 FQDN = "raycluster-sample-head-svc.default.svc.cluster.local"
 ULIMIT = "ulimit -n ${RAY_START_ULIMIT_OPEN_FILES:-65536}; "

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.common.ray_start import (
+from kuberay.controllers.builders.ray_start import (
     convert_param_map,
     generate_ray_start_command,
     is_gpu_resource_key,
@@ -14,6 +13,7 @@ from kuberay.controllers.common.ray_start import (
     update_ray_start_params_labels,
     update_ray_start_params_resources,
 )
+from kuberay.controllers.common.options import BuildOptions
 
 FQDN = "raycluster-sample-head-svc.default.svc.cluster.local"
 

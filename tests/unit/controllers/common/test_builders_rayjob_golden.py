@@ -27,16 +27,13 @@ from typing import Any
 import pytest
 from builders_testlib import load_gz, normalize
 
-from kuberay.controllers.common import (
-    BuildOptions,
-    RayJobBuildError,
-    build_head_pod,
-    build_job_submit_body,
-    build_job_submit_command,
-    build_rayjob_cluster,
-    build_rayjob_head_service,
-    build_submitter_job,
-)
+from kuberay.controllers.builders.pod import build_head_pod
+from kuberay.controllers.builders.service import build_rayjob_head_service
+from kuberay.controllers.builders.submit_command import RayJobBuildError, build_job_submit_command
+from kuberay.controllers.builders.submitter import build_submitter_job
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
+from kuberay.controllers.rayjob.submit_body import build_job_submit_body
 
 GOLDEN: list[dict[str, Any]] = load_gz("kuberay_rayjob_go_golden.json.gz")
 MODES = ("K8sJobMode", "SidecarMode")

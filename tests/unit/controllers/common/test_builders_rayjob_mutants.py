@@ -17,15 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kuberay.api.v1.validation import validate_rayjob
-from kuberay.controllers.common import (
-    BuildOptions,
-    RayJobBuildError,
-    build_job_submit_body,
-    build_job_submit_command,
-    build_rayjob_cluster,
-    build_rayjob_head_service,
-    build_submitter_job,
-)
+from kuberay.controllers.builders.service import build_rayjob_head_service
+from kuberay.controllers.builders.submit_command import RayJobBuildError, build_job_submit_command
+from kuberay.controllers.builders.submitter import build_submitter_job
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
+from kuberay.controllers.rayjob.submit_body import build_job_submit_body
 from tests.kuberay_samples import requires_kuberay_samples
 from tests.mutants import GATES, mutate, run_builders, sample_documents
 

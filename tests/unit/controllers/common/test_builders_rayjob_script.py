@@ -21,13 +21,10 @@ import pytest
 import yaml
 from builders_testlib import SAMPLES
 
-from kuberay.controllers.common import (
-    BuildOptions,
-    RayJobBuildError,
-    build_job_submit_command,
-    build_rayjob_cluster,
-    build_submitter_job,
-)
+from kuberay.controllers.builders.submit_command import RayJobBuildError, build_job_submit_command
+from kuberay.controllers.builders.submitter import build_submitter_job
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
 from tests.kuberay_samples import requires_kuberay_samples
 
 

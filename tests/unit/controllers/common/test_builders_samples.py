@@ -10,27 +10,25 @@ import pytest
 import yaml
 from builders_testlib import SAMPLES
 
-from kuberay.controllers.common import (
-    BuildOptions,
-    ServiceBuildError,
+from kuberay.api.v1.rules import is_gcs_fault_tolerance_embedded, is_gcs_fault_tolerance_enabled
+from kuberay.controllers.builders.gcs_ft import build_gcs_storage_pvc
+from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
+from kuberay.controllers.builders.ingress import build_head_ingress
+from kuberay.controllers.builders.pod import build_head_pod, build_worker_pod
+from kuberay.controllers.builders.rbac import (
     build_autoscaler_role,
     build_autoscaler_role_binding,
     build_autoscaler_service_account,
-    build_gcs_storage_pvc,
-    build_head_ingress,
-    build_head_pod,
+)
+from kuberay.controllers.builders.resources import desired_resource_status
+from kuberay.controllers.builders.service import (
+    ServiceBuildError,
     build_head_service,
     build_headless_service,
-    build_redis_cleanup_job,
     build_serve_service,
-    build_worker_pod,
-    desired_resource_status,
-    ray_cluster_recreate_hash,
 )
-from kuberay.controllers.common.predicates import (
-    is_gcs_fault_tolerance_embedded,
-    is_gcs_fault_tolerance_enabled,
-)
+from kuberay.controllers.common.options import BuildOptions
+from kuberay.controllers.raycluster.redis_cleanup_job import build_redis_cleanup_job
 from tests.kuberay_samples import requires_kuberay_samples
 
 ALL_GATES_ON = {

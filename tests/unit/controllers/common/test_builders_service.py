@@ -7,19 +7,21 @@ from typing import Any
 import pytest
 from builders_testlib import fixture_p
 
-from kuberay.controllers.common import (
-    BuildOptions,
-    ServiceBuildError,
+from kuberay.controllers.builders.ingress import (
     build_head_ingress,
     build_head_route,
+    ingress_needs_update,
+)
+from kuberay.controllers.builders.service import (
+    ServiceBuildError,
     build_head_service,
     build_head_service_for_ray_service,
     build_headless_service,
     build_serve_service,
     build_serve_service_for_ray_service,
-    ingress_needs_update,
     needs_headless_service,
 )
+from kuberay.controllers.common.options import BuildOptions
 
 OWNER = {
     "apiVersion": "ray.io/v1",

@@ -1,4 +1,4 @@
-"""kuberay.controllers.common.endpoints: dialling a Service in a pod and from the host."""
+"""kuberay.controllers.dashboard.endpoints: dialling a Service in a pod and from the host."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kuberay.controllers.common.endpoints import ServiceNotReachable, service_address
+from kuberay.controllers.dashboard.endpoints import ServiceNotReachable, service_address
 
 NS = "ns"
 SERVICE = {

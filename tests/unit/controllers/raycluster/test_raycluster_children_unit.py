@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from kuberay.cmd.operator import CACHE_SCOPE
-from kuberay.controllers.common.auth import build_auth_secret
-from kuberay.controllers.common.gcs_ft import build_gcs_storage_pvc
+from kuberay.controllers.builders.auth import build_auth_secret
+from kuberay.controllers.builders.gcs_ft import build_gcs_storage_pvc
 from kuberay.controllers.raycluster.children import gcs_pvc_drift
 from kuberay.controllers.raycluster.context import Ctx, RayClusterSettings
 from kuberay.controllers.raycluster.gcs_ft import go_duration, reconcile_gcs_ft_finalizer

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from kuberay.controllers.common.replicas import worker_group_desired_replicas
-from kuberay.controllers.common.resources import desired_resource_status
+from kuberay.api.v1.rules import worker_group_desired_replicas
+from kuberay.controllers.builders.resources import desired_resource_status
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.controllers.raycluster.status import (
     ReconcileError,

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from kuberay.controllers.common.rayservice import goal_cluster_hash
 from kuberay.controllers.dashboard import ServeDetails
 from kuberay.controllers.rayservice import status as S
 from kuberay.controllers.rayservice.abandon import (
@@ -27,6 +26,7 @@ from kuberay.controllers.rayservice.abandon import (
     reported_capacity,
     retire_pending,
 )
+from kuberay.controllers.rayservice.cluster_builder import goal_cluster_hash
 from kuberay.controllers.rayservice.incremental import ClusterShare
 from kuberay.controllers.rayservice.upgrade import abandoned_hash
 

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 import yaml
 
-from kuberay.controllers.common.rayservice import build_ray_cluster_for_ray_service
-from kuberay.controllers.common.service import (
+from kuberay.controllers.builders.service import (
     ServiceBuildError,
     build_head_service_for_ray_service,
     build_serve_service_for_ray_service,
 )
+from kuberay.controllers.rayservice.cluster_builder import build_ray_cluster_for_ray_service
 from kuberay.gocompat.go_struct_schema import RAY_CLUSTER_SPEC
 from kuberay.gocompat.gojson import marshal
 from tests.kuberay_samples import requires_kuberay_samples

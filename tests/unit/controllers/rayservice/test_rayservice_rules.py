@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from kuberay.api.v1 import constants as C
-from kuberay.controllers.common.rayservice import (
+from kuberay.api.v1.rules import is_zero_downtime_upgrade_enabled
+from kuberay.controllers.rayservice.cluster_builder import (
     build_ray_cluster_for_ray_service,
     goal_cluster_hash,
     is_cluster_spec_hash_equal,
-    is_zero_downtime_upgrade_enabled,
     modify_ray_cluster,
     need_serve_submit,
     serve_config_payload,

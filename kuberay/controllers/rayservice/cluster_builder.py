@@ -9,8 +9,8 @@ in place, starts a new cluster, or is ignored (KubeRay ``rayservice_controller.g
   pending cluster.
 * :func:`is_cluster_spec_hash_equal`: full hash, or (``partial``) the hash of the first
   ``ray.io/num-worker-groups`` groups, i.e. "identical except worker groups appended at the end".
-* :func:`should_update_cluster` / :func:`should_prepare_new_cluster` /
-  :func:`is_zero_downtime_upgrade_enabled`: KubeRay's three decisions.
+* :func:`should_update_cluster` / :func:`should_prepare_new_cluster` (with
+  :func:`kuberay.api.v1.rules.is_zero_downtime_upgrade_enabled`): KubeRay's three decisions.
 * :func:`need_serve_submit`: when the Serve config is (re)sent to a cluster.
 """
 
@@ -22,23 +22,21 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
-
-from . import gates
-from .hashing import generate_hash_without_replicas_and_workers_to_delete
-from .objects import as_list, as_map, as_str, metadata, spec, str_map
-from .owner import set_controller_reference
+from kuberay.api.v1.rules import is_incremental_upgrade_enabled, is_zero_downtime_upgrade_enabled
+from kuberay.controllers.builders.hashing import (
+    generate_hash_without_replicas_and_workers_to_delete,
+)
+from kuberay.controllers.builders.owner import set_controller_reference
+from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata, spec, str_map
 
 __all__ = [
     "NEW_CLUSTER",
     "NEW_CLUSTER_WITH_INCREMENTAL_UPGRADE",
     "UPGRADE_NONE",
-    "ZERO_DOWNTIME_ENV",
     "build_ray_cluster_for_ray_service",
     "cluster_spec_for_hashing",
     "goal_cluster_hash",
     "is_cluster_spec_hash_equal",
-    "is_incremental_upgrade",
-    "is_zero_downtime_upgrade_enabled",
     "modify_ray_cluster",
     "need_serve_submit",
     "serve_config_payload",
@@ -49,7 +47,6 @@ __all__ = [
 NEW_CLUSTER: Final = "NewCluster"
 NEW_CLUSTER_WITH_INCREMENTAL_UPGRADE: Final = "NewClusterWithIncrementalUpgrade"
 UPGRADE_NONE: Final = "None"
-ZERO_DOWNTIME_ENV: Final = "ENABLE_ZERO_DOWNTIME"
 
 
 def cluster_spec_for_hashing(ray_service: Mapping[str, Any]) -> dict[str, Any]:
@@ -68,17 +65,6 @@ def goal_cluster_hash(ray_service: Mapping[str, Any], num_worker_groups: int | N
         groups = as_list(cluster_spec.get("workerGroupSpecs"))
         cluster_spec["workerGroupSpecs"] = groups[:num_worker_groups]
     return generate_hash_without_replicas_and_workers_to_delete(cluster_spec)
-
-
-def is_incremental_upgrade(
-    ray_service: Mapping[str, Any], features: Mapping[str, bool] | None
-) -> bool:
-    """Gate ``RayServiceIncrementalUpgrade`` on and ``upgradeStrategy.type`` =
-    ``NewClusterWithIncrementalUpgrade`` (KubeRay ``IsIncrementalUpgradeEnabled``)."""
-    if not gates.feature_enabled(features, gates.RAY_SERVICE_INCREMENTAL_UPGRADE):
-        return False
-    strategy = as_map(spec(ray_service).get("upgradeStrategy"))
-    return strategy.get("type") == NEW_CLUSTER_WITH_INCREMENTAL_UPGRADE
 
 
 def build_ray_cluster_for_ray_service(
@@ -101,7 +87,7 @@ def build_ray_cluster_for_ray_service(
     annotations[c.KUBERAY_VERSION_ANNOTATION_KEY] = kuberay_version
     status = as_map(ray_service.get("status"))
     active_name = as_str(as_map(status.get("activeServiceStatus")).get("rayClusterName"))
-    if is_incremental_upgrade(ray_service, features) and active_name:
+    if is_incremental_upgrade_enabled(ray_service, features) and active_name:
         for group in as_list(cluster_spec.get("workerGroupSpecs")):
             if isinstance(group, dict):
                 group.pop("replicas", None)
@@ -172,23 +158,6 @@ def should_update_cluster(
     if is_cluster_spec_hash_equal(ray_service, cluster, partial=False):
         return False
     return is_cluster_spec_hash_equal(ray_service, cluster, partial=True)
-
-
-def is_zero_downtime_upgrade_enabled(
-    ray_service: Mapping[str, Any],
-    features: Mapping[str, bool] | None,
-    env: Mapping[str, str],
-) -> bool:
-    """``upgradeStrategy.type`` decides when set (``NewCluster``, or
-    ``NewClusterWithIncrementalUpgrade`` with its gate on); unset, upgrades are on unless
-    ``ENABLE_ZERO_DOWNTIME`` is ``false`` (any case)."""
-    strategy = spec(ray_service).get("upgradeStrategy")
-    if isinstance(strategy, Mapping) and strategy.get("type") is not None:
-        kind = strategy.get("type")
-        if gates.feature_enabled(features, gates.RAY_SERVICE_INCREMENTAL_UPGRADE):
-            return kind in (NEW_CLUSTER, NEW_CLUSTER_WITH_INCREMENTAL_UPGRADE)
-        return kind == NEW_CLUSTER
-    return (env.get(ZERO_DOWNTIME_ENV) or "").lower() != "false"
 
 
 def should_prepare_new_cluster(

@@ -24,11 +24,11 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
-
-from . import gates as feature_gates
-from .auth import add_ray_token_volume, set_container_token_auth_env_vars
-from .constants import RAY_CONTAINER_INDEX
-from .objects import (
+from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.api.v1.rules import is_auth_enabled, is_k8s_auth_enabled, submitter_backoff_limit
+from kuberay.controllers.common import gates as feature_gates
+from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
+from kuberay.controllers.common.objects import (
     as_list,
     as_map,
     as_str,
@@ -38,10 +38,11 @@ from .objects import (
     spec,
     str_map,
 )
-from .options import BuildOptions
+from kuberay.controllers.common.options import BuildOptions
+
+from .auth import add_ray_token_volume, set_container_token_auth_env_vars
 from .owner import controller_owner_reference
-from .predicates import is_auth_enabled, is_k8s_auth_enabled
-from .submit_command import K8S_JOB_MODE, SIDECAR_MODE, RayJobBuildError, build_job_submit_command
+from .submit_command import RayJobBuildError, build_job_submit_command
 
 __all__ = [
     "build_submitter_job",
@@ -52,7 +53,6 @@ __all__ = [
 ]
 
 _PYTHONUNBUFFERED: Final = "PYTHONUNBUFFERED"
-_DEFAULT_SUBMITTER_BACKOFF_LIMIT: Final = 2
 
 
 def rayjob_child_labels(rayjob: Mapping[str, Any]) -> dict[str, str]:
@@ -100,7 +100,7 @@ def _configure_submitter_container(
 ) -> None:
     """KubeRay ``configureSubmitterContainer`` (in place)."""
     command = build_job_submit_command(rayjob, submission_mode=submission_mode, gates=gates)
-    if not as_list(container.get("command")) or submission_mode == SIDECAR_MODE:
+    if not as_list(container.get("command")) or submission_mode == JobSubmissionMode.SIDECAR_MODE:
         container["command"] = options.container_command("e")
         container["args"] = [" ".join(command)]
     status = as_map(rayjob.get("status"))
@@ -143,7 +143,12 @@ def build_submitter_pod_template(
         raise RayJobBuildError("submitterPodTemplate has no container to run the submitter in")
     pod_spec["containers"] = containers
     _configure_submitter_container(
-        containers[RAY_CONTAINER_INDEX], rayjob, cluster, K8S_JOB_MODE, gates, options
+        containers[RAY_CONTAINER_INDEX],
+        rayjob,
+        cluster,
+        JobSubmissionMode.K8S_JOB_MODE,
+        gates,
+        options,
     )
     if is_k8s_auth_enabled(as_map(spec(cluster).get("authOptions"))):
         add_ray_token_volume(pod_spec)
@@ -151,13 +156,6 @@ def build_submitter_pod_template(
     labels = str_map(template_meta.get("labels"))
     template_meta["labels"] = {**labels, **rayjob_child_labels(rayjob)}
     return template
-
-
-def _submitter_backoff_limit(rayjob: Mapping[str, Any]) -> int:
-    limit = as_map(spec(rayjob).get("submitterConfig")).get("backoffLimit")
-    if isinstance(limit, int) and not isinstance(limit, bool):
-        return limit
-    return _DEFAULT_SUBMITTER_BACKOFF_LIMIT
 
 
 def build_submitter_job(
@@ -184,7 +182,7 @@ def build_submitter_job(
             "labels": rayjob_child_labels(rayjob),
             "ownerReferences": [controller_owner_reference(rayjob, c.KIND_RAYJOB)],
         },
-        "spec": {"backoffLimit": _submitter_backoff_limit(rayjob), "template": template},
+        "spec": {"backoffLimit": submitter_backoff_limit(spec(rayjob)), "template": template},
     }
 
 
@@ -197,7 +195,9 @@ def build_submitter_sidecar_container(
 ) -> dict[str, Any]:
     """KubeRay ``getSubmitterContainer``: the SidecarMode submitter added to the head pod."""
     container = default_submitter_container(spec(cluster))
-    _configure_submitter_container(container, rayjob, cluster, SIDECAR_MODE, gates, options)
+    _configure_submitter_container(
+        container, rayjob, cluster, JobSubmissionMode.SIDECAR_MODE, gates, options
+    )
     if feature_gates.feature_enabled(gates, feature_gates.SIDECAR_SUBMITTER_RESTART):
         container["restartPolicy"] = "OnFailure"
     return container

@@ -13,10 +13,10 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
+from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
+from kuberay.controllers.common.objects import as_list, as_map, metadata
 
-from .constants import RAY_CONTAINER_INDEX
 from .names import tls_secret_name
-from .objects import as_list, as_map, metadata
 
 __all__ = ["WAIT_FOR_TLS_IP_SAN_SCRIPT", "configure_tls", "set_container_tls_config"]
 

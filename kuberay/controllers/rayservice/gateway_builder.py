@@ -23,10 +23,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
-
-from .names import serve_service_name
-from .objects import as_list, as_map, as_str, metadata, spec
-from .owner import controller_owner_reference
+from kuberay.controllers.builders.names import serve_service_name
+from kuberay.controllers.builders.owner import controller_owner_reference
+from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata, spec
 
 __all__ = [
     "GATEWAY_API_VERSION",

@@ -23,13 +23,17 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.api.v1.rules import (
+    gcs_storage_access_modes,
+    gcs_storage_pvc_name,
+    is_gcs_fault_tolerance_embedded,
+    is_gcs_fault_tolerance_enabled,
+)
+from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
+from kuberay.controllers.common.objects import as_list, as_map, env_var_exists, metadata, spec
 from kuberay.gocompat.quantity import Quantity
 
-from .constants import RAY_CONTAINER_INDEX
-from .names import gcs_storage_pvc_name
-from .objects import as_list, as_map, env_var_exists, metadata, spec
 from .owner import controller_owner_reference
-from .predicates import is_gcs_fault_tolerance_embedded, is_gcs_fault_tolerance_enabled
 
 __all__ = [
     "build_gcs_storage_pvc",
@@ -165,7 +169,7 @@ def build_gcs_storage_pvc(cluster: Mapping[str, Any]) -> dict[str, Any]:
     """The operator-managed PVC for the embedded GCS store (with the owner ref KubeRay sets)."""
     meta = metadata(cluster)
     storage = as_map(as_map(spec(cluster).get("gcsFaultToleranceOptions")).get("storage"))
-    access_modes = list(as_list(storage.get("accessModes"))) or ["ReadWriteOnce"]
+    access_modes = gcs_storage_access_modes(cluster)
     size = storage.get("size")
     pvc_spec: dict[str, Any] = {
         "accessModes": access_modes,

@@ -21,10 +21,9 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.controllers.common.constants import UNIFIED_HEALTH_CHECK_MIN_RAY_VERSION
+from kuberay.controllers.common.objects import find_container_port
 from kuberay.gocompat.versions import version_at_least
-
-from .constants import UNIFIED_HEALTH_CHECK_MIN_RAY_VERSION
-from .objects import find_container_port
 
 __all__ = [
     "init_liveness_and_readiness_probes",

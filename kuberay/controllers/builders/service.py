@@ -25,9 +25,19 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
+from kuberay.controllers.common import gates
+from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
+from kuberay.controllers.common.objects import (
+    as_list,
+    as_map,
+    as_str,
+    metadata,
+    pod_spec_of_template,
+    spec,
+    str_map,
+)
+from kuberay.controllers.common.options import BuildOptions
 
-from . import gates
-from .constants import RAY_CONTAINER_INDEX
 from .names import (
     check_label,
     generate_identifier,
@@ -37,8 +47,6 @@ from .names import (
     serve_service_label,
     serve_service_name,
 )
-from .objects import as_list, as_map, as_str, metadata, pod_spec_of_template, spec, str_map
-from .options import BuildOptions
 from .owner import controller_owner_reference, set_controller_reference
 
 __all__ = [

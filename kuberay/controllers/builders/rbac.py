@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.controllers.common.objects import as_map, as_str, metadata, pod_spec_of_template, spec
 
 from .names import (
     autoscaler_role_binding_name,
@@ -27,7 +28,6 @@ from .names import (
     check_name,
     head_group_service_account_name,
 )
-from .objects import as_map, as_str, metadata, pod_spec_of_template, spec
 from .owner import controller_owner_reference
 
 __all__ = [

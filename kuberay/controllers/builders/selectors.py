@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.controllers.common.objects import as_str, metadata
 
 from .names import check_label, generate_identifier
-from .objects import as_str, metadata
 
 __all__ = [
     "all_pods_selector",

@@ -26,13 +26,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
-from kuberay.gocompat.go_text import format_go_percent_f, go_quote, to_float32
-from kuberay.gocompat.gojson import go_string
-from kuberay.gocompat.goyaml import GoYAMLError, load_go_yaml, marshal_go_json
-
-from . import gates as feature_gates
-from .constants import RAY_CONTAINER_INDEX
-from .objects import (
+from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.controllers.common import gates as feature_gates
+from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
+from kuberay.controllers.common.objects import (
     as_list,
     as_map,
     as_str,
@@ -41,10 +38,11 @@ from .objects import (
     spec,
     str_map,
 )
+from kuberay.gocompat.go_text import format_go_percent_f, go_quote, to_float32
+from kuberay.gocompat.gojson import go_string
+from kuberay.gocompat.goyaml import GoYAMLError, load_go_yaml, marshal_go_json
 
 __all__ = [
-    "K8S_JOB_MODE",
-    "SIDECAR_MODE",
     "RayJobBuildError",
     "build_job_submit_command",
     "float32_field",
@@ -52,8 +50,6 @@ __all__ = [
     "runtime_env_json",
 ]
 
-K8S_JOB_MODE: Final = "K8sJobMode"
-SIDECAR_MODE: Final = "SidecarMode"
 
 #: KubeRay ``BasePythonHealthCommand`` (URL and timeout filled in).
 _HEALTH_COMMAND: Final = (
@@ -174,11 +170,11 @@ def build_job_submit_command(
     """
     job_spec = spec(rayjob)
     status = as_map(rayjob.get("status"))
-    if submission_mode == SIDECAR_MODE:
+    if submission_mode == JobSubmissionMode.SIDECAR_MODE:
         port = _sidecar_dashboard_port(rayjob, head_dashboard_port)
         address = f"http://127.0.0.1:{port}"
         health_url = f"http://localhost:{port}/{c.RAY_DASHBOARD_GCS_HEALTH_PATH}"
-    elif submission_mode == K8S_JOB_MODE:
+    elif submission_mode == JobSubmissionMode.K8S_JOB_MODE:
         address = as_str(status.get("dashboardURL"))
         if not address.startswith("http://"):
             address = "http://" + address
@@ -194,8 +190,9 @@ def build_job_submit_command(
     cmd = ["until", health, ">/dev/null", "2>&1", ";"]
     cmd += ["do", "echo", waiting, ";", "sleep", "2", ";", "done", ";"]
 
-    check_status = submission_mode == K8S_JOB_MODE or feature_gates.feature_enabled(
-        gates, feature_gates.SIDECAR_SUBMITTER_RESTART
+    check_status = (
+        submission_mode == JobSubmissionMode.K8S_JOB_MODE
+        or feature_gates.feature_enabled(gates, feature_gates.SIDECAR_SUBMITTER_RESTART)
     )
     if check_status:
         cmd += ["if", "!", "ray", "job", "status", "--address", address, job_id]

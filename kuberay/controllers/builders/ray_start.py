@@ -31,11 +31,10 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
+from kuberay.controllers.common.objects import as_list, as_map
+from kuberay.controllers.common.options import BuildOptions
 from kuberay.gocompat.gojson import format_go_float, go_string
 from kuberay.gocompat.quantity import Quantity, QuantityError
-
-from .objects import as_list, as_map
-from .options import BuildOptions
 
 __all__ = [
     "ULIMIT_COMMAND",

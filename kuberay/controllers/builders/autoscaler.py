@@ -17,9 +17,8 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
-
-from .objects import as_list
-from .options import BuildOptions
+from kuberay.controllers.common.objects import as_list
+from kuberay.controllers.common.options import BuildOptions
 
 __all__ = ["AUTOSCALER_START_COMMAND", "build_autoscaler_container", "merge_autoscaler_overrides"]
 

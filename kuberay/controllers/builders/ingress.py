@@ -22,9 +22,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.api.v1.rules import ingress_path, ingress_path_type
+from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata, spec, str_map
 
 from .names import check_label, generate_identifier, head_service_name, ingress_name, route_name
-from .objects import as_list, as_map, as_str, metadata, spec, str_map
 from .owner import controller_owner_reference
 from .service import head_service_ports
 
@@ -62,14 +63,12 @@ def build_head_ingress(cluster: Mapping[str, Any]) -> dict[str, Any]:
     meta = metadata(cluster)
     cluster_annotations = str_map(meta.get("annotations"))
     options = as_map(as_map(spec(cluster).get("headGroupSpec")).get("ingressOptions"))
-    path_type = options.get("pathType")
-    path = options.get("path")
     rule: dict[str, Any] = {
         "http": {
             "paths": [
                 {
-                    "path": path if isinstance(path, str) else "/",
-                    "pathType": path_type if isinstance(path_type, str) else "Prefix",
+                    "path": ingress_path(options),
+                    "pathType": ingress_path_type(options),
                     "backend": {
                         "service": {
                             "name": head_service_name(cluster),

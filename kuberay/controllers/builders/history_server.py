@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
-
-from .objects import as_list, as_map, env_var_exists
+from kuberay.controllers.common.objects import as_list, as_map, env_var_exists
 
 __all__ = ["build_collector_container", "ray_event_export_env"]
 

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.api.v1.rules import is_worker_group_suspended, num_of_hosts
+from kuberay.controllers.common.objects import as_list, as_map, pod_spec_of_template, spec
 from kuberay.gocompat.quantity import Quantity
 
-from .objects import as_list, as_map, pod_spec_of_template, spec
 from .ray_start import is_gpu_resource_key
-from .replicas import is_worker_group_suspended, num_of_hosts
 
 __all__ = [
     "calculate_desired_resources",

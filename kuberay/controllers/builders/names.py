@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
-
-from .constants import DASH_SYMBOL
-from .objects import as_map, metadata, pod_spec_of_template, spec
+from kuberay.controllers.common.constants import DASH_SYMBOL
+from kuberay.controllers.common.objects import as_map, metadata, pod_spec_of_template, spec
 
 __all__ = [
     "RANDOM_SUFFIX_ALPHABET",
@@ -35,7 +34,6 @@ __all__ = [
     "check_route_name",
     "extract_ray_ip_from_fqdn",
     "fqdn_head_service_name",
-    "gcs_storage_pvc_name",
     "generate_identifier",
     "generate_ray_cluster_name",
     "generate_ray_job_id",
@@ -213,14 +211,6 @@ def autoscaler_role_binding_name(cluster_name: str) -> str:
 def auth_secret_name(cluster_name: str) -> str:
     """Generated token-auth Secret: ``CheckName(<cluster>)``."""
     return check_name(cluster_name)
-
-
-def gcs_storage_pvc_name(cluster: Mapping[str, Any]) -> str:
-    """Embedded GCS storage claim: ``storage.claimName`` or ``<cluster>-gcs-pvc``."""
-    storage = as_map(as_map(spec(cluster).get("gcsFaultToleranceOptions")).get("storage"))
-    if storage.get("claimName"):
-        return str(storage["claimName"])
-    return f"{metadata(cluster).get('name', '')}{c.GCS_STORAGE_PVC_SUFFIX}"
 
 
 def redis_cleanup_job_name(cluster_name: str) -> str:

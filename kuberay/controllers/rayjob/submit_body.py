@@ -18,11 +18,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from kuberay.controllers.builders.submit_command import RayJobBuildError, float32_field
+from kuberay.controllers.common.objects import as_str, spec, str_map
 from kuberay.gocompat.go_text import float32_json_value, to_float32
 from kuberay.gocompat.goyaml import GoYAMLError, go_json_number, load_go_yaml, marshal_go_json
-
-from .objects import as_str, spec, str_map
-from .submit_command import RayJobBuildError, float32_field
 
 __all__ = ["build_job_submit_body", "entrypoint_resources"]
 

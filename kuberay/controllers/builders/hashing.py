@@ -28,10 +28,9 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from kuberay.controllers.common.defaults import with_default_ray_start_params
 from kuberay.gocompat.go_struct_schema import RAY_CLUSTER_SPEC
 from kuberay.gocompat.gojson import marshal
-
-from .defaults import with_default_ray_start_params
 
 __all__ = [
     "generate_hash_without_replicas_and_workers_to_delete",

@@ -18,12 +18,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
-
-from .objects import as_list, as_str, child_dict, metadata, spec, str_map
-from .options import BuildOptions
-from .owner import controller_owner_reference
-from .submit_command import SIDECAR_MODE, RayJobBuildError
-from .submitter import build_submitter_sidecar_container
+from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.api.v1.rules import submission_mode
+from kuberay.controllers.builders.owner import controller_owner_reference
+from kuberay.controllers.builders.submit_command import RayJobBuildError
+from kuberay.controllers.builders.submitter import build_submitter_sidecar_container
+from kuberay.controllers.common.objects import as_list, as_str, child_dict, metadata, spec, str_map
+from kuberay.controllers.common.options import BuildOptions
 
 __all__ = ["build_rayjob_cluster", "rayjob_cluster_labels"]
 
@@ -55,7 +56,7 @@ def build_rayjob_cluster(
     if not isinstance(cluster_spec, Mapping):
         raise RayJobBuildError("the RayJob has no rayClusterSpec to create a RayCluster from")
     meta = metadata(rayjob)
-    sidecar_mode = spec(rayjob).get("submissionMode") == SIDECAR_MODE
+    sidecar_mode = submission_mode(spec(rayjob)) == JobSubmissionMode.SIDECAR_MODE
     annotations = str_map(meta.get("annotations"))
     if sidecar_mode:
         annotations[c.DISABLE_PROVISIONED_HEAD_RESTART_ANNOTATION_KEY] = "true"

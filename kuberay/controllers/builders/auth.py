@@ -24,12 +24,19 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
+from kuberay.api.v1.rules import is_k8s_auth_enabled
+from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
+from kuberay.controllers.common.objects import (
+    as_list,
+    as_map,
+    env_var_exists,
+    metadata,
+    spec,
+    volume_exists,
+)
 
-from .constants import RAY_CONTAINER_INDEX
 from .names import auth_secret_name
-from .objects import as_list, as_map, env_var_exists, metadata, spec, volume_exists
 from .owner import controller_owner_reference
-from .predicates import is_k8s_auth_enabled
 
 __all__ = [
     "add_ray_token_volume",

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from .objects import as_list, as_map, as_str
+from kuberay.controllers.common.objects import as_list, as_map, as_str
 
 __all__ = ["IN_CLUSTER_ENV", "ServiceNotReachable", "in_cluster", "service_address"]
 

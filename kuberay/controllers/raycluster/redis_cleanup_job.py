@@ -17,13 +17,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
-
-from .constants import RAY_CONTAINER_INDEX
-from .names import redis_cleanup_job_name
-from .objects import as_list, as_map, as_str, env_var_exists, metadata
-from .options import BuildOptions
-from .owner import controller_owner_reference
-from .pod import build_head_pod_without_upgrade_annotations
+from kuberay.controllers.builders.names import redis_cleanup_job_name
+from kuberay.controllers.builders.owner import controller_owner_reference
+from kuberay.controllers.builders.pod import build_head_pod_without_upgrade_annotations
+from kuberay.controllers.common.constants import RAY_CONTAINER_INDEX
+from kuberay.controllers.common.objects import as_list, as_map, as_str, env_var_exists, metadata
+from kuberay.controllers.common.options import BuildOptions
 
 __all__ = ["build_redis_cleanup_job", "redis_cleanup_command"]
 

@@ -6,8 +6,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from kuberay.api.v1 import constants as c
-
-from .objects import as_list, metadata
+from kuberay.controllers.common.objects import as_list, metadata
 
 __all__ = ["AlreadyOwnedError", "controller_owner_reference", "set_controller_reference"]
 
