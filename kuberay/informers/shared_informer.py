@@ -29,8 +29,8 @@ from kuberay.informers.store import (
     IndexFunc,
     meta_namespace_key,
 )
+from kuberay.kube.objects import Object as Obj
 
-Obj = dict[str, Any]
 Transform = Callable[[Obj], Obj]
 
 log = structlog.get_logger("kuberay.informers")

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 import attrs
 
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
+
 IndexFunc = Callable[[Obj], list[str]]
 
 NAMESPACE_INDEX = "namespace"

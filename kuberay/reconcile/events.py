@@ -60,6 +60,7 @@ from typing import Any
 import structlog
 
 from kuberay.kube import ApiError, Client, KubeError, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.eventcorrelator import DEFAULT_MAX_KEYS, EventCorrelator
 from kuberay.reconcile.eventseries import (
     CREATE,
@@ -72,7 +73,6 @@ from kuberay.reconcile.eventseries import (
 
 log = structlog.get_logger("kuberay.events")
 
-Obj = dict[str, Any]
 NORMAL = "Normal"
 WARNING = "Warning"
 

@@ -12,14 +12,14 @@ On updates both the old and the new object are mapped and the union enqueued.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
 from kuberay.informers import DeletedFinalStateUnknown
 from kuberay.kube import split_api_version
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.predicates import Predicate
 from kuberay.reconcile.types import Request
 
-Obj = dict[str, Any]
 MapFunc = Callable[[Obj], Iterable[Request]]
 
 

@@ -7,11 +7,10 @@ event enqueues work. ``update`` receives (old, new); the others one object.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 
 @attrs.frozen

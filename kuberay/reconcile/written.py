@@ -10,11 +10,10 @@ returns the remembered object while the cache still shows one of those versions.
 from __future__ import annotations
 
 import copy
-from typing import Any
+
+from kuberay.kube.objects import Object as Obj
 
 __all__ = ["WrittenObjects"]
-
-Obj = dict[str, Any]
 
 
 class WrittenObjects:

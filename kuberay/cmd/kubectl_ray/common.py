@@ -6,9 +6,10 @@ import argparse
 from collections.abc import Iterable
 from typing import Any
 
-from kuberay.cmd.kubectl_ray.context import CLIError, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError
 from kuberay.cmd.kubectl_ray.output import OUTPUT_FORMATS
 from kuberay.gocompat.quantity import Quantity, QuantityError
+from kuberay.kube.objects import Object as Obj
 
 FIELD_MANAGER = "ray-kubectl-plugin"
 RAY_VERSION = "2.52.0"

@@ -14,11 +14,10 @@ import attrs
 from kuberay.cmd.kubectl_ray.connection import ConnectionConfig, ConnectionFlags, load, resolve
 from kuberay.cmd.kubectl_ray.credentials import CredentialError
 from kuberay.cmd.kubectl_ray.kubeconfigs import KubeconfigError
+from kuberay.kube.objects import Object as Obj
 
 if TYPE_CHECKING:
     from kuberay.kube import Client
-
-Obj = dict[str, Any]
 
 
 class CLIError(Exception):

@@ -17,7 +17,6 @@ from kuberay.cmd.kubectl_ray.findings import (
     WARNING,
     Diagnosis,
     Finding,
-    Obj,
     Snapshot,
     check_deletion,
     check_events,
@@ -26,6 +25,7 @@ from kuberay.cmd.kubectl_ray.findings import (
 )
 from kuberay.controllers.common.auth import auth_token_secret_name
 from kuberay.controllers.common.hashing import ray_cluster_recreate_hash
+from kuberay.kube.objects import Object as Obj
 
 _RANK = {ERROR: 0, WARNING: 1, INFO: 2}
 AUTH_TOKEN_KEY = "auth_token"

@@ -5,14 +5,12 @@ shared by every kind (deletion held by finalizers, Warning Events, pod states)."
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 import attrs
 
 from kuberay.cmd.kubectl_ray.common import find_condition, pod_ready
 from kuberay.cmd.kubectl_ray.output import parse_time
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 #: Events older than this are not "recent".

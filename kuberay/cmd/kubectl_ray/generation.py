@@ -22,8 +22,9 @@ from kuberay.cmd.kubectl_ray.common import (
     TPU_TOPOLOGY_SELECTOR,
     validate_quantity,
 )
-from kuberay.cmd.kubectl_ray.context import CLIError, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError
 from kuberay.gocompat.quantity import Quantity
+from kuberay.kube.objects import Object as Obj
 
 DEFAULT_GROUP = "default-group"
 TPU_DOC_URL = "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus#availability"

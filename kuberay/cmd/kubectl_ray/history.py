@@ -31,10 +31,11 @@ from urllib.parse import quote, urlsplit
 import aiohttp
 
 from kuberay.cmd.kubectl_ray.common import add_all_namespaces_flag, add_output_flag
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.output import emit, format_table
 from kuberay.cmd.kubectl_ray.portforward import bind_local, serve_forward
 from kuberay.kube import Client, NotFound
+from kuberay.kube.objects import Object as Obj
 
 SERVER_ENV = "KUBERAY_HISTORY_SERVER"
 DEFAULT_SERVICE = "kuberay-history-server"

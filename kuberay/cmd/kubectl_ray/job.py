@@ -35,7 +35,7 @@ from kuberay.cmd.kubectl_ray.common import (
     merge_maps,
     validate_quantity,
 )
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.generation import generate_rayjob
 from kuberay.cmd.kubectl_ray.output import dump
 from kuberay.cmd.kubectl_ray.portforward import bind_local, serve_forward
@@ -43,6 +43,7 @@ from kuberay.cmd.kubectl_ray.progress import pods_ready, wanted_pods
 from kuberay.cmd.kubectl_ray.session import DASHBOARD, head_pod
 from kuberay.cmd.kubectl_ray.waiting import poll
 from kuberay.kube import ApiError
+from kuberay.kube.objects import Object as Obj
 
 CLUSTER_TIMEOUT = 120.0
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}

@@ -16,12 +16,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import attrs
 import yaml
 
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 #: Path-valued fields of a cluster / a user entry.
 CLUSTER_PATHS = ("certificate-authority",)

@@ -8,7 +8,8 @@ import urllib.parse
 from typing import TYPE_CHECKING
 
 from kuberay.cmd.kubectl_ray.common import CLUSTER_LABEL, NODE_TYPE_LABEL
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
+from kuberay.kube.objects import Object as Obj
 
 if TYPE_CHECKING:
     from kuberay.kube import Client

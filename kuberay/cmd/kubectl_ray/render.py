@@ -17,12 +17,13 @@ from typing import Any
 import yaml
 
 from kuberay.cmd.kubectl_ray.common import key_values, merge_maps
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.output import as_list, dump
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.render import RenderError, RenderOptions, render
 from kuberay.featuregates import FeatureGateError
 from kuberay.featuregates.kuberay_gates import new_feature_gate
+from kuberay.kube.objects import Object as Obj
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

@@ -10,12 +10,13 @@ from typing import Any
 from kuberay.api.v1.constants import API_VERSION
 from kuberay.cmd.kubectl_ray.common import CLUSTER_LABEL, add_output_flag, parse_type_name
 from kuberay.cmd.kubectl_ray.concise import format_report
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.diagnosis import Diagnosis, Snapshot, diagnose
 from kuberay.cmd.kubectl_ray.output import emit
 from kuberay.controllers.common.auth import auth_token_secret_name
 from kuberay.controllers.common.names import head_service_name
 from kuberay.kube import Client, NotFound
+from kuberay.kube.objects import Object as Obj
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

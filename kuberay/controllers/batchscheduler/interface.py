@@ -19,8 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.kube import Client
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 #: The kinds whose objects :meth:`add_metadata_to_child_resource` gives a schedulerName
 #: (``None``: a pod template, which carries no kind).

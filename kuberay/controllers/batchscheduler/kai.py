@@ -6,8 +6,6 @@ pass: the submitter pod appears only after the cluster is ready, which KAI canno
 
 from __future__ import annotations
 
-from typing import Any
-
 import structlog
 
 from kuberay.api.v1 import constants as C
@@ -20,10 +18,10 @@ from kuberay.controllers.batchscheduler.interface import (
     set_scheduler_name,
 )
 from kuberay.controllers.common.submit_command import K8S_JOB_MODE
+from kuberay.kube.objects import Object as Obj
 
 log = structlog.get_logger("kuberay.batchscheduler.kai")
 
-Obj = dict[str, Any]
 
 PLUGIN_NAME = "kai-scheduler"
 QUEUE_LABEL_KEY = "kai.scheduler/queue"

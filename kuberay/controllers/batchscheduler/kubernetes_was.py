@@ -36,10 +36,10 @@ from kuberay.controllers.common.owner import controller_owner_reference
 from kuberay.controllers.common.predicates import is_autoscaling_enabled
 from kuberay.controllers.common.replicas import calculate_desired_replicas
 from kuberay.kube import ApiError, Client, NotFound
+from kuberay.kube.objects import Object as Obj
 
 log = structlog.get_logger("kuberay.batchscheduler.kubernetes_was")
 
-Obj = dict[str, Any]
 
 PLUGIN_NAME = "kubernetes-was-v1alpha2"
 API_GROUP = "scheduling.k8s.io"

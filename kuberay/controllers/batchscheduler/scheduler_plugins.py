@@ -24,8 +24,7 @@ from kuberay.controllers.batchscheduler.resources import resources_json
 from kuberay.controllers.common.replicas import calculate_desired_replicas
 from kuberay.controllers.common.resources import calculate_desired_resources
 from kuberay.kube import AlreadyExists, ApiError, NotFound
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 PLUGIN_NAME = "scheduler-plugins"
 SCHEDULER_NAME = "scheduler-plugins-scheduler"

@@ -39,10 +39,10 @@ from kuberay.controllers.batchscheduler.resources import (
 from kuberay.controllers.common.owner import controller_owner_reference
 from kuberay.gocompat.goutil import GoNumError, go_atoi
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.kube.objects import Object as Obj
 
 log = structlog.get_logger("kuberay.batchscheduler.volcano")
 
-Obj = dict[str, Any]
 
 PLUGIN_NAME = "volcano"
 POD_GROUP_API_VERSION = "scheduling.volcano.sh/v1beta1"

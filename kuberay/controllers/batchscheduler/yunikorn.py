@@ -25,8 +25,7 @@ from kuberay.controllers.batchscheduler.resources import resources_json, submitt
 from kuberay.controllers.common.resources import calculate_pod_resource
 from kuberay.gocompat.gojson import go_string, marshal_value
 from kuberay.gocompat.gojson import marshal as go_marshal
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 PLUGIN_NAME = "yunikorn"
 APP_ID_LABEL_KEY = "yunikorn.apache.org/app-id"

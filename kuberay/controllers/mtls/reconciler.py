@@ -60,11 +60,11 @@ from kuberay.controllers.mtls.builders import (
     pod_ips,
 )
 from kuberay.kube import AlreadyExists, ApiError, Client, Conflict, Forbidden, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, Cache, EventRecorder, Request, Result
 
 log = structlog.get_logger("kuberay.mtls")
 
-Obj = dict[str, Any]
 NOT_READY_REQUEUE = 30.0
 PERIODIC_REQUEUE = 60.0
 EXPIRY_WARNING = dt.timedelta(hours=24)

@@ -31,8 +31,9 @@ from kuberay.controllers.networkpolicy.builders import (
     build_worker_group_policy,
     policy_needs_update,
 )
-from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx, Obj
+from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, Request, Result
 
 log = structlog.get_logger("kuberay.networkpolicy")

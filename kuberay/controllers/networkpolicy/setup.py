@@ -7,8 +7,9 @@ from kuberay.controllers.networkpolicy.builders import (
     NETWORK_POLICY_API_VERSION,
     NETWORK_POLICY_KIND,
 )
-from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx, Obj
+from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx
 from kuberay.controllers.networkpolicy.reconciler import NetworkPolicyReconciler
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Controller, GenerationChangedPredicate, Manager
 
 #: KubeRay names it explicitly (``Named("networkpolicy")``): the ``controller`` label of

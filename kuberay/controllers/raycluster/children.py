@@ -54,10 +54,11 @@ from kuberay.controllers.common.service import (
     build_serve_service,
     needs_headless_service,
 )
-from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.context import Ctx
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.gocompat.quantity import Quantity, QuantityError
 from kuberay.kube import AlreadyExists, ApiError, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING
 
 log = structlog.get_logger("kuberay.raycluster")

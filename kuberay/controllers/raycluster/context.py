@@ -14,9 +14,8 @@ from kuberay.api.v1.constants import FIELD_MANAGER
 from kuberay.controllers.batchscheduler import BatchScheduler
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.kube import AlreadyExists, ApiError, Client, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache, EventRecorder, Expectations
-
-Obj = dict[str, Any]
 
 ROUTE_API_GROUP = "route.openshift.io"
 #: API groups whose presence means "OpenShift" (KubeRay ``IsOpenShiftCluster``).

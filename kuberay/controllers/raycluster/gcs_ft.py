@@ -26,8 +26,9 @@ from kuberay.controllers.common.predicates import (
     is_gcs_fault_tolerance_embedded,
     is_gcs_fault_tolerance_enabled,
 )
-from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.context import Ctx
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError, Result
 
 FINALIZER = C.GCS_FAULT_TOLERANCE_REDIS_CLEANUP_FINALIZER

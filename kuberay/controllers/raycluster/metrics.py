@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
-from typing import Any
 
 from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.core import GaugeMetricFamily
@@ -21,9 +20,8 @@ from prometheus_client.registry import Collector
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
 from kuberay.controllers.raycluster import conditions as cond
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache
-
-Obj = dict[str, Any]
 
 
 class _InfoCollector(Collector):

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.names import tls_cert_name, tls_secret_name
-from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.context import Ctx
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.kube import NotFound
+from kuberay.kube.objects import Object as Obj
 
 
 async def require_mtls_ready(ctx: Ctx, cluster: Obj) -> None:

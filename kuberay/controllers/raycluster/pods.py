@@ -56,11 +56,12 @@ from kuberay.controllers.common.replicas import (
     workers_to_delete,
 )
 from kuberay.controllers.raycluster import conditions as cond
-from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.context import Ctx
 from kuberay.controllers.raycluster.mtls_gate import require_mtls_ready
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.kube import ApiError
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING
 
 log = structlog.get_logger("kuberay.raycluster")

@@ -46,7 +46,7 @@ from kuberay.controllers.raycluster.children import (
     ChildConflict,
     ChildReconciler,
 )
-from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.context import Ctx
 from kuberay.controllers.raycluster.gcs_ft import reconcile_gcs_ft_finalizer
 from kuberay.controllers.raycluster.pods import PodReconciler
 from kuberay.controllers.raycluster.status import (
@@ -60,6 +60,7 @@ from kuberay.featuregates.kuberay_gates import (
     RAY_CLUSTER_STATUS_CONDITIONS,
 )
 from kuberay.kube import ApiError, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import WARNING, Request, Result
 from kuberay.reconcile.written import WrittenObjects
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any
 
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_raycluster
@@ -55,8 +54,7 @@ from kuberay.controllers.common.service import (
 )
 from kuberay.controllers.render import RenderError, RenderOptions
 from kuberay.featuregates.kuberay_gates import GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 #: The auth Secret's token in rendered output (the operator generates a random one).
 TOKEN_PLACEHOLDER = "<generated-by-operator>"

@@ -25,9 +25,8 @@ from kuberay.controllers.common.replicas import (
 )
 from kuberay.controllers.common.resources import desired_resource_status
 from kuberay.controllers.raycluster import conditions as cond
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import RequeueError
-
-Obj = dict[str, Any]
 
 READY = "ready"
 SUSPENDED = "suspended"

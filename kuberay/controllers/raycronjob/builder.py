@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-from typing import Any
 
 from kuberay.api.v1.constants import (
     API_VERSION,
@@ -23,10 +22,9 @@ from kuberay.api.v1.constants import (
     RAY_CRONJOB_TIMESTAMP_ANNOTATION_KEY,
 )
 from kuberay.controllers.common.owner import controller_owner_reference
+from kuberay.kube.objects import Object as Obj
 
 __all__ = ["build_rayjob", "rayjob_name", "rfc3339"]
-
-Obj = dict[str, Any]
 
 
 def rfc3339(t: dt.datetime) -> str:

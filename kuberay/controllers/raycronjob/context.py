@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import attrs
 
 from kuberay.kube import Client
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache, EventRecorder
-
-Obj = dict[str, Any]
-
 
 Clock = Callable[[], dt.datetime]
 

@@ -64,11 +64,12 @@ from kuberay.api.v1.schedule import CronSchedule, load_go_location, parse_standa
 from kuberay.api.v1.validation import validate_raycronjob
 from kuberay.api.v1.validation.errors import first_error
 from kuberay.controllers.raycronjob.builder import build_rayjob, rfc3339
-from kuberay.controllers.raycronjob.context import Ctx, Obj
+from kuberay.controllers.raycronjob.context import Ctx
 from kuberay.controllers.raycronjob.gotime import Zone
 from kuberay.controllers.raycronjob.missed import count_ticks, latest_tick_unix
 from kuberay.controllers.raycronjob.ticks import next_tick
 from kuberay.kube import AlreadyExists, Conflict, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, Request, Result
 from kuberay.reconcile.written import WrittenObjects
 

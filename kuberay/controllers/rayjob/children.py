@@ -9,7 +9,6 @@ the pass ends without a status write and is retried with backoff.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import structlog
 
@@ -26,11 +25,11 @@ from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import Ctx
 from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 
 log = structlog.get_logger("kuberay.rayjob")
 
-Obj = dict[str, Any]
 
 CREATE, DELETE, UPDATE, VALIDATE = "Create", "Delete", "Update", "Validate"
 CLEANUP = "Cleanup"

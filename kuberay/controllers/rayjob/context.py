@@ -17,9 +17,9 @@ from kuberay.controllers.dashboard.poller import Observed
 from kuberay.controllers.dashboard.target import DashboardTarget
 from kuberay.gocompat.goutil import go_atoi
 from kuberay.kube import Client
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache, EventRecorder
 
-Obj = dict[str, Any]
 ObjectKey = tuple[str, str]
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.world import (
@@ -32,8 +32,7 @@ from kuberay.controllers.rayjob.world import (
     World,
     uses_cluster_selector,
 )
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 POLICY_DELETE_CLUSTER: Final = "DeleteCluster"
 POLICY_DELETE_WORKERS: Final = "DeleteWorkers"

@@ -57,8 +57,7 @@ from kuberay.controllers.rayjob.world import (
 from kuberay.controllers.rayjob.world import meta_of as _meta
 from kuberay.controllers.rayjob.world import spec_of as _spec
 from kuberay.featuregates.kuberay_gates import RAY_JOB_DELETION_POLICY
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 
 # ----- helpers --------------------------------------------------------------------------------

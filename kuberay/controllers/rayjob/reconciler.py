@@ -25,7 +25,6 @@ fail with 409.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import structlog
 
@@ -46,12 +45,11 @@ from kuberay.controllers.rayjob import why
 from kuberay.controllers.rayjob.children import Children
 from kuberay.controllers.rayjob.context import Ctx, ObjectKey
 from kuberay.kube import Conflict, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
 from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.rayjob")
-
-Obj = dict[str, Any]
 
 
 #: Event reason per validation error source.

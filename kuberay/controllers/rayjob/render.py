@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any
 
 from kuberay.api.v1.constants import KUBERAY_CONTROLLER
 from kuberay.api.v1.convert import StructureError, structure, unstructure
@@ -50,8 +49,7 @@ from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.machine import dashboard_url
 from kuberay.controllers.rayjob.world import uses_cluster_selector
 from kuberay.controllers.render import RenderError, RenderOptions
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 #: Seed of the random cluster-name and job-id suffixes in rendered output.
 NAME_SEED = 0

@@ -24,8 +24,7 @@ from kuberay.api.v1.enums import (
     is_job_terminal,
 )
 from kuberay.controllers.raycluster.status import status_changed
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 RAYJOB_FINALIZER: Final = C.RAY_JOB_STOP_JOB_FINALIZER
 

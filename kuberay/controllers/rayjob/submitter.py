@@ -4,7 +4,6 @@ KubeRay's ``checkSubmitterAndUpdateStatusIfNeeded`` and when its end is known.""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 from kuberay.api.v1 import constants as C
 from kuberay.controllers.rayjob import status as S
@@ -13,8 +12,7 @@ from kuberay.controllers.rayjob.world import Decision, World
 from kuberay.controllers.rayjob.world import meta_of as _meta
 from kuberay.controllers.rayjob.world import spec_of as _spec
 from kuberay.featuregates.kuberay_gates import SIDECAR_SUBMITTER_RESTART
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 
 def has_submitter(spec: Obj) -> bool:

@@ -30,8 +30,7 @@ from kuberay.controllers.dashboard import DashboardError, DashboardUnreachable, 
 from kuberay.controllers.dashboard.errors import describe
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.machine import World
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 WAIT_PREFIX: Final = S.WAIT_PREFIX
 

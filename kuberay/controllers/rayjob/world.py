@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Final
+from typing import Final
 
 import attrs
 
 from kuberay.controllers.dashboard import JobInfo
 from kuberay.controllers.dashboard.poller import Observed
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 # ----- actions --------------------------------------------------------------------------------
 ADD_FINALIZER: Final = "AddFinalizer"

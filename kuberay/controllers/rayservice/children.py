@@ -22,9 +22,10 @@ from kuberay.controllers.common.service import (
     build_head_service_for_ray_service,
     build_serve_service_for_ray_service,
 )
-from kuberay.controllers.rayservice.context import DEFAULT_DELETION_DELAY_SECONDS, Ctx, Obj
+from kuberay.controllers.rayservice.context import DEFAULT_DELETION_DELAY_SECONDS, Ctx
 from kuberay.controllers.rayservice.status import cluster_name
 from kuberay.kube import AlreadyExists, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 
 log = structlog.get_logger("kuberay.rayservice")

@@ -16,11 +16,11 @@ from typing import Any, Literal
 
 from kuberay.controllers.common.gateway import gateway_needs_update, http_route_needs_update
 from kuberay.kube import ApiError, Client
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import RequeueError
 
 __all__ = ["Action", "apply_gateway", "apply_http_route"]
 
-Obj = dict[str, Any]
 Action = Literal["created", "updated"] | None
 
 

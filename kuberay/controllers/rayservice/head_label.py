@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.objects import as_map
-from kuberay.controllers.rayservice.context import Ctx, Obj
+from kuberay.controllers.rayservice.context import Ctx
 from kuberay.controllers.rayservice.serve import ServeReconciler
 from kuberay.kube import ApiError, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 
 __all__ = ["update_head_pod_serve_label"]

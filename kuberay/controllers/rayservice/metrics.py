@@ -10,7 +10,6 @@ time from the informer cache (no API calls):
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily
@@ -18,9 +17,8 @@ from prometheus_client.registry import Collector
 
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYSERVICE
 from kuberay.controllers.raycluster import conditions as cond
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache
-
-Obj = dict[str, Any]
 
 
 class _ServiceCollector(Collector):

@@ -49,7 +49,7 @@ from kuberay.controllers.rayservice.abandon import (
     retire_pending,
 )
 from kuberay.controllers.rayservice.children import ChildReconciler, new_cluster_name
-from kuberay.controllers.rayservice.context import Ctx, Obj, ObjectKey, owner_key, rfc3339
+from kuberay.controllers.rayservice.context import Ctx, ObjectKey, owner_key, rfc3339
 from kuberay.controllers.rayservice.head_label import update_head_pod_serve_label
 from kuberay.controllers.rayservice.incremental import rollback_complete, upgrade_complete
 from kuberay.controllers.rayservice.incremental_status import (
@@ -68,6 +68,7 @@ from kuberay.controllers.rayservice.traffic import Routing, TrafficReconciler, g
 from kuberay.controllers.rayservice.upgrade import abandoned_hash, explain_upgrade
 from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.kube import ApiError
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
 from kuberay.reconcile.written import WrittenObjects
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import KUBERAY_CONTROLLER
@@ -43,8 +42,7 @@ from kuberay.controllers.common.service import (
 from kuberay.controllers.raycluster.render import render_raycluster
 from kuberay.controllers.raycluster.render import stored_form as cluster_stored_form
 from kuberay.controllers.render import RenderError, RenderOptions
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 #: Seed of the random cluster-name suffix in rendered output.
 NAME_SEED = 0

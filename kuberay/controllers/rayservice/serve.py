@@ -33,8 +33,9 @@ from kuberay.controllers.common.rayservice import need_serve_submit, serve_confi
 from kuberay.controllers.dashboard import DashboardClient, ServeDetails
 from kuberay.controllers.dashboard.target import DashboardTarget, ServeProxyTarget
 from kuberay.controllers.raycluster import conditions as rc_cond
-from kuberay.controllers.rayservice.context import Ctx, Obj, ObjectKey, owner_key
+from kuberay.controllers.rayservice.context import Ctx, ObjectKey, owner_key
 from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING
 
 log = structlog.get_logger("kuberay.rayservice")

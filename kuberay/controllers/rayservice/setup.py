@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYSERVICE
@@ -16,6 +15,7 @@ from kuberay.controllers.rayservice.context import (
 )
 from kuberay.controllers.rayservice.metrics import RayServiceMetrics
 from kuberay.controllers.rayservice.reconciler import RayServiceReconciler
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import (
     AnnotationChangedPredicate,
     Controller,
@@ -30,8 +30,6 @@ from kuberay.reconcile import (
 CONTROLLER_NAME = "rayservice"
 #: The component of the Events it records.
 EVENT_COMPONENT = "rayservice-controller"
-
-Obj = dict[str, Any]
 
 
 def _controller_owner(obj: Obj, kind: str) -> str | None:

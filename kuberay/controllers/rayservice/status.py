@@ -15,8 +15,7 @@ from typing import Any, Final
 
 from kuberay.controllers.common.objects import as_list, as_map, as_str
 from kuberay.controllers.raycluster import conditions as cond
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 READY: Final = "Ready"
 UPGRADE_IN_PROGRESS: Final = "UpgradeInProgress"

@@ -59,7 +59,7 @@ from kuberay.controllers.rayservice.abandon import (
     plan_abandon,
     reported_capacity,
 )
-from kuberay.controllers.rayservice.context import Ctx, Obj, ObjectKey, owner_key
+from kuberay.controllers.rayservice.context import Ctx, ObjectKey, owner_key
 from kuberay.controllers.rayservice.gateway import Action, apply_gateway, apply_http_route
 from kuberay.controllers.rayservice.incremental import step_options
 from kuberay.controllers.rayservice.incremental_plan import (
@@ -72,6 +72,7 @@ from kuberay.controllers.rayservice.incremental_status import routing_problem, s
 from kuberay.controllers.rayservice.running import running_serve_config
 from kuberay.controllers.rayservice.serve import ServeResult
 from kuberay.kube import AlreadyExists, ApiError, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 
 log = structlog.get_logger("kuberay.rayservice")

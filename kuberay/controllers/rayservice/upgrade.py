@@ -22,7 +22,7 @@ from typing import Final
 
 from kuberay.controllers.common.objects import as_map, as_str
 from kuberay.controllers.rayservice import status as S
-from kuberay.controllers.rayservice.context import Obj
+from kuberay.kube.objects import Object as Obj
 
 UPGRADE_TIMEOUT_ANNOTATION: Final = "ray.io/upgrade-timeout"
 UPGRADE_TIMEOUT_REASON: Final = "UpgradeTimeout"
