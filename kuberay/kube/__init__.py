@@ -1,6 +1,6 @@
 """Async, dict-based Kubernetes client: typed errors, throttling, counted requests."""
 
-from kuberay.kube.client import Client, PatchType, RequestStats, WatchEvent
+from kuberay.kube.client import Client, WatchEvent
 from kuberay.kube.errors import (
     AlreadyExists,
     ApiError,
@@ -17,7 +17,10 @@ from kuberay.kube.errors import (
     Unauthorized,
     WriteRefused,
 )
+from kuberay.kube.interfaces import PatchType, Reader, ReadWriter, Writer
+from kuberay.kube.objects import Object, ObjectKey
 from kuberay.kube.resources import ResourceInfo, split_api_version
+from kuberay.kube.transport import RequestStats
 
 __all__ = [
     "AlreadyExists",
@@ -30,7 +33,11 @@ __all__ = [
     "Invalid",
     "KubeError",
     "NotFound",
+    "Object",
+    "ObjectKey",
     "PatchType",
+    "ReadWriter",
+    "Reader",
     "RequestStats",
     "ResourceInfo",
     "ServerError",
@@ -39,5 +46,6 @@ __all__ = [
     "Unauthorized",
     "WatchEvent",
     "WriteRefused",
+    "Writer",
     "split_api_version",
 ]
