@@ -14,7 +14,6 @@ import attrs
 from kuberay.cmd.kubectl_ray.connection import ConnectionConfig, ConnectionFlags, load, resolve
 from kuberay.cmd.kubectl_ray.credentials import CredentialError
 from kuberay.cmd.kubectl_ray.kubeconfigs import KubeconfigError
-from kuberay.kube.objects import Object as Obj
 
 if TYPE_CHECKING:
     from kuberay.kube import Client
@@ -120,4 +119,4 @@ class Env:
         return None if self.all_namespaces else self.namespace
 
 
-__all__ = ["CLIError", "Env", "Obj", "context_namespace"]
+__all__ = ["CLIError", "Env", "context_namespace"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kuberay.api.v1.constants import API_VERSION
 from kuberay.cmd.kubectl_ray.common import (
@@ -29,7 +29,9 @@ from kuberay.cmd.kubectl_ray.output import age, as_list, emit, format_table
 from kuberay.controllers.common.auth import auth_token_secret_name
 from kuberay.gocompat.quantity import Quantity
 from kuberay.kube import NotFound
-from kuberay.kube.objects import Object as Obj
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 AUTH_TOKEN_KEY = "auth_token"
 

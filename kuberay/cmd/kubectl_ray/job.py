@@ -20,7 +20,7 @@ import secrets
 import string
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import yaml
@@ -43,7 +43,9 @@ from kuberay.cmd.kubectl_ray.progress import pods_ready, wanted_pods
 from kuberay.cmd.kubectl_ray.session import DASHBOARD, head_pod
 from kuberay.cmd.kubectl_ray.waiting import poll
 from kuberay.kube import ApiError
-from kuberay.kube.objects import Object as Obj
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 CLUSTER_TIMEOUT = 120.0
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -23,7 +23,9 @@ from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.render import RenderError, RenderOptions, render
 from kuberay.featuregates import FeatureGateError
 from kuberay.featuregates.kuberay_gates import new_feature_gate
-from kuberay.kube.objects import Object as Obj
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
