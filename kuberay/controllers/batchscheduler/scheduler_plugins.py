@@ -23,8 +23,9 @@ from kuberay.controllers.batchscheduler.interface import (
 from kuberay.controllers.batchscheduler.resources import resources_json
 from kuberay.controllers.common.replicas import calculate_desired_replicas
 from kuberay.controllers.common.resources import calculate_desired_resources
-from kuberay.kube import AlreadyExists, ApiError, NotFound
+from kuberay.kube import ApiError, NotFound
 from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.children import ensure
 
 PLUGIN_NAME = "scheduler-plugins"
 SCHEDULER_NAME = "scheduler-plugins-scheduler"
@@ -92,9 +93,7 @@ class SchedulerPluginsScheduler(BatchScheduler):
         except ApiError as exc:
             raise BatchSchedulerError(f"failed to get PodGroup: {exc}") from exc
         try:
-            await self.client.create(build_pod_group(obj))
-        except AlreadyExists:
-            return
+            await ensure(self.client, build_pod_group(obj))
         except ApiError as exc:
             raise BatchSchedulerError(f"failed to create PodGroup: {exc}") from exc
 

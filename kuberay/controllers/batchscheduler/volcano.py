@@ -38,8 +38,9 @@ from kuberay.controllers.batchscheduler.resources import (
 )
 from kuberay.controllers.common.owner import controller_owner_reference
 from kuberay.gocompat.goutil import GoNumError, go_atoi
-from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.kube import ApiError, Conflict, NotFound
 from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.children import ensure
 
 log = structlog.get_logger("kuberay.batchscheduler.volcano")
 
@@ -214,12 +215,12 @@ class VolcanoScheduler(BatchScheduler):
             if not create:
                 return False
             try:
-                await self.client.create(build_pod_group(owner, min_member, resources))
-            except AlreadyExists:
-                log.info("PodGroup already exists", podgroup=name)
-                return False
+                done = await ensure(self.client, build_pod_group(owner, min_member, resources))
             except ApiError as exc:
                 raise BatchSchedulerError(f"failed to create PodGroup {ns}/{name}: {exc}") from exc
+            if not done.created:
+                log.info("PodGroup already exists", podgroup=name)
+                return False
             log.info("created PodGroup", podgroup=name, min_member=min_member)
             return True
         except ApiError as exc:

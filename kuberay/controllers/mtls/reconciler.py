@@ -40,7 +40,8 @@ import attrs
 import structlog
 
 from kuberay.api.v1 import constants as c
-from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER, KUBERAY_CONTROLLER
+from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.controllers.common.constants import DEFAULT_DOMAIN_NAME
 from kuberay.controllers.common.names import tls_cert_name
 from kuberay.controllers.common.owner import set_controller_reference
@@ -59,9 +60,11 @@ from kuberay.controllers.mtls.builders import (
     is_certificate_ready,
     pod_ips,
 )
-from kuberay.kube import AlreadyExists, ApiError, Client, Conflict, Forbidden, NotFound
+from kuberay.kube import ApiError, Client, Conflict, Forbidden, NotFound
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, Cache, EventRecorder, Request, Result
+from kuberay.reconcile.children import ensure
+from kuberay.reconcile.clock import utc_now
 
 log = structlog.get_logger("kuberay.mtls")
 
@@ -70,11 +73,6 @@ PERIODIC_REQUEUE = 60.0
 EXPIRY_WARNING = dt.timedelta(hours=24)
 #: How long a Secret seen owned by its (unchanged) Certificate is trusted to stay so.
 OWNER_RECHECK = dt.timedelta(minutes=10)
-
-
-def utc_now() -> dt.datetime:
-    """The real time (aware, UTC)."""
-    return dt.datetime.now(dt.UTC)
 
 
 @attrs.define
@@ -146,8 +144,8 @@ class MTLSReconciler:
         if cluster is None or (cluster.get("metadata") or {}).get("deletionTimestamp"):
             self._forget(request)
             return Result()
-        managed_by = (cluster.get("spec") or {}).get("managedBy")
-        if managed_by and managed_by != KUBERAY_CONTROLLER:
+        managed_by = managed_elsewhere(cluster)
+        if managed_by:
             log.info("skipping RayCluster managed by a custom controller", managed_by=managed_by)
             self._forget(request)
             return Result()
@@ -221,9 +219,8 @@ class MTLSReconciler:
         existing = self._cached(desired["kind"], meta["namespace"], meta["name"])
         if existing is not None:
             return existing
-        try:
-            await self.ctx.client.create(desired, field_manager=FIELD_MANAGER)
-        except AlreadyExists:
+        done = await ensure(self.ctx.client, desired, field_manager=FIELD_MANAGER)
+        if not done.created:
             try:
                 live: Obj = await self.ctx.client.get(
                     CERT_MANAGER_API_VERSION, desired["kind"], meta["name"], meta["namespace"]

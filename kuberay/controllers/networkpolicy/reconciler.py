@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import structlog
 
-from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER, KUBERAY_CONTROLLER
+from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.controllers.networkpolicy.builders import (
     NETWORK_POLICY_API_VERSION,
     NETWORK_POLICY_KIND,
@@ -32,9 +33,10 @@ from kuberay.controllers.networkpolicy.builders import (
     policy_needs_update,
 )
 from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx
-from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.kube import ApiError, Conflict, NotFound
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, Request, Result
+from kuberay.reconcile.children import ensure
 
 log = structlog.get_logger("kuberay.networkpolicy")
 
@@ -72,8 +74,8 @@ class NetworkPolicyReconciler:
         if meta.get("deletionTimestamp"):
             return Result()
         spec = cluster.get("spec") or {}
-        managed_by = spec.get("managedBy")
-        if managed_by and managed_by != KUBERAY_CONTROLLER:
+        managed_by = managed_elsewhere(cluster)
+        if managed_by:
             log.info("skipping RayCluster managed by a custom controller", managed_by=managed_by)
             return Result()
         try:
@@ -158,11 +160,7 @@ class NetworkPolicyReconciler:
         )
         if existing is None:
             try:
-                await self.ctx.client.create(desired, field_manager=FIELD_MANAGER)
-            except AlreadyExists:
-                existing = await self._live(meta["namespace"], meta["name"])
-                if existing is None:
-                    raise _StaleCache(f"{_key(desired)} vanished while being created") from None
+                done = await ensure(self.ctx.client, desired, field_manager=FIELD_MANAGER)
             except ApiError as exc:
                 self.ctx.event(
                     cluster,
@@ -172,6 +170,10 @@ class NetworkPolicyReconciler:
                     "Create",
                 )
                 raise NetworkPolicyError(f"create NetworkPolicy {_key(desired)}: {exc}") from exc
+            if not done.created:
+                existing = await self._live(meta["namespace"], meta["name"])
+                if existing is None:
+                    raise _StaleCache(f"{_key(desired)} vanished while being created")
             else:
                 log.info("created NetworkPolicy", policy=meta["name"])
                 self.ctx.event(

@@ -27,7 +27,7 @@ from kuberay.controllers.common.predicates import (
     is_gcs_fault_tolerance_enabled,
 )
 from kuberay.controllers.raycluster.context import Ctx
-from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.kube import ApiError, Conflict, NotFound
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError, Result
 
@@ -149,9 +149,7 @@ async def reconcile_gcs_ft_finalizer(ctx: Ctx, cluster: Obj) -> Result | None:
     job = build_redis_cleanup_job(cluster, ctx.settings.options, ctx.settings.features)
     job["metadata"]["namespace"] = ns
     try:
-        await ctx.create(job)
-    except AlreadyExists:
-        pass
+        await ctx.create_if_absent(job)
     except (ApiError, NotFound) as exc:
         where = f"{ns}/{job['metadata']['name']}"
         ctx.event(

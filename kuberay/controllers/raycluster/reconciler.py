@@ -32,7 +32,8 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from kuberay.api.v1 import validation  # its validators load on first use
-from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KUBERAY_CONTROLLER
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.controllers.common.predicates import (
     is_autoscaling_enabled,
     is_autoscaling_v1_enabled,
@@ -108,9 +109,8 @@ class RayClusterReconciler:
                 self.ctx.metrics.forget(request.namespace, request.name)
             self.children.forget(request.namespace, request.name)
             return Result()
-        spec = cached.get("spec") or {}
-        managed_by = spec.get("managedBy")
-        if managed_by and managed_by != KUBERAY_CONTROLLER:
+        managed_by = managed_elsewhere(cached)
+        if managed_by:
             log.debug("skipping cluster managed by another controller", managed_by=managed_by)
             return Result()
         cluster = copy.deepcopy(self._written.freshest(cached))

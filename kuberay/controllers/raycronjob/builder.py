@@ -23,13 +23,9 @@ from kuberay.api.v1.constants import (
 )
 from kuberay.controllers.common.owner import controller_owner_reference
 from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.clock import format_time as rfc3339
 
 __all__ = ["build_rayjob", "rayjob_name", "rfc3339"]
-
-
-def rfc3339(t: dt.datetime) -> str:
-    """Go ``t.UTC().Format(time.RFC3339)`` (whole seconds, ``Z``)."""
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def rayjob_name(cronjob_name: str, tick: dt.datetime) -> str:

@@ -63,14 +63,16 @@ from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCRONJOB
 from kuberay.api.v1.schedule import CronSchedule, load_go_location, parse_standard
 from kuberay.api.v1.validation import validate_raycronjob
 from kuberay.api.v1.validation.errors import first_error
-from kuberay.controllers.raycronjob.builder import build_rayjob, rfc3339
+from kuberay.controllers.raycronjob.builder import build_rayjob
 from kuberay.controllers.raycronjob.context import Ctx
 from kuberay.controllers.raycronjob.gotime import Zone
 from kuberay.controllers.raycronjob.missed import count_ticks, latest_tick_unix
 from kuberay.controllers.raycronjob.ticks import next_tick
-from kuberay.kube import AlreadyExists, Conflict, NotFound
+from kuberay.kube import Conflict, NotFound
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, Request, Result
+from kuberay.reconcile.children import ensure
+from kuberay.reconcile.clock import format_time as rfc3339
 from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.raycronjob")
@@ -214,9 +216,8 @@ class RayCronJobReconciler:
         """Create the RayJob of ``tick``; one that already exists counts as created."""
         rayjob = build_rayjob(cronjob, tick)
         name = rayjob["metadata"]["name"]
-        try:
-            await self.ctx.client.create(rayjob, field_manager=FIELD_MANAGER)
-        except AlreadyExists:
+        done = await ensure(self.ctx.client, rayjob, field_manager=FIELD_MANAGER)
+        if not done.created:
             log.info("RayJob for this tick already exists", rayjob=name, tick=rfc3339(tick))
             return
         log.info("created RayJob", rayjob=name, tick=rfc3339(tick))

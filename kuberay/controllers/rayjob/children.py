@@ -24,9 +24,10 @@ from kuberay.controllers.common import (
 from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import Ctx
-from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.kube import ApiError, Conflict, NotFound
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
+from kuberay.reconcile.children import ensure
 
 log = structlog.get_logger("kuberay.rayjob")
 
@@ -128,10 +129,7 @@ class Children:
         ):
             self.ctx.scheduler.add_metadata_to_child_resource(self.job, cluster, "")
         try:
-            created = await self.ctx.client.create(cluster, field_manager=FIELD_MANAGER)
-        except AlreadyExists:
-            self.cluster = cluster
-            return
+            done = await ensure(self.ctx.client, cluster, field_manager=FIELD_MANAGER)
         except ApiError as exc:
             self._event(
                 WARNING,
@@ -140,7 +138,10 @@ class Children:
                 CREATE,
             )
             raise
-        self.cluster = created
+        if not done.created:
+            self.cluster = cluster
+            return
+        self.cluster = done.object
         self._event(
             NORMAL, "CreatedRayCluster", f"Created RayCluster {self.namespace}/{name}", CREATE
         )
@@ -216,9 +217,7 @@ class Children:
                 self.job, template, C.RAY_NODE_SUBMITTER_GROUP_LABEL_VALUE
             )
         try:
-            await self.ctx.client.create(job, field_manager=FIELD_MANAGER)
-        except AlreadyExists:
-            return
+            done = await ensure(self.ctx.client, job, field_manager=FIELD_MANAGER)
         except ApiError as exc:
             self._event(
                 WARNING,
@@ -227,6 +226,8 @@ class Children:
                 CREATE,
             )
             raise
+        if not done.created:
+            return
         self._event(
             NORMAL,
             "CreatedRayJobSubmitter",
@@ -263,9 +264,7 @@ class Children:
             self.job, self.cluster, options=self.ctx.settings.options
         )
         try:
-            await self.ctx.client.create(service, field_manager=FIELD_MANAGER)
-        except AlreadyExists:
-            return
+            done = await ensure(self.ctx.client, service, field_manager=FIELD_MANAGER)
         except ApiError as exc:
             self._event(
                 WARNING,
@@ -274,6 +273,8 @@ class Children:
                 CREATE,
             )
             raise
+        if not done.created:
+            return
         self._event(
             NORMAL, "CreatedService", f"Created the service {self.namespace}/{name}", CREATE
         )

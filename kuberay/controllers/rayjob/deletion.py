@@ -33,6 +33,7 @@ from kuberay.controllers.rayjob.world import (
     uses_cluster_selector,
 )
 from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.clock import parse_time
 
 POLICY_DELETE_CLUSTER: Final = "DeleteCluster"
 POLICY_DELETE_WORKERS: Final = "DeleteWorkers"
@@ -109,7 +110,7 @@ def _until(deadline: dt.datetime, now: dt.datetime) -> float:
 def deletion_rules(job: Obj, world: World) -> tuple[Action | None, float | None]:
     """(the one action to run now, requeue) for ``spec.deletionStrategy.deletionRules``."""
     status = job.get("status") or {}
-    end = S.parse_time(status.get("endTime")) or world.now
+    end = parse_time(status.get("endTime")) or world.now
     overdue: list[Obj] = []
     next_due: dt.datetime | None = None
     rules = ((job.get("spec") or {}).get("deletionStrategy") or {}).get("deletionRules") or []
@@ -135,7 +136,7 @@ def _after_ttl(job: Obj, world: World) -> float | None:
     """Seconds to wait until ``endTime + ttlSecondsAfterFinished`` (+2 s), or None once
     it has passed."""
     status = job.get("status") or {}
-    end = S.parse_time(status.get("endTime")) or world.now
+    end = parse_time(status.get("endTime")) or world.now
     ttl = int((job.get("spec") or {}).get("ttlSecondsAfterFinished") or 0)
     due = end + dt.timedelta(seconds=ttl)
     return _until(due, world.now) if due > world.now else None

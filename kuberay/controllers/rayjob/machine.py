@@ -58,11 +58,12 @@ from kuberay.controllers.rayjob.world import meta_of as _meta
 from kuberay.controllers.rayjob.world import spec_of as _spec
 from kuberay.featuregates.kuberay_gates import RAY_JOB_DELETION_POLICY
 from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.clock import format_time, parse_time
 
 
 # ----- helpers --------------------------------------------------------------------------------
 def _seconds_passed(start: Any, seconds: float, now: dt.datetime) -> bool:
-    begin = S.parse_time(start)
+    begin = parse_time(start)
     return begin is not None and now >= begin + dt.timedelta(seconds=seconds)
 
 
@@ -94,7 +95,7 @@ def _active_deadline(job: Obj, status: Obj, now: dt.datetime) -> bool:
     seconds = _spec(job).get("activeDeadlineSeconds")
     if seconds is None or not _seconds_passed(status.get("startTime"), seconds, now):
         return False
-    start = S.parse_time(status.get("startTime"))
+    start = parse_time(status.get("startTime"))
     assert start is not None
     fail(
         status,
@@ -109,7 +110,7 @@ def _pre_running_deadline(job: Obj, status: Obj, now: dt.datetime) -> bool:
     seconds = _spec(job).get("preRunningDeadlineSeconds")
     if seconds is None or not _seconds_passed(status.get("startTime"), seconds, now):
         return False
-    start = S.parse_time(status.get("startTime"))
+    start = parse_time(status.get("startTime"))
     assert start is not None
     fail(
         status,
@@ -151,7 +152,7 @@ def _new(job: Obj, status: Obj, world: World, d: Decision) -> None:
         status["rayClusterName"] = selected or world.new_cluster_name
     status["jobStatus"] = status.get("jobStatus") or S.JOB_NEW
     status["jobDeploymentStatus"] = S.INITIALIZING
-    status["startTime"] = S.format_time(world.now)
+    status["startTime"] = format_time(world.now)
     d.persist = True
 
 
@@ -248,7 +249,7 @@ def _with_last_error(message: str, status: Obj, world: World) -> str:
 
 
 def _status_check_timeout(status: Obj, world: World, settings: RayJobSettings) -> bool:
-    start = S.parse_time(status.get("jobStatusCheckFailureStartTime"))
+    start = parse_time(status.get("jobStatusCheckFailureStartTime"))
     timeout = settings.status_check_timeout_seconds
     if start is None or world.now < start + dt.timedelta(seconds=timeout):
         return False
@@ -277,7 +278,7 @@ def _record_check_failure(status: Obj, world: World, d: Decision) -> None:
     if status.get("jobStatusCheckFailureStartTime"):
         d.persist = False
         return
-    status["jobStatusCheckFailureStartTime"] = S.format_time(world.now)
+    status["jobStatusCheckFailureStartTime"] = format_time(world.now)
 
 
 def _running(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: Decision) -> None:

@@ -22,6 +22,7 @@ from kuberay.api.v1.constants import API_VERSION, KIND_RAYJOB
 from kuberay.controllers.rayjob import status as S
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache
+from kuberay.reconcile.clock import parse_time
 
 
 class _InfoCollector(Collector):
@@ -76,7 +77,7 @@ class RayJobMetrics:
             return
         if not (S.is_job_deployment_terminal(now_state) or now_state == S.RETRYING):
             return
-        start = S.parse_time(new.get("startTime"))
+        start = parse_time(new.get("startTime"))
         if start is None:
             return
         meta = job.get("metadata") or {}

@@ -30,7 +30,8 @@ import structlog
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
-from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYJOB, KUBERAY_CONTROLLER
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYJOB
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.controllers.common import RayJobBuildError, build_job_submit_body
 from kuberay.controllers.common.names import (
     generate_ray_cluster_name,
@@ -47,6 +48,7 @@ from kuberay.controllers.rayjob.context import Ctx, ObjectKey
 from kuberay.kube import Conflict, NotFound
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
+from kuberay.reconcile.clock import format_time
 from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.rayjob")
@@ -77,8 +79,8 @@ class RayJobReconciler:
             if self.ctx.metrics is not None:
                 self.ctx.metrics.forget(request.namespace, request.name)
             return Result()
-        managed_by = (cached.get("spec") or {}).get("managedBy")
-        if managed_by and managed_by != KUBERAY_CONTROLLER:
+        managed_by = managed_elsewhere(cached)
+        if managed_by:
             log.debug("skipping RayJob managed by another controller", managed_by=managed_by)
             return Result()
         job = copy.deepcopy(self._written.freshest(cached))
@@ -108,7 +110,7 @@ class RayJobReconciler:
         gated = decision.persist and decision.error is None and S.kuberay_write_needed(old, new)
         if gated or message_changed:
             if S.is_job_deployment_terminal(new.get("jobDeploymentStatus") or ""):
-                new["endTime"] = S.format_time(world.now)
+                new["endTime"] = format_time(world.now)
             if not await self.write_status(job, new):
                 return Result(requeue=True)
             self.warn_about_cause(job, old, new, world)

@@ -26,9 +26,9 @@ from __future__ import annotations
 import copy
 import random
 
-from kuberay.api.v1.constants import KUBERAY_CONTROLLER
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_rayjob
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.api.v1.rayjob_types import RayJob
 from kuberay.api.v1.validation import validate_rayjob
 from kuberay.controllers.common import (
@@ -84,8 +84,7 @@ def render_rayjob(job: Obj, options: RenderOptions) -> list[Obj]:
     if errors:
         raise RenderError("; ".join(str(e) for e in errors))
     spec = job.get("spec") or {}
-    managed_by = spec.get("managedBy")
-    if (managed_by and managed_by != KUBERAY_CONTROLLER) or spec.get("suspend"):
+    if managed_elsewhere(job) or spec.get("suspend"):
         return []
     if uses_cluster_selector(spec):
         return []

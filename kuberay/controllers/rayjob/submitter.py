@@ -13,6 +13,7 @@ from kuberay.controllers.rayjob.world import meta_of as _meta
 from kuberay.controllers.rayjob.world import spec_of as _spec
 from kuberay.featuregates.kuberay_gates import SIDECAR_SUBMITTER_RESTART
 from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.clock import parse_time
 
 
 def has_submitter(spec: Obj) -> bool:
@@ -84,7 +85,7 @@ def check_submitter(
                     f"Ray head pod submitter container {cs.get('name')} terminated after "
                     "exceeding the maximum restart count",
                 )
-        finished = S.parse_time((terminated or {}).get("finishedAt")) if terminated else None
+        finished = parse_time((terminated or {}).get("finishedAt")) if terminated else None
         return failed, finished
     job_obj = world.submitter
     if job_obj is None:
@@ -102,7 +103,7 @@ def check_submitter(
     finished = None
     for c in (job_obj.get("status") or {}).get("conditions") or []:
         if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
-            finished = S.parse_time(c.get("lastTransitionTime"))
+            finished = parse_time(c.get("lastTransitionTime"))
             break
     return failed_cond is not None, finished
 

@@ -32,7 +32,8 @@ import structlog
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
-from kuberay.api.v1.constants import API_VERSION, KIND_RAYSERVICE, KUBERAY_CONTROLLER
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYSERVICE
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.controllers.common.names import serve_service_name
 from kuberay.controllers.common.objects import as_map, as_str
 from kuberay.controllers.common.pod_health import is_running_and_ready
@@ -49,7 +50,7 @@ from kuberay.controllers.rayservice.abandon import (
     retire_pending,
 )
 from kuberay.controllers.rayservice.children import ChildReconciler, new_cluster_name
-from kuberay.controllers.rayservice.context import Ctx, ObjectKey, owner_key, rfc3339
+from kuberay.controllers.rayservice.context import Ctx, ObjectKey, owner_key
 from kuberay.controllers.rayservice.head_label import update_head_pod_serve_label
 from kuberay.controllers.rayservice.incremental import rollback_complete, upgrade_complete
 from kuberay.controllers.rayservice.incremental_status import (
@@ -70,6 +71,7 @@ from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.kube import ApiError
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
+from kuberay.reconcile.clock import format_time as rfc3339
 from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.rayservice")
@@ -96,8 +98,8 @@ class RayServiceReconciler:
         if cached is None:
             self._forget(key)
             return Result()
-        managed_by = (cached.get("spec") or {}).get("managedBy")
-        if managed_by and managed_by != KUBERAY_CONTROLLER:
+        managed_by = managed_elsewhere(cached)
+        if managed_by:
             log.debug("skipping RayService managed by another controller", managed_by=managed_by)
             return Result()
         rs = copy.deepcopy(self._written.freshest(cached))

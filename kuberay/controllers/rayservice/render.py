@@ -26,9 +26,9 @@ import copy
 import random
 
 from kuberay.api.v1 import constants as C
-from kuberay.api.v1.constants import KUBERAY_CONTROLLER
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_rayservice
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.api.v1.rayservice_types import RayService
 from kuberay.api.v1.validation import validate_rayservice
 from kuberay.controllers.common.names import generate_ray_cluster_name
@@ -73,8 +73,7 @@ def render_rayservice(service: Obj, options: RenderOptions) -> list[Obj]:
     if errors:
         raise RenderError("; ".join(str(e) for e in errors))
     spec = rs.get("spec") or {}
-    managed_by = spec.get("managedBy")
-    if (managed_by and managed_by != KUBERAY_CONTROLLER) or spec.get("suspend"):
+    if managed_elsewhere(rs) or spec.get("suspend"):
         return []
     ns = rs["metadata"]["namespace"]
     name = generate_ray_cluster_name(str(rs["metadata"]["name"]), random.Random(NAME_SEED))

@@ -9,9 +9,10 @@ from collections.abc import Awaitable, Callable
 
 from kuberay.controllers.rayservice import status as S
 from kuberay.controllers.rayservice.children import ChildReconciler
-from kuberay.controllers.rayservice.context import Ctx, rfc3339
+from kuberay.controllers.rayservice.context import Ctx
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Result
+from kuberay.reconcile.clock import format_time as rfc3339
 
 __all__ = ["handle_suspend", "suspend_operative"]
 
