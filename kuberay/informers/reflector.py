@@ -31,6 +31,7 @@ import structlog
 from kuberay.informers.backoff import Backoff
 from kuberay.informers.listwatch import ListerWatcher
 from kuberay.kube import Gone, KubeError
+from kuberay.kube import objects as k8s
 from kuberay.kube.client import WATCH_TIMEOUT_GRACE
 from kuberay.kube.objects import Object as Obj
 
@@ -102,7 +103,7 @@ class Reflector:
         ):
             events += 1
             obj = event.object
-            rv = (obj.get("metadata") or {}).get("resourceVersion")
+            rv = k8s.meta(obj).get("resourceVersion")
             if event.type == "ADDED":
                 self.sink.add(obj)
             elif event.type == "MODIFIED":

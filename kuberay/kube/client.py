@@ -28,6 +28,7 @@ from typing import Any, Literal, NamedTuple
 import aiohttp
 import orjson
 
+from kuberay.kube import objects as k8s
 from kuberay.kube.errors import (
     ApiError,
     TransportError,
@@ -237,7 +238,7 @@ class Client(Transport):
                     item.setdefault("apiVersion", api_version)
                     item.setdefault("kind", kind)
                 items.append(item)
-            meta = page.get("metadata") or {}
+            meta = k8s.meta(page)
             token = meta.get("continue") or None
             if not token:
                 return items, str(meta.get("resourceVersion") or "")
@@ -344,7 +345,7 @@ class Client(Transport):
     ) -> dict[str, Any]:
         """Create ``obj`` (its apiVersion/kind/metadata.namespace say where)."""
         info = await self._info(obj)
-        ns = (obj.get("metadata") or {}).get("namespace")
+        ns = k8s.meta(obj).get("namespace")
         result: dict[str, Any] = await self.request(
             "POST", info.path(ns), verb="create", body=obj, params={"fieldManager": field_manager}
         )
@@ -359,7 +360,7 @@ class Client(Transport):
     ) -> dict[str, Any]:
         """Replace ``obj`` (PUT); fails with Conflict if its resourceVersion is stale."""
         info = await self._info(obj)
-        meta = obj.get("metadata") or {}
+        meta = k8s.meta(obj)
         result: dict[str, Any] = await self.request(
             "PUT",
             info.path(meta.get("namespace"), meta["name"], subresource),
@@ -434,7 +435,7 @@ class Client(Transport):
         subresource: str | None = None,
     ) -> dict[str, Any]:
         """Server-side apply ``obj`` as ``field_manager`` (JSON is valid YAML)."""
-        meta = obj.get("metadata") or {}
+        meta = k8s.meta(obj)
         return await self.patch(
             obj["apiVersion"],
             obj["kind"],

@@ -3,9 +3,9 @@
 Objects are what the apiserver returns, decoded from JSON: any field may be missing or
 ``null``. The accessors here return an empty mapping instead (Go's zero value), so callers
 write ``labels(obj).get("app")`` instead of ``((obj.get("metadata") or {}).get("labels") or
-{}).get("app")``. Accessors that return a mapping return the object's own mapping when it is
-a dict (so it can be read without copying) and a fresh empty dict otherwise: writing to the
-result of an accessor is never a way to change the object.
+{}).get("app")``. Each accessor is exactly ``obj.get(key) or {}`` for JSON values: the
+object's own dict when it is a non-empty one (read without copying), else a fresh empty dict
+(also when the object holds an empty one). Treat the results as read-only.
 
 The mutating helpers (:func:`add_finalizer`, :func:`remove_finalizer`,
 :func:`set_owner_reference`) change the object in place and report whether they did, as
@@ -51,8 +51,9 @@ class ObjectKey(NamedTuple):
 
 
 def _field(obj: Mapping[str, Any], name: str) -> dict[str, Any]:
+    # exactly ``obj.get(name) or {}`` for JSON values: an empty mapping is a fresh one too
     value = obj.get(name)
-    return value if isinstance(value, dict) else {}
+    return value if isinstance(value, dict) and value else {}
 
 
 def meta(obj: Mapping[str, Any]) -> dict[str, Any]:

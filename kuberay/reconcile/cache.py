@@ -27,6 +27,7 @@ import structlog
 from kuberay.informers import SharedIndexInformer, SharedInformerFactory
 from kuberay.informers.store import IndexFunc
 from kuberay.kube import Client, NotFound, ResourceInfo
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 
 log = structlog.get_logger("kuberay.cache")
@@ -186,7 +187,7 @@ class Cache:
             else:
                 objs = informer.indexer.list()
             for obj in objs:
-                meta = obj.get("metadata") or {}
+                meta = k8s.meta(obj)
                 if namespace and meta.get("namespace") != namespace:
                     continue
                 if labels:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from kuberay.informers import DeletedFinalStateUnknown
+from kuberay.kube import objects as k8s
 from kuberay.kube import split_api_version
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.predicates import Predicate
@@ -29,7 +30,7 @@ class _Adder(Protocol):
 
 def object_request(obj: Obj) -> list[Request]:
     """The request for ``obj`` itself."""
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     return [Request(meta.get("namespace") or "", meta["name"])]
 
 
@@ -44,7 +45,7 @@ def owner_requests(
     group, _ = split_api_version(owner_api_version)
 
     def mapper(obj: Obj) -> list[Request]:
-        meta = obj.get("metadata") or {}
+        meta = k8s.meta(obj)
         out: list[Request] = []
         for ref in meta.get("ownerReferences") or []:
             if only_controller and not ref.get("controller"):

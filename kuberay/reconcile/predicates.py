@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import attrs
 
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 
 
@@ -34,7 +35,7 @@ def predicate_funcs(filter_fn: Callable[[Obj], bool]) -> Predicate:
 
 
 def _meta(obj: Obj) -> Obj:
-    meta: Obj = obj.get("metadata") or {}
+    meta: Obj = k8s.meta(obj)
     return meta
 
 

@@ -18,6 +18,7 @@ from kuberay.controllers.batchscheduler.interface import (
     set_scheduler_name,
 )
 from kuberay.controllers.common.submit_command import K8S_JOB_MODE
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 
 log = structlog.get_logger("kuberay.batchscheduler.kai")
@@ -34,7 +35,7 @@ class KaiScheduler(BatchScheduler):
 
     async def do_batch_scheduling_on_submission(self, obj: Obj) -> None:
         if kind_of(obj) == C.KIND_RAYJOB:
-            mode = (obj.get("spec") or {}).get("submissionMode") or K8S_JOB_MODE
+            mode = k8s.spec(obj).get("submissionMode") or K8S_JOB_MODE
             if mode == K8S_JOB_MODE:
                 raise BatchSchedulerError(
                     "KAI-Scheduler does not support RayJob with K8sJobMode: the submitter pod "

@@ -24,6 +24,7 @@ from kuberay.controllers.batchscheduler.resources import resources_json
 from kuberay.controllers.common.replicas import calculate_desired_replicas
 from kuberay.controllers.common.resources import calculate_desired_resources
 from kuberay.kube import ApiError, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.children import ensure
 
@@ -41,7 +42,7 @@ def _gang(obj: Mapping[str, Any]) -> bool:
 def build_pod_group(cluster: Mapping[str, Any]) -> Obj:
     """KubeRay's scheduler-plugins PodGroup for ``cluster``. Its owner reference is not a
     controller reference (as in KubeRay), so the RayCluster's deletion collects it."""
-    meta = cluster.get("metadata") or {}
+    meta = k8s.meta(cluster)
     return {
         "apiVersion": POD_GROUP_API_VERSION,
         "kind": POD_GROUP_KIND,

@@ -61,6 +61,7 @@ from kuberay.controllers.mtls.builders import (
     pod_ips,
 )
 from kuberay.kube import ApiError, Client, Conflict, Forbidden, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, Cache, EventRecorder, Request, Result
 from kuberay.reconcile.children import ensure
@@ -141,7 +142,7 @@ class MTLSReconciler:
 
     async def reconcile(self, request: Request) -> Result:
         cluster = self.ctx.cache.get(API_VERSION, KIND_RAYCLUSTER, request.namespace, request.name)
-        if cluster is None or (cluster.get("metadata") or {}).get("deletionTimestamp"):
+        if cluster is None or k8s.meta(cluster).get("deletionTimestamp"):
             self._forget(request)
             return Result()
         managed_by = managed_elsewhere(cluster)
@@ -271,10 +272,10 @@ class MTLSReconciler:
         and PUT instead, from then on."""
         meta = cert["metadata"]
         namespace, cert_name, cert_uid = meta["namespace"], meta["name"], meta.get("uid")
-        secret_name = (cert.get("spec") or {}).get("secretName")
+        secret_name = k8s.spec(cert).get("secretName")
         if not secret_name or not cert_uid:
             return
-        revision = (cert.get("status") or {}).get("revision")
+        revision = k8s.status(cert).get("revision")
         key = (namespace, cert_name)
         now = self.ctx.settings.now()
         seen = self._owned.get(key)
@@ -291,7 +292,7 @@ class MTLSReconciler:
             secret = await client.get("v1", "Secret", secret_name, namespace, metadata_only=True)
         except NotFound:
             return
-        smeta = secret.get("metadata") or {}
+        smeta = k8s.meta(secret)
         refs = list(smeta.get("ownerReferences") or [])
         if not any(r.get("uid") == cert_uid for r in refs):
             refs = [r for r in refs if not _is_certificate_ref(r, cert_name)]

@@ -34,6 +34,7 @@ from kuberay.controllers.networkpolicy.builders import (
 )
 from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx
 from kuberay.kube import ApiError, Conflict, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, Request, Result
 from kuberay.reconcile.children import ensure
@@ -51,7 +52,7 @@ class _StaleCache(Exception):
 
 def _controlled_by(obj: Obj, cluster: Obj) -> bool:
     uid = cluster["metadata"].get("uid")
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    refs = k8s.meta(obj).get("ownerReferences") or []
     return any(r.get("controller") is True and r.get("uid") == uid for r in refs)
 
 
@@ -70,10 +71,10 @@ class NetworkPolicyReconciler:
         cluster = self.ctx.cache.get(API_VERSION, KIND_RAYCLUSTER, request.namespace, request.name)
         if cluster is None:
             return Result()  # its policies go with it (owner references)
-        meta = cluster.get("metadata") or {}
+        meta = k8s.meta(cluster)
         if meta.get("deletionTimestamp"):
             return Result()
-        spec = cluster.get("spec") or {}
+        spec = k8s.spec(cluster)
         managed_by = managed_elsewhere(cluster)
         if managed_by:
             log.info("skipping RayCluster managed by a custom controller", managed_by=managed_by)
@@ -100,7 +101,7 @@ class NetworkPolicyReconciler:
     async def reconcile_worker_policies(self, cluster: Obj) -> set[str]:
         """Create or update ``<cluster>-workers-<group>`` per group; their names."""
         names: set[str] = set()
-        for group in (cluster.get("spec") or {}).get("workerGroupSpecs") or []:
+        for group in k8s.spec(cluster).get("workerGroupSpecs") or []:
             policy = build_worker_group_policy(cluster, str(group.get("groupName") or ""))
             names.add(policy["metadata"]["name"])
             await self._create_or_update(cluster, policy)

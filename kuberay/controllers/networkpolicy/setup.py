@@ -9,6 +9,7 @@ from kuberay.controllers.networkpolicy.builders import (
 )
 from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx
 from kuberay.controllers.networkpolicy.reconciler import NetworkPolicyReconciler
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Controller, GenerationChangedPredicate, Manager
 
@@ -20,7 +21,7 @@ EVENT_COMPONENT = "networkpolicy-controller"
 
 
 def _cluster_index(obj: Obj) -> list[str]:
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     name = (meta.get("labels") or {}).get("ray.io/cluster")
     return [f"{meta.get('namespace')}/{name}"] if name else []
 

@@ -58,6 +58,7 @@ from kuberay.controllers.raycluster.context import Ctx
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.gocompat.quantity import Quantity, QuantityError
 from kuberay.kube import ApiError, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING
 
@@ -384,7 +385,7 @@ class ChildReconciler:
         if not (is_gcs_fault_tolerance_embedded(cluster) and gate_enabled):
             return
         ns = cluster["metadata"]["namespace"]
-        storage = ((cluster.get("spec") or {}).get("gcsFaultToleranceOptions") or {}).get(
+        storage = (k8s.spec(cluster).get("gcsFaultToleranceOptions") or {}).get(
             "storage"
         ) or {}
         claim = storage.get("claimName")

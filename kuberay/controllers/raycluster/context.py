@@ -13,6 +13,7 @@ from kuberay.api.v1.constants import FIELD_MANAGER
 from kuberay.controllers.batchscheduler import BatchScheduler
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.kube import ApiError, Client, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache, EventRecorder, Expectations
 from kuberay.reconcile.children import ensure
@@ -28,7 +29,7 @@ CLUSTER_INDEX = "ray.io/cluster"
 
 def cluster_index(obj: Obj) -> list[str]:
     """Index function: ``namespace/<ray.io/cluster>`` of a labelled child."""
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     name = (meta.get("labels") or {}).get(C.RAY_CLUSTER_LABEL_KEY)
     return [f"{meta.get('namespace')}/{name}"] if name else []
 

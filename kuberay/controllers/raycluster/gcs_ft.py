@@ -28,6 +28,7 @@ from kuberay.controllers.common.predicates import (
 )
 from kuberay.controllers.raycluster.context import Ctx
 from kuberay.kube import ApiError, Conflict, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError, Result
 
@@ -38,7 +39,7 @@ HEAD_TERMINATION_REQUEUE = 10.0
 
 def deletion_timeout(cluster: Obj) -> float:
     """``ray.io/gcs-ft-deletion-timeout`` when it is a positive integer, else 300 s."""
-    raw = ((cluster.get("metadata") or {}).get("annotations") or {}).get(
+    raw = (k8s.meta(cluster).get("annotations") or {}).get(
         C.RAY_CLUSTER_GCS_FT_DELETION_TIMEOUT_ANNOTATION
     )
     try:
@@ -79,7 +80,7 @@ async def _set_finalizers(ctx: Ctx, cluster: Obj, finalizers: list[str]) -> None
 
 
 def _job_finished(job: Obj) -> bool:
-    for c in (job.get("status") or {}).get("conditions") or []:
+    for c in k8s.status(job).get("conditions") or []:
         if c.get("type") in ("Complete", "Failed", "FailureTarget") and c.get("status") == "True":
             return True
     return False

@@ -22,6 +22,7 @@ from kuberay.api.v1.constants import (
     RAY_CRONJOB_TIMESTAMP_ANNOTATION_KEY,
 )
 from kuberay.controllers.common.owner import controller_owner_reference
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.clock import format_time as rfc3339
 
@@ -38,7 +39,7 @@ def rayjob_name(cronjob_name: str, tick: dt.datetime) -> str:
 def build_rayjob(cronjob: Obj, tick: dt.datetime) -> Obj:
     """The RayJob for ``tick`` of ``cronjob`` (the raw object, with metadata uid)."""
     meta = cronjob["metadata"]
-    template = (cronjob.get("spec") or {}).get("jobTemplate") or {}
+    template = k8s.spec(cronjob).get("jobTemplate") or {}
     return {
         "apiVersion": API_VERSION,
         "kind": KIND_RAYJOB,

@@ -69,6 +69,7 @@ from kuberay.controllers.raycronjob.gotime import Zone
 from kuberay.controllers.raycronjob.missed import count_ticks, latest_tick_unix
 from kuberay.controllers.raycronjob.ticks import next_tick
 from kuberay.kube import Conflict, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, Request, Result
 from kuberay.reconcile.children import ensure
@@ -114,7 +115,7 @@ def parse_time(value: str) -> dt.datetime:
 def plan_of(cronjob: Obj) -> Plan:
     """The schedule and zone KubeRay's ``ParseStandard("TZ=<timeZone> <schedule>")``
     uses (``ValueError`` if invalid; validation has ruled that out)."""
-    spec = cronjob.get("spec") or {}
+    spec = k8s.spec(cronjob)
     time_zone = spec.get("timeZone")
     zone = None if time_zone is None else load_go_location(str(time_zone))
     return Plan(parse_standard(str(spec.get("schedule") or "")), zone)
@@ -122,7 +123,7 @@ def plan_of(cronjob: Obj) -> Plan:
 
 def schedule_base(cronjob: Obj) -> dt.datetime:
     """``status.lastScheduleTime``, else ``metadata.creationTimestamp``."""
-    last = (cronjob.get("status") or {}).get("lastScheduleTime")
+    last = k8s.status(cronjob).get("lastScheduleTime")
     return parse_time(str(last or cronjob["metadata"]["creationTimestamp"]))
 
 
@@ -185,7 +186,7 @@ class RayCronJobReconciler:
 
     def check_suspend(self, cronjob: Obj) -> bool:
         """True (and a Normal Event, once per state) when ``spec.suspend`` is true."""
-        if (cronjob.get("spec") or {}).get("suspend") is not True:
+        if k8s.spec(cronjob).get("suspend") is not True:
             return False
         log.debug("RayCronJob suspended, no new RayJobs will be created")
         self._announce(cronjob, NORMAL, SUSPENDED_REASON, SUSPENDED_MESSAGE, "Suspend")
@@ -227,7 +228,7 @@ class RayCronJobReconciler:
         lost a race (the object changed since it was read) and the pass must rerun."""
         meta = cronjob["metadata"]
         stamp = rfc3339(tick)
-        if (cronjob.get("status") or {}).get("lastScheduleTime") == stamp:
+        if k8s.status(cronjob).get("lastScheduleTime") == stamp:
             return True
         patch = {
             "metadata": {"resourceVersion": meta["resourceVersion"]},

@@ -25,6 +25,7 @@ from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import Ctx
 from kuberay.kube import ApiError, Conflict, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 from kuberay.reconcile.children import ensure
@@ -124,7 +125,7 @@ class Children:
         cluster = build_rayjob_cluster(
             self.job, name, gates=dict(settings.features), options=settings.options
         )
-        if self.ctx.scheduler is not None and S.submission_mode(self.job.get("spec") or {}) == (
+        if self.ctx.scheduler is not None and S.submission_mode(k8s.spec(self.job)) == (
             S.K8S_JOB_MODE
         ):
             self.ctx.scheduler.add_metadata_to_child_resource(self.job, cluster, "")
@@ -165,7 +166,7 @@ class Children:
         cluster = self.world.cluster
         if cluster is None:
             return
-        groups = (cluster.get("spec") or {}).get("workerGroupSpecs") or []
+        groups = k8s.spec(cluster).get("workerGroupSpecs") or []
         # Pinned to each group's name, not the resourceVersion: the RayCluster controller
         # rewrites the cluster's status all the time, its worker groups rarely change.
         ops: list[Obj] = []
@@ -285,8 +286,8 @@ class Children:
             self.job, self.cluster, options=self.ctx.settings.options
         )
         service = copy.deepcopy(self.world.rayjob_service)
-        spec = copy.deepcopy(desired.get("spec") or {})
-        old_spec = service.get("spec") or {}
+        spec = copy.deepcopy(k8s.spec(desired))
+        old_spec = k8s.spec(service)
         if old_spec.get("clusterIP"):
             spec["clusterIP"] = old_spec["clusterIP"]
         if old_spec.get("clusterIPs"):

@@ -57,6 +57,7 @@ from kuberay.controllers.rayjob.world import (
 from kuberay.controllers.rayjob.world import meta_of as _meta
 from kuberay.controllers.rayjob.world import spec_of as _spec
 from kuberay.featuregates.kuberay_gates import RAY_JOB_DELETION_POLICY
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.clock import format_time, parse_time
 
@@ -71,8 +72,8 @@ def dashboard_url(service: Obj | None, domain: str) -> str | None:
     """``<head svc>.<ns>.svc.<domain>:<port named dashboard>`` (None without that port)."""
     if service is None:
         return None
-    meta = service.get("metadata") or {}
-    for port in (service.get("spec") or {}).get("ports") or []:
+    meta = k8s.meta(service)
+    for port in k8s.spec(service).get("ports") or []:
         if port.get("name") == C.DASHBOARD_PORT_NAME:
             return f"{meta.get('name')}.{meta.get('namespace')}.svc.{domain}:{port.get('port')}"
     return None
@@ -178,8 +179,8 @@ def _initializing(
         )
         # Beyond KubeRay (its #4945): a sidecar submitter that ended before the cluster was
         # ever ready leaves the head not Ready for good; go on and judge the job instead.
-        if (cluster.get("status") or {}).get("state") != "ready" and not ended_early:
-            status["rayClusterStatus"] = copy.deepcopy(cluster.get("status") or {})
+        if k8s.status(cluster).get("state") != "ready" and not ended_early:
+            status["rayClusterStatus"] = copy.deepcopy(k8s.status(cluster))
             return
         url = dashboard_url(world.cluster_head_service, settings.options.cluster_domain)
         if not url:
@@ -269,7 +270,7 @@ def _service(job: Obj, status: Obj, world: World, d: Decision) -> None:
     if existing is None:
         d.act(CREATE_SERVICE, name)
         return
-    selected = ((existing.get("spec") or {}).get("selector") or {}).get(C.RAY_CLUSTER_LABEL_KEY)
+    selected = (k8s.spec(existing).get("selector") or {}).get(C.RAY_CLUSTER_LABEL_KEY)
     if selected != status.get("rayClusterName"):
         d.act(UPDATE_SERVICE, name)
 
@@ -336,7 +337,7 @@ def _running(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: D
         deployment = S.COMPLETE
         if info.status == S.JOB_FAILED:
             deployment, reason = S.FAILED, S.APP_FAILED
-    status["rayClusterStatus"] = copy.deepcopy(cluster.get("status") or {})
+    status["rayClusterStatus"] = copy.deepcopy(k8s.status(cluster))
     status["jobStatus"] = info.status
     status["jobDeploymentStatus"] = deployment
     status["reason"] = reason
@@ -430,7 +431,7 @@ def check_backoff_limit(job: Obj, status: Obj) -> None:
 def decide(job: Obj, world: World, settings: RayJobSettings) -> Decision:
     """One pass of KubeRay's switch over ``status.jobDeploymentStatus`` (the RayJob is
     valid, not being deleted, managed by KubeRay)."""
-    status = copy.deepcopy(job.get("status") or {})
+    status = copy.deepcopy(k8s.status(job))
     d = Decision(status=status, requeue_after=settings.requeue_seconds)
     state = status.get("jobDeploymentStatus") or S.NEW
     if state == S.NEW:

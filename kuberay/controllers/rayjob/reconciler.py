@@ -46,6 +46,7 @@ from kuberay.controllers.rayjob import why
 from kuberay.controllers.rayjob.children import Children
 from kuberay.controllers.rayjob.context import Ctx, ObjectKey
 from kuberay.kube import Conflict, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
 from kuberay.reconcile.clock import format_time
@@ -91,7 +92,7 @@ class RayJobReconciler:
 
         world = self.observe(job, key)
         decision = M.decide(job, world, self.ctx.settings)
-        old = job.get("status") or {}
+        old = k8s.status(job)
         new = decision.status if decision.persist and decision.error is None else copy.deepcopy(old)
         message_changed = why.overlay(job, old, new, world, decision.error)
 
@@ -149,7 +150,7 @@ class RayJobReconciler:
         if S.RAYJOB_FINALIZER not in finalizers:
             self.ctx.dashboard.forget(key)
             return Result()
-        status = job.get("status") or {}
+        status = k8s.status(job)
         if not S.is_job_terminal(status.get("jobStatus") or ""):
             cluster = self._cluster(job)
             job_id = status.get("jobId")
@@ -206,7 +207,7 @@ class RayJobReconciler:
         reason = _INVALID_REASON.get(first.source, "InvalidRayJobSpec")
         text = str(first)
         meta = job["metadata"]
-        old = job.get("status") or {}
+        old = k8s.status(job)
         if (
             old.get("jobDeploymentStatus") == S.VALIDATION_FAILED
             and (old.get("message") or "") == text
@@ -224,7 +225,7 @@ class RayJobReconciler:
 
     # ----- world --------------------------------------------------------------------------
     def _cluster(self, job: Obj) -> Obj | None:
-        name = (job.get("status") or {}).get("rayClusterName")
+        name = k8s.status(job).get("rayClusterName")
         if not name:
             return None
         return self.ctx.cached(API_VERSION, KIND_RAYCLUSTER, job["metadata"]["namespace"], name)
@@ -234,8 +235,8 @@ class RayJobReconciler:
         children and the poller's latest results (asking it for fresh ones)."""
         meta = job["metadata"]
         ns, name = meta["namespace"], meta["name"]
-        spec = job.get("spec") or {}
-        status = job.get("status") or {}
+        spec = k8s.spec(job)
+        status = k8s.status(job)
         state = status.get("jobDeploymentStatus") or S.NEW
         mode = S.submission_mode(spec)
         cluster = self._cluster(job)
@@ -320,7 +321,7 @@ class RayJobReconciler:
             return False
         self._written.remember(meta["resourceVersion"], updated)
         job["metadata"]["resourceVersion"] = updated["metadata"]["resourceVersion"]
-        job["status"] = updated.get("status") or {}
+        job["status"] = k8s.status(updated)
         return True
 
 

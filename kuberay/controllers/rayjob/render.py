@@ -49,6 +49,7 @@ from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.machine import dashboard_url
 from kuberay.controllers.rayjob.world import uses_cluster_selector
 from kuberay.controllers.render import RenderError, RenderOptions
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 
 #: Seed of the random cluster-name and job-id suffixes in rendered output.
@@ -83,7 +84,7 @@ def render_rayjob(job: Obj, options: RenderOptions) -> list[Obj]:
     errors = [e for e in validate_rayjob(job, gates=gates) if e.source != "webhook"]
     if errors:
         raise RenderError("; ".join(str(e) for e in errors))
-    spec = job.get("spec") or {}
+    spec = k8s.spec(job)
     if managed_elsewhere(job) or spec.get("suspend"):
         return []
     if uses_cluster_selector(spec):

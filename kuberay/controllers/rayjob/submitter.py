@@ -12,6 +12,7 @@ from kuberay.controllers.rayjob.world import Decision, World
 from kuberay.controllers.rayjob.world import meta_of as _meta
 from kuberay.controllers.rayjob.world import spec_of as _spec
 from kuberay.featuregates.kuberay_gates import SIDECAR_SUBMITTER_RESTART
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.clock import parse_time
 
@@ -29,7 +30,7 @@ def _condition(obj: Obj | None, ctype: str) -> Obj | None:
 
 
 def _submitter_container_status(pod: Obj) -> Obj | None:
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+    for cs in k8s.status(pod).get("containerStatuses") or []:
         if cs.get("name") == C.SUBMITTER_CONTAINER_NAME:
             return dict(cs)
     return None
@@ -101,7 +102,7 @@ def check_submitter(
             f"Message: {failed_cond.get('message', '')}",
         )
     finished = None
-    for c in (job_obj.get("status") or {}).get("conditions") or []:
+    for c in k8s.status(job_obj).get("conditions") or []:
         if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
             finished = parse_time(c.get("lastTransitionTime"))
             break

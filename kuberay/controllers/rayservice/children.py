@@ -25,6 +25,7 @@ from kuberay.controllers.common.service import (
 from kuberay.controllers.rayservice.context import DEFAULT_DELETION_DELAY_SECONDS, Ctx
 from kuberay.controllers.rayservice.status import cluster_name
 from kuberay.kube import NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 from kuberay.reconcile.children import ensure
@@ -75,7 +76,7 @@ class ChildReconciler:
         """Delete clusters that are neither active nor pending once their delay has passed
         (all at once when the RayService is being deleted); True while any remain."""
         deleting = bool(rs["metadata"].get("deletionTimestamp"))
-        delay_raw = (rs.get("spec") or {}).get("rayClusterDeletionDelaySeconds")
+        delay_raw = k8s.spec(rs).get("rayClusterDeletionDelaySeconds")
         delay = float(delay_raw) if isinstance(delay_raw, int) else DEFAULT_DELETION_DELAY_SECONDS
         if deleting:
             delay = 0.0

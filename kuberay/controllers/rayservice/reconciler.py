@@ -69,6 +69,7 @@ from kuberay.controllers.rayservice.traffic import Routing, TrafficReconciler, g
 from kuberay.controllers.rayservice.upgrade import abandoned_hash, explain_upgrade
 from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.kube import ApiError
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
 from kuberay.reconcile.clock import format_time as rfc3339
@@ -473,7 +474,7 @@ class RayServiceReconciler:
             return False
         if not upgrade:
             return True
-        if (rs.get("spec") or {}).get("excludeHeadPodFromServeSvc"):
+        if k8s.spec(rs).get("excludeHeadPodFromServeSvc"):
             pods = self.ctx.cache.list("v1", "Pod", cluster["metadata"]["namespace"])
             name = cluster["metadata"]["name"]
             return has_ready_serving_worker(
@@ -502,7 +503,7 @@ class RayServiceReconciler:
 
     @staticmethod
     def _serve_service_name(rs: Obj) -> str:
-        custom = as_map((rs.get("spec") or {}).get("serveService"))
+        custom = as_map(k8s.spec(rs).get("serveService"))
         name = as_str(as_map(custom.get("metadata")).get("name"))
         return name or f"{rs['metadata']['name']}-serve-svc"
 

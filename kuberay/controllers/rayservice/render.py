@@ -42,6 +42,7 @@ from kuberay.controllers.common.service import (
 from kuberay.controllers.raycluster.render import render_raycluster
 from kuberay.controllers.raycluster.render import stored_form as cluster_stored_form
 from kuberay.controllers.render import RenderError, RenderOptions
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 
 #: Seed of the random cluster-name suffix in rendered output.
@@ -72,7 +73,7 @@ def render_rayservice(service: Obj, options: RenderOptions) -> list[Obj]:
     errors = [e for e in validate_rayservice(rs, gates=features) if e.source != "webhook"]
     if errors:
         raise RenderError("; ".join(str(e) for e in errors))
-    spec = rs.get("spec") or {}
+    spec = k8s.spec(rs)
     if managed_elsewhere(rs) or spec.get("suspend"):
         return []
     ns = rs["metadata"]["namespace"]

@@ -15,6 +15,7 @@ from kuberay.controllers.rayservice.context import (
 )
 from kuberay.controllers.rayservice.metrics import RayServiceMetrics
 from kuberay.controllers.rayservice.reconciler import RayServiceReconciler
+from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import (
     AnnotationChangedPredicate,
@@ -33,7 +34,7 @@ EVENT_COMPONENT = "rayservice-controller"
 
 
 def _controller_owner(obj: Obj, kind: str) -> str | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+    for ref in k8s.meta(obj).get("ownerReferences") or []:
         if ref.get("kind") == kind and ref.get("controller"):
             return str(ref.get("name"))
     return None
@@ -52,7 +53,7 @@ def head_pod_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
     """A head pod -> the RayService owning its RayCluster (its readiness gates Serve calls)."""
 
     def map_pod(pod: Obj) -> Iterable[Request]:
-        meta = pod.get("metadata") or {}
+        meta = k8s.meta(pod)
         labels = meta.get("labels") or {}
         if labels.get(C.RAY_NODE_TYPE_LABEL_KEY) != C.HEAD_NODE:
             return []
@@ -66,7 +67,7 @@ def endpoint_slice_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
     """An EndpointSlice -> the RayService owning its Service (numServeEndpoints)."""
 
     def map_slice(eps: Obj) -> Iterable[Request]:
-        meta = eps.get("metadata") or {}
+        meta = k8s.meta(eps)
         svc_name = (meta.get("labels") or {}).get("kubernetes.io/service-name")
         if not svc_name:
             return []

@@ -31,9 +31,10 @@ def test_accessors_return_the_objects_own_mappings() -> None:
 
 
 def test_writing_to_an_empty_accessor_result_leaves_the_object_alone() -> None:
-    obj: dict[str, Any] = {}
-    o.labels(obj)["a"] = "1"
-    assert obj == {}
+    for obj in ({}, {"metadata": {}}, {"metadata": {"labels": {}}}):
+        before = repr(obj)
+        o.labels(obj)["a"] = "1"
+        assert repr(obj) == before  # as with ``obj.get(key) or {}``
 
 
 def test_key_of_namespaced_and_cluster_scoped() -> None:
