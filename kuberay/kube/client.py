@@ -30,9 +30,7 @@ import orjson
 
 from kuberay.kube import objects as k8s
 from kuberay.kube.errors import (
-    ApiError,
     TransportError,
-    WriteRefused,
     error_from_response,
     error_from_status,
 )
@@ -41,7 +39,6 @@ from kuberay.kube.transport import (
     ACCEPT_JSON,
     ACCEPT_METADATA,
     ACCEPT_METADATA_LIST,
-    RequestStats,
     Transport,
     clean_params,
 )
@@ -480,16 +477,7 @@ def _label(obj: dict[str, Any], api_version: str, kind: str) -> None:
     obj["kind"] = kind
 
 
-__all__ = [
-    "DEFAULT_INACTIVITY_TIMEOUT",
-    "WATCH_TIMEOUT_GRACE",
-    "ApiError",
-    "Client",
-    "PatchType",
-    "RequestStats",
-    "WatchEvent",
-    "WriteRefused",
-]
+__all__ = ["DEFAULT_INACTIVITY_TIMEOUT", "WATCH_TIMEOUT_GRACE", "Client", "WatchEvent"]
 
 
 def _is_read_writer(client: Client) -> ReadWriter:
