@@ -62,7 +62,9 @@ from typing import Any
 
 import structlog
 
-from kuberay.kube import AlreadyExists, Conflict, KubeError, NotFound
+from kuberay.kube import Conflict, KubeError, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.logging import configure_logging
 from kuberay.reconcile import (
     NORMAL,
@@ -70,14 +72,14 @@ from kuberay.reconcile import (
     Expectations,
     LeaderElectionLost,
     Manager,
+    ManagerOptions,
     Predicate,
     Request,
     Result,
+    ensure,
 )
 
 log = structlog.get_logger("examples.configmap_mirror")
-
-Obj = dict[str, Any]
 
 CONTROLLER_NAME = "configmap-mirror"
 LEADER_ELECTION_ID = "configmap-mirror.mirror.example.com"
@@ -103,21 +105,6 @@ _MAX_LABEL_VALUE = 63
 # --------------------------------------------------------------------------- object helpers
 
 
-def _meta(obj: Obj) -> Obj:
-    meta: Obj = obj.get("metadata") or {}
-    return meta
-
-
-def _labels(obj: Obj) -> dict[str, str]:
-    labels: dict[str, str] = _meta(obj).get("labels") or {}
-    return labels
-
-
-def _annotations(obj: Obj) -> dict[str, str]:
-    annotations: dict[str, str] = _meta(obj).get("annotations") or {}
-    return annotations
-
-
 def copy_label_value(namespace: str, name: str) -> str:
     """The ``copy-of`` label value for source ``namespace/name``.
 
@@ -132,18 +119,18 @@ def copy_label_value(namespace: str, name: str) -> str:
 
 def is_copy(obj: Obj) -> bool:
     """True for a ConfigMap this controller created as a copy."""
-    return COPY_OF_LABEL in _labels(obj)
+    return COPY_OF_LABEL in k8s.labels(obj)
 
 
 def source_of(copy_obj: Obj) -> Request | None:
     """The source a copy was made from, or None if ``copy_obj`` is not a copy."""
     if not is_copy(copy_obj):
         return None
-    ref = _annotations(copy_obj).get(COPIED_FROM_ANNOTATION, "")
+    ref = k8s.annotations(copy_obj).get(COPIED_FROM_ANNOTATION, "")
     if "/" in ref:
         ns, name = ref.split("/", 1)
         return Request(ns, name)
-    value = _labels(copy_obj)[COPY_OF_LABEL]
+    value = k8s.labels(copy_obj)[COPY_OF_LABEL]
     if "." in value:
         ns, name = value.split(".", 1)
         return Request(ns, name)
@@ -152,23 +139,23 @@ def source_of(copy_obj: Obj) -> Request | None:
 
 def is_target_namespace(ns_obj: Obj) -> bool:
     """True for a namespace that opted in and is not being deleted."""
-    if _labels(ns_obj).get(ENABLED_LABEL) != "true":
+    if k8s.labels(ns_obj).get(ENABLED_LABEL) != "true":
         return False
-    if _meta(ns_obj).get("deletionTimestamp"):
+    if k8s.meta(ns_obj).get("deletionTimestamp"):
         return False
-    return (ns_obj.get("status") or {}).get("phase") != "Terminating"
+    return k8s.status(ns_obj).get("phase") != "Terminating"
 
 
 def _content(obj: Obj) -> tuple[Any, ...]:
     """What a source update must change to be worth a reconcile (not our status)."""
-    annotations = dict(_annotations(obj))
+    annotations = dict(k8s.annotations(obj))
     annotations.pop(STATUS_ANNOTATION, None)
     return (
         obj.get("data") or {},
         obj.get("binaryData") or {},
-        _labels(obj),
+        k8s.labels(obj),
         annotations,
-        _meta(obj).get("deletionTimestamp"),
+        k8s.meta(obj).get("deletionTimestamp"),
     )
 
 
@@ -207,9 +194,9 @@ class ConfigMapMirror:
 
     def is_source(self, obj: Obj) -> bool:
         """A ConfigMap labelled as a source (in the source namespace, if one is set)."""
-        if _labels(obj).get(SOURCE_LABEL) != "true" or is_copy(obj):
+        if k8s.labels(obj).get(SOURCE_LABEL) != "true" or is_copy(obj):
             return False
-        return self.in_scope(_meta(obj).get("namespace") or "")
+        return self.in_scope(k8s.meta(obj).get("namespace") or "")
 
     def source_predicate(self) -> Predicate:
         """Sources and former sources; drops updates that only changed our status."""
@@ -217,7 +204,7 @@ class ConfigMapMirror:
         def update(old: Obj, new: Obj) -> bool:
             if not (self.is_source(old) or self.is_source(new)):
                 return False
-            if _meta(old).get("resourceVersion") == _meta(new).get("resourceVersion"):
+            if k8s.meta(old).get("resourceVersion") == k8s.meta(new).get("resourceVersion"):
                 return True  # a resync: let it through
             return _content(old) != _content(new)
 
@@ -251,7 +238,7 @@ class ConfigMapMirror:
         req = source_of(obj)
         if req is None or not self.in_scope(req.namespace):
             return []  # copies of other instances' sources are theirs to manage
-        meta = _meta(obj)
+        meta = k8s.meta(obj)
         ns = meta.get("namespace") or ""
         if meta.get("name") == req.name:
             # The informer updated its cache before calling us: observe what it holds now.
@@ -265,7 +252,7 @@ class ConfigMapMirror:
     def map_namespace(self, obj: Obj) -> list[Request]:
         """A namespace (un)labelled -> every source."""
         return [
-            Request(_meta(cm).get("namespace") or "", _meta(cm)["name"])
+            Request(k8s.meta(cm).get("namespace") or "", k8s.meta(cm)["name"])
             for cm in self.cache.list(
                 "v1", "ConfigMap", self.source_namespace, labels={SOURCE_LABEL: "true"}
             )
@@ -278,7 +265,7 @@ class ConfigMapMirror:
         return sorted(
             name
             for ns in self.cache.list("v1", "Namespace", labels={ENABLED_LABEL: "true"})
-            if is_target_namespace(ns) and (name := _meta(ns)["name"]) != source_ns
+            if is_target_namespace(ns) and (name := k8s.meta(ns)["name"]) != source_ns
         )
 
     def copies_of(self, req: Request) -> dict[str, Obj]:
@@ -287,9 +274,9 @@ class ConfigMapMirror:
             "v1", "ConfigMap", index=(COPY_INDEX, copy_label_value(req.namespace, req.name))
         )
         return {
-            _meta(c)["namespace"]: c
+            k8s.meta(c)["namespace"]: c
             for c in found
-            if _meta(c).get("name") == req.name and source_of(c) == req
+            if k8s.meta(c).get("name") == req.name and source_of(c) == req
         }
 
     async def reconcile(self, req: Request) -> Result:
@@ -301,7 +288,11 @@ class ConfigMapMirror:
             log.debug("waiting for the cache", creates=sorted(adds), deletes=sorted(deletes))
             return Result(requeue_after=EXPECTATIONS_RECHECK)
         source = self.cache.get("v1", "ConfigMap", req.namespace, req.name)
-        if source is None or not self.is_source(source) or _meta(source).get("deletionTimestamp"):
+        if (
+            source is None
+            or not self.is_source(source)
+            or k8s.meta(source).get("deletionTimestamp")
+        ):
             return await self._remove(req, source)
 
         targets = self.target_namespaces(req.namespace)
@@ -332,16 +323,18 @@ class ConfigMapMirror:
             self.expectations.expect_creations(key, to_create)
         for ns in to_create:
             try:
-                await self.client.create(self._desired(source, ns, req))
-                created.append(ns)
-            except AlreadyExists:
-                self.expectations.lower(key, ns)
-                retry = True  # the cache is behind; look again
+                done = await ensure(self.client, self._desired(source, ns, req))
             except KubeError as exc:
                 self.expectations.lower(key, ns)
                 failed[ns] = f"create: {exc}"
+                continue
+            if done.created:
+                created.append(ns)
+            else:
+                self.expectations.lower(key, ns)
+                retry = True  # the cache is behind; look again
         for current in to_update:
-            ns = _meta(current)["namespace"]
+            ns = k8s.meta(current)["namespace"]
             try:
                 await self.client.update(self._updated(current, source, req))
                 updated.append(ns)
@@ -384,8 +377,8 @@ class ConfigMapMirror:
         deleted: list[str] = []
         copies = [c for _, c in sorted(self.copies_of(req).items())]
         retry = await self._delete_copies(key, copies, deleted)
-        if source is not None and not _meta(source).get("deletionTimestamp"):
-            if STATUS_ANNOTATION in _annotations(source):
+        if source is not None and not k8s.meta(source).get("deletionTimestamp"):
+            if STATUS_ANNOTATION in k8s.annotations(source):
                 await self.client.patch(
                     "v1",
                     "ConfigMap",
@@ -410,9 +403,9 @@ class ConfigMapMirror:
         if not copies:
             return False
         retry = False
-        self.expectations.expect_deletions(key, [_meta(c)["namespace"] for c in copies])
+        self.expectations.expect_deletions(key, [k8s.meta(c)["namespace"] for c in copies])
         for c in copies:
-            meta = _meta(c)
+            meta = k8s.meta(c)
             try:
                 await self.client.delete(
                     "v1",
@@ -432,9 +425,9 @@ class ConfigMapMirror:
 
     async def _write_status(self, source: Obj, status: Obj) -> None:
         """Patch the status annotation onto the source, only if it changed."""
-        if _decode_status(_annotations(source).get(STATUS_ANNOTATION)) == status:
+        if _decode_status(k8s.annotations(source).get(STATUS_ANNOTATION)) == status:
             return
-        meta = _meta(source)
+        meta = k8s.meta(source)
         await self.client.patch(
             "v1",
             "ConfigMap",
@@ -446,8 +439,8 @@ class ConfigMapMirror:
     # ----- desired state -------------------------------------------------
     @staticmethod
     def _in_sync(current: Obj, source: Obj, req: Request) -> bool:
-        labels = _labels(current)
-        annotations = _annotations(current)
+        labels = k8s.labels(current)
+        annotations = k8s.annotations(current)
         return (
             (current.get("data") or {}) == (source.get("data") or {})
             and (current.get("binaryData") or {}) == (source.get("binaryData") or {})
@@ -467,7 +460,7 @@ class ConfigMapMirror:
                 "labels": {COPY_OF_LABEL: copy_label_value(req.namespace, req.name)},
                 "annotations": {
                     COPIED_FROM_ANNOTATION: str(req),
-                    SOURCE_RV_ANNOTATION: str(_meta(source).get("resourceVersion", "")),
+                    SOURCE_RV_ANNOTATION: str(k8s.meta(source).get("resourceVersion", "")),
                 },
             },
         }
@@ -481,7 +474,7 @@ class ConfigMapMirror:
         """``current`` (a cached object: copied, never changed in place) made to match."""
         obj = copy.deepcopy(current)
         obj["apiVersion"], obj["kind"] = "v1", "ConfigMap"
-        desired = ConfigMapMirror._desired(source, _meta(current)["namespace"], req)
+        desired = ConfigMapMirror._desired(source, k8s.meta(current)["namespace"], req)
         meta = obj.setdefault("metadata", {})
         meta["labels"] = {**(meta.get("labels") or {}), **desired["metadata"]["labels"]}
         meta["annotations"] = {
@@ -506,7 +499,7 @@ def _not_ours(obj: Obj) -> str:
 
 
 def _copy_index(obj: Obj) -> list[str]:
-    value = _labels(obj).get(COPY_OF_LABEL)
+    value = k8s.labels(obj).get(COPY_OF_LABEL)
     return [value] if value else []
 
 
@@ -560,11 +553,13 @@ async def run(args: argparse.Namespace) -> int:
     """Run the controller until SIGTERM/SIGINT; the process exit code."""
     mgr = await Manager.from_kubeconfig(
         args.kubeconfig,
-        leader_election=args.leader_elect,
-        leader_election_id=LEADER_ELECTION_ID,
-        leader_election_namespace=args.leader_election_namespace or None,
-        metrics_bind_address=args.metrics_bind_address,
-        health_probe_bind_address=args.health_probe_bind_address,
+        ManagerOptions(
+            leader_election=args.leader_elect,
+            leader_election_id=LEADER_ELECTION_ID,
+            leader_election_namespace=args.leader_election_namespace or None,
+            metrics_bind_address=args.metrics_bind_address,
+            health_probe_bind_address=args.health_probe_bind_address,
+        ),
     )
     try:
         add_to_manager(

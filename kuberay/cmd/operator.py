@@ -37,6 +37,7 @@ from kuberay.featuregates.kuberay_gates import KUBERNETES_WAS, RAY_CLUSTER_MTLS,
 from kuberay.kube import Client, KubeError
 from kuberay.logging import configure_logging
 from kuberay.reconcile import ByObject, CacheSyncTimeout, LeaderElectionLost, Manager
+from kuberay.reconcile.options import ControllerOptions, ManagerOptions
 from kuberay.webhooks.switch import webhooks_enabled
 
 log = structlog.get_logger("kuberay.operator")
@@ -55,8 +56,7 @@ CACHE_SCOPE = {
 
 def build_manager(cfg: OperatorConfig, client: Client) -> Manager:
     """The Manager for ``cfg`` (controllers not yet registered)."""
-    return Manager(
-        client,
+    options = ManagerOptions(
         namespaces=cfg.watch_namespaces or None,
         by_object=CACHE_SCOPE,
         leader_election=cfg.enable_leader_election,
@@ -64,9 +64,12 @@ def build_manager(cfg: OperatorConfig, client: Client) -> Manager:
         leader_election_namespace=cfg.leader_election_namespace or None,
         metrics_bind_address=cfg.metrics_addr,
         health_probe_bind_address=cfg.probe_addr,
-        max_concurrent_reconciles=cfg.reconcile_concurrency,
-        cache_sync_timeout=cfg.cache_sync_timeout,
+        controller=ControllerOptions(
+            max_concurrent_reconciles=cfg.reconcile_concurrency,
+            cache_sync_timeout=cfg.cache_sync_timeout,
+        ),
     )
+    return Manager(client, options)
 
 
 def register_controllers(

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import attrs
 
 from kuberay.controllers.common.options import BuildOptions
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 
 @attrs.frozen

@@ -8,13 +8,12 @@ maps the object to a key and adds it to a work queue.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 import attrs
 
 from kuberay.informers.store import DeletedFinalStateUnknown
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 
 class ResourceEventHandler(Protocol):

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import Protocol
 
 from kuberay.kube import Client, WatchEvent
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 
 class ListerWatcher(Protocol):

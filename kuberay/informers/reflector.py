@@ -8,7 +8,7 @@ Failure modes it defends against, and how:
 * **Watch closed by the server** (its ``timeoutSeconds``, randomised in
   [300, 600) s like client-go's reflector, or EOF): re-watch from the last
   resourceVersion (kept fresh by bookmarks, which every watch asks for), no relist.
-* **Silently dead connection**: TCP keepalive ends it (see :mod:`kuberay.kube.client`);
+* **Silently dead connection**: TCP keepalive ends it (see :mod:`kuberay.kube.transport`);
   as a backstop, no event or bookmark within ``inactivity_timeout`` ends the watch
   and a new one starts. By default that is the watch's ``timeoutSeconds`` plus
   :data:`~kuberay.kube.client.WATCH_TIMEOUT_GRACE`: the apiserver sends bookmarks
@@ -24,16 +24,16 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from typing import Any, Protocol
+from typing import Protocol
 
 import structlog
 
 from kuberay.informers.backoff import Backoff
 from kuberay.informers.listwatch import ListerWatcher
 from kuberay.kube import Gone, KubeError
+from kuberay.kube import objects as k8s
 from kuberay.kube.client import WATCH_TIMEOUT_GRACE
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
 
 log = structlog.get_logger("kuberay.informers.reflector")
 
@@ -103,7 +103,7 @@ class Reflector:
         ):
             events += 1
             obj = event.object
-            rv = (obj.get("metadata") or {}).get("resourceVersion")
+            rv = k8s.meta(obj).get("resourceVersion")
             if event.type == "ADDED":
                 self.sink.add(obj)
             elif event.type == "MODIFIED":

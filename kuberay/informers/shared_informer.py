@@ -29,8 +29,9 @@ from kuberay.informers.store import (
     IndexFunc,
     meta_namespace_key,
 )
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
-Obj = dict[str, Any]
 Transform = Callable[[Obj], Obj]
 
 log = structlog.get_logger("kuberay.informers")
@@ -45,7 +46,7 @@ def strip_managed_fields(obj: Obj) -> Obj:
 
 
 def _rv(obj: Obj) -> str | None:
-    rv = (obj.get("metadata") or {}).get("resourceVersion")
+    rv = k8s.meta(obj).get("resourceVersion")
     return str(rv) if rv is not None else None
 
 

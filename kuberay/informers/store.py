@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 import attrs
 
-Obj = dict[str, Any]
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
+
 IndexFunc = Callable[[Obj], list[str]]
 
 NAMESPACE_INDEX = "namespace"
@@ -32,7 +33,7 @@ def meta_namespace_key(obj: Obj | DeletedFinalStateUnknown) -> str:
     """``namespace/name``, or ``name`` for cluster-scoped objects; tombstones give their key."""
     if isinstance(obj, DeletedFinalStateUnknown):
         return obj.key
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     ns = meta.get("namespace")
     return f"{ns}/{meta['name']}" if ns else str(meta["name"])
 
@@ -47,7 +48,7 @@ def split_key(key: str) -> tuple[str | None, str]:
 
 def namespace_index(obj: Obj) -> list[str]:
     """Index function for the built-in ``namespace`` index."""
-    ns = (obj.get("metadata") or {}).get("namespace")
+    ns = k8s.meta(obj).get("namespace")
     return [ns] if ns else []
 
 

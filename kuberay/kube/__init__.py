@@ -1,23 +1,63 @@
-"""Async, dict-based Kubernetes client: typed errors, throttling, counted requests."""
+"""Async, dict-based Kubernetes client: typed errors, throttling, counted requests.
 
-from kuberay.kube.client import Client, PatchType, RequestStats, WatchEvent
-from kuberay.kube.errors import (
-    AlreadyExists,
-    ApiError,
-    BadRequest,
-    Conflict,
-    Forbidden,
-    Gone,
-    Invalid,
-    KubeError,
-    NotFound,
-    ServerError,
-    TooManyRequests,
-    TransportError,
-    Unauthorized,
-    WriteRefused,
-)
-from kuberay.kube.resources import ResourceInfo, split_api_version
+Names are imported from their submodule on first use (:mod:`kuberay.lazy`), so a program
+that needs only :mod:`kuberay.kube.objects` (the kubectl plugin's help, say) does not load
+the HTTP client.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kuberay.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from kuberay.kube.client import Client, WatchEvent
+    from kuberay.kube.errors import (
+        AlreadyExists,
+        ApiError,
+        BadRequest,
+        Conflict,
+        Forbidden,
+        Gone,
+        Invalid,
+        KubeError,
+        NotFound,
+        ServerError,
+        TooManyRequests,
+        TransportError,
+        Unauthorized,
+        WriteRefused,
+    )
+    from kuberay.kube.interfaces import PatchType, Reader, ReadWriter, Writer
+    from kuberay.kube.objects import Object, ObjectKey
+    from kuberay.kube.resources import ResourceInfo, split_api_version
+    from kuberay.kube.transport import RequestStats
+
+_EXPORTS = {
+    "kuberay.kube.client": ("Client", "WatchEvent"),
+    "kuberay.kube.errors": (
+        "AlreadyExists",
+        "ApiError",
+        "BadRequest",
+        "Conflict",
+        "Forbidden",
+        "Gone",
+        "Invalid",
+        "KubeError",
+        "NotFound",
+        "ServerError",
+        "TooManyRequests",
+        "TransportError",
+        "Unauthorized",
+        "WriteRefused",
+    ),
+    "kuberay.kube.interfaces": ("PatchType", "ReadWriter", "Reader", "Writer"),
+    "kuberay.kube.objects": ("Object", "ObjectKey"),
+    "kuberay.kube.resources": ("ResourceInfo", "split_api_version"),
+    "kuberay.kube.transport": ("RequestStats",),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "AlreadyExists",
@@ -30,7 +70,11 @@ __all__ = [
     "Invalid",
     "KubeError",
     "NotFound",
+    "Object",
+    "ObjectKey",
     "PatchType",
+    "ReadWriter",
+    "Reader",
     "RequestStats",
     "ResourceInfo",
     "ServerError",
@@ -39,5 +83,6 @@ __all__ = [
     "Unauthorized",
     "WatchEvent",
     "WriteRefused",
+    "Writer",
     "split_api_version",
 ]

@@ -32,13 +32,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from kuberay.kube.objects import Object as Obj
 
 SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 #: Seconds a token read from a file is used before the file is read again.
 TOKEN_FILE_TTL = 60.0
-
-Obj = dict[str, Any]
 
 
 class ConfigError(Exception):

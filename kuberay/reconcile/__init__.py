@@ -7,6 +7,7 @@ Result``), declares what it watches with ``manager.controller(name).for_(...)
 
 from kuberay.reconcile.builder import Builder, BuilderError
 from kuberay.reconcile.cache import ByObject, Cache, NotRegistered, label_selector_from
+from kuberay.reconcile.children import Ensured, create_or_update, ensure
 from kuberay.reconcile.controller import CacheSyncTimeout, Controller, WatchSource
 from kuberay.reconcile.events import CORE_V1, EVENTS_V1, NORMAL, WARNING, EventRecorder
 from kuberay.reconcile.expectations import Expectations
@@ -20,6 +21,7 @@ from kuberay.reconcile.handlers import (
 )
 from kuberay.reconcile.leaderelection import LeaderElector
 from kuberay.reconcile.manager import LeaderElectionLost, Manager
+from kuberay.reconcile.options import ControllerOptions, ManagerOptions
 from kuberay.reconcile.predicates import (
     AnnotationChangedPredicate,
     GenerationChangedPredicate,
@@ -46,7 +48,9 @@ __all__ = [
     "Cache",
     "CacheSyncTimeout",
     "Controller",
+    "ControllerOptions",
     "EnqueueHandler",
+    "Ensured",
     "EventRecorder",
     "Expectations",
     "GenerationChangedPredicate",
@@ -54,6 +58,7 @@ __all__ = [
     "LeaderElectionLost",
     "LeaderElector",
     "Manager",
+    "ManagerOptions",
     "NotRegistered",
     "Predicate",
     "Reconciler",
@@ -67,9 +72,11 @@ __all__ = [
     "TerminalError",
     "WatchSource",
     "and_",
+    "create_or_update",
     "enqueue_for_object",
     "enqueue_for_owner",
     "enqueue_from_map",
+    "ensure",
     "label_selector_from",
     "not_",
     "object_request",

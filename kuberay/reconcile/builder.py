@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
+import attrs
+
 from kuberay.reconcile.controller import Controller, WatchSource
 from kuberay.reconcile.handlers import (
     MapFunc,
@@ -24,6 +26,7 @@ from kuberay.reconcile.handlers import (
     enqueue_for_owner,
     enqueue_from_map,
 )
+from kuberay.reconcile.options import ControllerOptions
 from kuberay.reconcile.predicates import Predicate
 from kuberay.reconcile.types import Reconciler
 
@@ -33,13 +36,8 @@ class ControllerHost(Protocol):
     controller's options and the place to register it."""
 
     @property
-    def max_concurrent_reconciles(self) -> int:
-        """Workers per controller unless ``with_options`` says otherwise."""
-        ...
-
-    @property
-    def cache_sync_timeout(self) -> float:
-        """Seconds to wait for a controller's caches to sync unless ``with_options`` says."""
+    def controller_options(self) -> ControllerOptions:
+        """The options of a controller unless ``with_options`` says otherwise."""
         ...
 
     def add_controller(self, controller: Controller) -> None:
@@ -101,12 +99,17 @@ class Builder:
 
     def with_options(
         self,
+        options: ControllerOptions | None = None,
         *,
         max_concurrent_reconciles: int | None = None,
         rate_limiter: Any = None,
         cache_sync_timeout: float | None = None,
     ) -> Builder:
-        """Controller options (defaults documented on :class:`Controller`)."""
+        """This controller's options instead of the manager's ``options.controller``: all of
+        ``options`` (:class:`~kuberay.reconcile.options.ControllerOptions`), then each keyword
+        given (defaults documented on :class:`ControllerOptions`)."""
+        if options is not None:
+            self._options.update(attrs.asdict(options, recurse=False))
         if max_concurrent_reconciles is not None:
             self._options["max_concurrent_reconciles"] = max_concurrent_reconciles
         if rate_limiter is not None:
@@ -122,8 +125,11 @@ class Builder:
                 f"controller {self._name}: for_() is required (owns/watches need an owner kind)"
             )
         options = dict(self._options)
-        options.setdefault("max_concurrent_reconciles", self._manager.max_concurrent_reconciles)
-        options.setdefault("cache_sync_timeout", self._manager.cache_sync_timeout)
+        defaults = self._manager.controller_options
+        options.setdefault("max_concurrent_reconciles", defaults.max_concurrent_reconciles)
+        options.setdefault("cache_sync_timeout", defaults.cache_sync_timeout)
+        if defaults.rate_limiter is not None:
+            options.setdefault("rate_limiter", defaults.rate_limiter)
         ctrl = Controller(self._name, reconciler, **options)
         api_version, kind, preds = self._for
         glob = list(self._global)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import attrs
 import structlog
@@ -28,10 +27,11 @@ import structlog
 from kuberay.informers import SharedIndexInformer, SharedInformerFactory
 from kuberay.informers.store import IndexFunc
 from kuberay.kube import Client, NotFound, ResourceInfo
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 log = structlog.get_logger("kuberay.cache")
 
-Obj = dict[str, Any]
 GVK = tuple[str, str]
 
 #: Discovery is asked again after this long at first, then less and less often.
@@ -187,7 +187,7 @@ class Cache:
             else:
                 objs = informer.indexer.list()
             for obj in objs:
-                meta = obj.get("metadata") or {}
+                meta = k8s.meta(obj)
                 if namespace and meta.get("namespace") != namespace:
                     continue
                 if labels:

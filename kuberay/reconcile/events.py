@@ -60,6 +60,8 @@ from typing import Any
 import structlog
 
 from kuberay.kube import ApiError, Client, KubeError, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.eventcorrelator import DEFAULT_MAX_KEYS, EventCorrelator
 from kuberay.reconcile.eventseries import (
     CREATE,
@@ -72,7 +74,6 @@ from kuberay.reconcile.eventseries import (
 
 log = structlog.get_logger("kuberay.events")
 
-Obj = dict[str, Any]
 NORMAL = "Normal"
 WARNING = "Warning"
 
@@ -286,7 +287,7 @@ class EventRecorder:
     async def _record_series(self, record: _Record) -> None:
         """events.k8s.io/v1: create the first occurrence, start the series on the
         second; later ones only count (see :mod:`~kuberay.reconcile.eventseries`)."""
-        meta = record.obj.get("metadata") or {}
+        meta = k8s.meta(record.obj)
         namespace = meta.get("namespace") or "default"
         ident = _identity(record.obj)
         key = (
@@ -344,7 +345,7 @@ class EventRecorder:
     async def _write(self, record: _Record) -> None:
         """core/v1: as client-go's EventCorrelator decides (module doc)."""
         obj, etype, reason, message = record.obj, record.etype, record.reason, record.message
-        meta = obj.get("metadata") or {}
+        meta = k8s.meta(obj)
         namespace = meta.get("namespace") or "default"
         ident = _identity(obj)
         verdict = self.correlator.correlate(
@@ -435,7 +436,7 @@ class EventRecorder:
 
 def _reference(obj: Obj) -> Obj:
     """The ObjectReference of ``obj`` (``regarding`` / ``involvedObject``)."""
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     fields = {
         "apiVersion": obj.get("apiVersion"),
         "kind": obj.get("kind"),
@@ -449,6 +450,6 @@ def _reference(obj: Obj) -> Obj:
 
 def _identity(obj: Obj) -> str:
     """The object an event is about: its uid, else namespace/kind/name."""
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     namespace = meta.get("namespace") or "default"
     return str(meta.get("uid") or f"{namespace}/{obj.get('kind')}/{meta.get('name')}")

@@ -12,14 +12,15 @@ On updates both the old and the new object are mapped and the union enqueued.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
 from kuberay.informers import DeletedFinalStateUnknown
+from kuberay.kube import objects as k8s
 from kuberay.kube import split_api_version
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.predicates import Predicate
 from kuberay.reconcile.types import Request
 
-Obj = dict[str, Any]
 MapFunc = Callable[[Obj], Iterable[Request]]
 
 
@@ -29,7 +30,7 @@ class _Adder(Protocol):
 
 def object_request(obj: Obj) -> list[Request]:
     """The request for ``obj`` itself."""
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     return [Request(meta.get("namespace") or "", meta["name"])]
 
 
@@ -44,7 +45,7 @@ def owner_requests(
     group, _ = split_api_version(owner_api_version)
 
     def mapper(obj: Obj) -> list[Request]:
-        meta = obj.get("metadata") or {}
+        meta = k8s.meta(obj)
         out: list[Request] = []
         for ref in meta.get("ownerReferences") or []:
             if only_controller and not ref.get("controller"):

@@ -53,6 +53,7 @@ from typing import Any, cast
 import structlog
 
 from kuberay.kube import ApiError, Client, Conflict, KubeError, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.reconcile import metrics
 from kuberay.reconcile.loopthread import LoopThread
 from kuberay.workqueue import Clock, RealClock
@@ -180,7 +181,7 @@ class LeaderElector:
             lease = await self._get(self.client)
         except KubeError:
             return
-        if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
+        if lease is None or k8s.spec(lease).get("holderIdentity") != self.identity:
             return
         spec = lease.setdefault("spec", {})
         spec["holderIdentity"] = ""
@@ -320,7 +321,7 @@ class LeaderElector:
                     created = await client.create(body)
                 self._see(created)
                 return True
-            spec = lease.get("spec") or {}
+            spec = k8s.spec(lease)
             self._see(lease)
             holder = spec.get("holderIdentity") or ""
             duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
@@ -362,7 +363,7 @@ class LeaderElector:
             return False
 
     def _see(self, lease: dict[str, Any]) -> None:
-        spec = lease.get("spec") or {}
+        spec = k8s.spec(lease)
         record = {
             "holder": spec.get("holderIdentity"),
             "renew": spec.get("renewTime"),

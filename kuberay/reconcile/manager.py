@@ -37,7 +37,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ import structlog
 from kuberay.informers import SharedInformerFactory
 from kuberay.kube import Client
 from kuberay.reconcile.builder import Builder
-from kuberay.reconcile.cache import GVK, ByObject, Cache
+from kuberay.reconcile.cache import Cache
 from kuberay.reconcile.controller import Controller
 from kuberay.reconcile.events import EVENTS_V1, EventRecorder
 from kuberay.reconcile.httpserver import (
@@ -59,6 +59,7 @@ from kuberay.reconcile.httpserver import (
     probes_app,
 )
 from kuberay.reconcile.leaderelection import LeaderElectionLost, LeaderElector
+from kuberay.reconcile.options import ControllerOptions, ManagerOptions
 from kuberay.reconcile.supervisor import TaskSupervisor
 
 log = structlog.get_logger("kuberay.manager")
@@ -73,65 +74,53 @@ __all__ = ["LeaderElectionLost", "Manager", "Runnable"]
 class Manager:
     """Runs controllers over one shared cache. Construct, add controllers, ``await run()``.
 
-    Defaults: no leader election; ``metrics_bind_address=":8080"``,
-    ``health_probe_bind_address=":8081"`` ("0" disables either);
-    ``max_concurrent_reconciles=1`` per controller; ``cache_sync_timeout=120`` s per
-    controller built with :meth:`controller` (how long it waits for its kinds to be
-    served and its caches to sync before :meth:`run` raises
-    :class:`~kuberay.reconcile.controller.CacheSyncTimeout`); ``graceful_shutdown_timeout=30`` s;
-    no informer resync; lease timings 15 s / 10 s / 2 s.
+    ``options`` (a :class:`~kuberay.reconcile.options.ManagerOptions`, whose docstring states
+    every default: no leader election, metrics on ``:8080``, probes on ``:8081``, one
+    reconcile at a time per controller, ...) say what it watches and serves; ``registry``
+    (default: prometheus_client's global one) receives the controller metrics.
     """
 
     def __init__(
         self,
         client: Client,
+        options: ManagerOptions | None = None,
         *,
-        namespaces: list[str] | None = None,
-        by_object: Mapping[GVK, ByObject] | None = None,
-        leader_election: bool = False,
-        leader_election_id: str = "",
-        leader_election_namespace: str | None = None,
-        lease_duration: float = 15.0,
-        renew_deadline: float = 10.0,
-        retry_period: float = 2.0,
-        metrics_bind_address: str = ":8080",
-        health_probe_bind_address: str = ":8081",
-        max_concurrent_reconciles: int = 1,
-        cache_sync_timeout: float = 120.0,
-        graceful_shutdown_timeout: float = 30.0,
-        resync_period: float = 0.0,
         registry: prometheus_client.CollectorRegistry | None = None,
-        handle_signals: bool = True,
     ) -> None:
+        options = options or ManagerOptions()
+        self.options = options
         self.client = client
         self.supervisor = TaskSupervisor()
         self.factory = SharedInformerFactory(
-            client, resync_period=resync_period, on_task=self.supervisor.watch
+            client, resync_period=options.resync_period, on_task=self.supervisor.watch
         )
-        self.cache = Cache(client, self.factory, namespaces=namespaces, by_object=by_object)
+        self.cache = Cache(
+            client,
+            self.factory,
+            namespaces=list(options.namespaces) if options.namespaces is not None else None,
+            by_object=options.by_object,
+        )
         self.controllers: list[Controller] = []
-        self.max_concurrent_reconciles = max_concurrent_reconciles
-        self.cache_sync_timeout = cache_sync_timeout
-        self.graceful_shutdown_timeout = graceful_shutdown_timeout
+        self.graceful_shutdown_timeout = options.graceful_shutdown_timeout
         self.registry = registry or prometheus_client.REGISTRY
-        self.handle_signals = handle_signals
+        self.handle_signals = options.handle_signals
         self.healthz = ProbeChecks()
         self.readyz = ProbeChecks()
         self.healthz.add("ping", lambda: None)
         self.healthz.add("tasks", self.supervisor.check)
         self.readyz.add("informers", self._check_synced)
-        self._metrics_bind = metrics_bind_address
-        self._probe_bind = health_probe_bind_address
+        self._metrics_bind = options.metrics_bind_address
+        self._probe_bind = options.health_probe_bind_address
         self.servers: dict[str, Server] = {}
         self._runnables: list[tuple[Runnable, bool]] = []
         self._recorders: list[EventRecorder] = []
         self._stop = asyncio.Event()
         self._caches_started = False
         self.elector: LeaderElector | None = None
-        if leader_election:
-            if not leader_election_id:
+        if options.leader_election:
+            if not options.leader_election_id:
                 raise ValueError("leader_election_id is required when leader election is on")
-            ns = leader_election_namespace or _pod_namespace()
+            ns = options.leader_election_namespace or _pod_namespace()
             if not ns:
                 raise ValueError(
                     "leader election namespace unknown: set leader_election_namespace "
@@ -141,10 +130,10 @@ class Manager:
                 # Its own (unthrottled) limiter: renewals never wait behind reconciles.
                 client.view(),
                 ns,
-                leader_election_id,
-                lease_duration=lease_duration,
-                renew_deadline=renew_deadline,
-                retry_period=retry_period,
+                options.leader_election_id,
+                lease_duration=options.lease_duration,
+                renew_deadline=options.renew_deadline,
+                retry_period=options.retry_period,
             )
             # From the instant the renew deadline passes, this client writes nothing,
             # whichever task gets to run first after, say, the process was paused.
@@ -161,13 +150,25 @@ class Manager:
 
     @classmethod
     async def from_kubeconfig(
-        cls, path: str | None = None, *, qps: float = 100.0, burst: int = 200, **kwargs: Any
+        cls,
+        path: str | None = None,
+        options: ManagerOptions | None = None,
+        *,
+        qps: float = 100.0,
+        burst: int = 200,
+        registry: prometheus_client.CollectorRegistry | None = None,
     ) -> Manager:
         """A manager for the cluster of ``path`` / ``$KUBECONFIG`` / in-cluster config."""
         client = await Client.from_env(path, qps=qps, burst=burst)
-        return cls(client, **kwargs)
+        return cls(client, options, registry=registry)
 
     # ----- building -------------------------------------------------------
+    @property
+    def controller_options(self) -> ControllerOptions:
+        """The options of every controller built with :meth:`controller` unless it sets its
+        own (``options.controller``)."""
+        return self.options.controller
+
     def controller(self, name: str) -> Builder:
         """Start a builder chain for a controller named ``name`` (unique per manager)."""
         return Builder(self, name)

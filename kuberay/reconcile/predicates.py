@@ -7,11 +7,11 @@ event enqueues work. ``update`` receives (old, new); the others one object.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 
-Obj = dict[str, Any]
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 
 @attrs.frozen
@@ -35,7 +35,7 @@ def predicate_funcs(filter_fn: Callable[[Obj], bool]) -> Predicate:
 
 
 def _meta(obj: Obj) -> Obj:
-    meta: Obj = obj.get("metadata") or {}
+    meta: Obj = k8s.meta(obj)
     return meta
 
 

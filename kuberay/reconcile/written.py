@@ -10,11 +10,11 @@ returns the remembered object while the cache still shows one of those versions.
 from __future__ import annotations
 
 import copy
-from typing import Any
+
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 __all__ = ["WrittenObjects"]
-
-Obj = dict[str, Any]
 
 
 class WrittenObjects:
@@ -26,7 +26,7 @@ class WrittenObjects:
 
     @staticmethod
     def _key(obj: Obj) -> tuple[str, str]:
-        meta = obj.get("metadata") or {}
+        meta = k8s.meta(obj)
         return (str(meta.get("namespace")), str(meta.get("name")))
 
     def remember(self, replaced_rv: str, updated: Obj) -> None:
@@ -44,7 +44,7 @@ class WrittenObjects:
     def freshest(self, cached: Obj) -> Obj:
         """The object the last write returned while the cache still shows one this process
         overwrote (same uid); else ``cached`` (and the memo is dropped)."""
-        meta = cached.get("metadata") or {}
+        meta = k8s.meta(cached)
         key = self._key(cached)
         memo = self._written.get(key)
         if memo is None:

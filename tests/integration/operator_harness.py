@@ -12,6 +12,7 @@ from kuberay.cmd.operator import CACHE_SCOPE
 from kuberay.featuregates.kuberay_gates import new_feature_gate
 from kuberay.kube import Client
 from kuberay.reconcile import Manager
+from kuberay.reconcile.options import ControllerOptions, ManagerOptions
 
 
 def new_manager(
@@ -19,16 +20,15 @@ def new_manager(
 ) -> Manager:
     """A Manager watching only ``namespace`` with the operator's cache scope, no metrics or
     probe servers, no signal handlers and ``workers`` concurrent reconciles per controller."""
-    return Manager(
-        client,
+    options = ManagerOptions(
         namespaces=[namespace],
         by_object=CACHE_SCOPE,
         metrics_bind_address="0",
         health_probe_bind_address="0",
         handle_signals=False,
-        max_concurrent_reconciles=workers,
-        registry=registry,
+        controller=ControllerOptions(max_concurrent_reconciles=workers),
     )
+    return Manager(client, options, registry=registry)
 
 
 def feature_gates(gates: str = "") -> dict[str, bool]:

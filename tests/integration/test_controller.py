@@ -17,6 +17,7 @@ import pytest
 
 from kuberay.kube import Client
 from kuberay.reconcile import Manager, Request, Result
+from kuberay.reconcile.options import ManagerOptions
 from kuberay.workqueue import ItemExponentialFailureRateLimiter
 from tests.helpers import eventually
 
@@ -62,7 +63,7 @@ async def running(mgr: Manager) -> AsyncIterator[asyncio.Task[None]]:
 def manager(client: Client, namespace: str, **kw: Any) -> Manager:
     kw.setdefault("metrics_bind_address", "0")
     kw.setdefault("health_probe_bind_address", "0")
-    return Manager(client, namespaces=[namespace], handle_signals=False, **kw)
+    return Manager(client, ManagerOptions(namespaces=[namespace], handle_signals=False, **kw))
 
 
 async def test_owned_child_change_reconciles_owner(kclient: Client, namespace: str) -> None:

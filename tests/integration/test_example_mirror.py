@@ -38,7 +38,7 @@ from examples.configmap_mirror import (
     add_to_manager,
 )
 from kuberay.kube import Client, NotFound
-from kuberay.reconcile import Manager, Request
+from kuberay.reconcile import Manager, ManagerOptions, Request
 from tests.helpers import eventually
 
 Obj = dict[str, Any]
@@ -147,9 +147,9 @@ async def world(kclient: Client, namespace: str) -> AsyncIterator[World]:
 async def mirror(kubeconfig_path: Path, world: World) -> AsyncIterator[Mirror]:
     mgr = await Manager.from_kubeconfig(
         str(kubeconfig_path),
-        handle_signals=False,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
+        ManagerOptions(
+            handle_signals=False, metrics_bind_address="0", health_probe_bind_address="0"
+        ),
     )
     reconciler = add_to_manager(mgr, source_namespace=world.source_ns)
     task = asyncio.get_running_loop().create_task(mgr.run())

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kuberay.cmd.kubectl_ray.context import CLIError, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError
 from kuberay.cmd.kubectl_ray.output import OUTPUT_FORMATS
 from kuberay.gocompat.quantity import Quantity, QuantityError
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 FIELD_MANAGER = "ray-kubectl-plugin"
 RAY_VERSION = "2.52.0"

@@ -18,8 +18,6 @@ from kuberay.cmd.kubectl_ray.kubeconfigs import KubeconfigError
 if TYPE_CHECKING:
     from kuberay.kube import Client
 
-Obj = dict[str, Any]
-
 
 class CLIError(Exception):
     """A failure the user can act on; printed as ``Error: <message>`` (no traceback)."""
@@ -121,4 +119,4 @@ class Env:
         return None if self.all_namespaces else self.namespace
 
 
-__all__ = ["CLIError", "Env", "Obj", "context_namespace"]
+__all__ = ["CLIError", "Env", "context_namespace"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kuberay.api.v1.constants import API_VERSION
 from kuberay.cmd.kubectl_ray.common import (
@@ -18,7 +18,7 @@ from kuberay.cmd.kubectl_ray.common import (
     merge_maps,
     validate_quantity,
 )
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.generation import (
     DEFAULT_GROUP,
     generate_raycluster,
@@ -31,6 +31,9 @@ from kuberay.cmd.kubectl_ray.progress import pods_ready, wanted_pods
 from kuberay.cmd.kubectl_ray.waiting import parse_duration, poll
 from kuberay.gocompat.quantity import Quantity
 from kuberay.kube import NotFound
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 #: Flags allowed next to ``--file`` (they do not describe the cluster).
 ALLOWED_WITH_FILE = {"file", "context", "namespace", "kubeconfig", "dry_run", "wait", "timeout"}

@@ -9,7 +9,9 @@ directly they block progress) and every finding.
 
 from __future__ import annotations
 
-from kuberay.api.v1.constants import KUBERAY_CONTROLLER
+from typing import TYPE_CHECKING
+
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.cmd.kubectl_ray.common import condition_true, find_condition, pod_ready
 from kuberay.cmd.kubectl_ray.findings import (
     ERROR,
@@ -17,7 +19,6 @@ from kuberay.cmd.kubectl_ray.findings import (
     WARNING,
     Diagnosis,
     Finding,
-    Obj,
     Snapshot,
     check_deletion,
     check_events,
@@ -26,6 +27,9 @@ from kuberay.cmd.kubectl_ray.findings import (
 )
 from kuberay.controllers.builders.auth import auth_token_secret_name
 from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 _RANK = {ERROR: 0, WARNING: 1, INFO: 2}
 AUTH_TOKEN_KEY = "auth_token"
@@ -261,8 +265,8 @@ def diagnose_cluster(snap: Snapshot) -> list[Finding]:
     found += check_dashboard(snap)
     found += check_ignored_change(snap)
     found += check_events(snap.events, snap.now)
-    managed_by = (cluster.get("spec") or {}).get("managedBy")
-    if managed_by and managed_by != KUBERAY_CONTROLLER:
+    managed_by = managed_elsewhere(cluster)
+    if managed_by:
         found.append(
             Finding(
                 INFO, "ManagedElsewhere", ref(cluster), f"managed by {managed_by}, not by KubeRay"

@@ -5,14 +5,15 @@ shared by every kind (deletion held by finalizers, Warning Events, pod states)."
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from kuberay.cmd.kubectl_ray.common import find_condition, pod_ready
 from kuberay.cmd.kubectl_ray.output import parse_time
 
-Obj = dict[str, Any]
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 #: Events older than this are not "recent".
@@ -225,7 +226,6 @@ __all__ = [
     "WARNING",
     "Diagnosis",
     "Finding",
-    "Obj",
     "Snapshot",
     "check_deletion",
     "check_events",

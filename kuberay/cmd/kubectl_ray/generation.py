@@ -8,7 +8,7 @@ limits; CPU is a request only (no CPU limit), as KubeRay generates it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -23,8 +23,11 @@ from kuberay.cmd.kubectl_ray.common import (
     TPU_TOPOLOGY_SELECTOR,
     validate_quantity,
 )
-from kuberay.cmd.kubectl_ray.context import CLIError, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError
 from kuberay.gocompat.quantity import Quantity
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 DEFAULT_GROUP = "default-group"
 TPU_DOC_URL = "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus#availability"

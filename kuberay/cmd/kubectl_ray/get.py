@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kuberay.api.v1.constants import API_VERSION
 from kuberay.cmd.kubectl_ray.common import (
@@ -23,12 +23,15 @@ from kuberay.cmd.kubectl_ray.common import (
     quantity,
     relevant_cluster_condition,
 )
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.listing import register_listings
 from kuberay.cmd.kubectl_ray.output import age, as_list, emit, format_table
 from kuberay.controllers.builders.auth import auth_token_secret_name
 from kuberay.gocompat.quantity import Quantity
 from kuberay.kube import NotFound
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 AUTH_TOKEN_KEY = "auth_token"
 

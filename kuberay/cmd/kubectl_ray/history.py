@@ -25,16 +25,19 @@ import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 import aiohttp
 
 from kuberay.cmd.kubectl_ray.common import add_all_namespaces_flag, add_output_flag
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.output import emit, format_table
 from kuberay.cmd.kubectl_ray.portforward import bind_local, serve_forward
 from kuberay.kube import Client, NotFound
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 SERVER_ENV = "KUBERAY_HISTORY_SERVER"
 DEFAULT_SERVICE = "kuberay-history-server"

@@ -20,7 +20,7 @@ import secrets
 import string
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import yaml
@@ -37,7 +37,7 @@ from kuberay.cmd.kubectl_ray.common import (
     merge_maps,
     validate_quantity,
 )
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.generation import generate_rayjob
 from kuberay.cmd.kubectl_ray.output import dump
 from kuberay.cmd.kubectl_ray.portforward import bind_local, serve_forward
@@ -45,6 +45,9 @@ from kuberay.cmd.kubectl_ray.progress import pods_ready, wanted_pods
 from kuberay.cmd.kubectl_ray.session import DASHBOARD, head_pod
 from kuberay.cmd.kubectl_ray.waiting import poll
 from kuberay.kube import ApiError
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 CLUSTER_TIMEOUT = 120.0
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}

@@ -16,12 +16,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 import yaml
 
-Obj = dict[str, Any]
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
+
 
 #: Path-valued fields of a cluster / a user entry.
 CLUSTER_PATHS = ("certificate-authority",)

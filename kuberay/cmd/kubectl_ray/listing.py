@@ -12,12 +12,15 @@ when several). Nothing found: "No resources found in NS namespace." on stderr, e
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kuberay.api.v1.constants import API_VERSION
 from kuberay.cmd.kubectl_ray.common import add_all_namespaces_flag
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.output import as_list, dump, format_table
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 #: ``get`` resource word -> (kind, plural, aliases).

@@ -12,16 +12,19 @@ import argparse
 import io
 import tarfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import orjson
 
 from kuberay.cmd.kubectl_ray.common import CLUSTER_LABEL, NODE_TYPE_LABEL, parse_type_name
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.log_stream import follow, print_gke_link
 from kuberay.cmd.kubectl_ray.session import cluster_of
 from kuberay.kube import Client
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 LOG_DIR_IN_POD = "/tmp/ray/session_latest/logs/"
 EXEC_PROTOCOL = "v4.channel.k8s.io"

@@ -8,10 +8,11 @@ import urllib.parse
 from typing import TYPE_CHECKING
 
 from kuberay.cmd.kubectl_ray.common import CLUSTER_LABEL, NODE_TYPE_LABEL
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 
 if TYPE_CHECKING:
     from kuberay.kube import Client
+    from kuberay.kube.objects import Object as Obj
 
 CONSOLE = "https://console.cloud.google.com/logs/query;query="
 

@@ -12,17 +12,20 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from kuberay.cmd.kubectl_ray.common import key_values, merge_maps
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.output import as_list, dump
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.render import RenderError, RenderOptions, render
 from kuberay.featuregates import FeatureGateError
 from kuberay.featuregates.kuberay_gates import new_feature_gate
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

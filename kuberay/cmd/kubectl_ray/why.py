@@ -5,17 +5,20 @@ or ``-o yaml``. Exit code 0 when ready, 1 when not (so scripts can branch on it)
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kuberay.api.v1.constants import API_VERSION
 from kuberay.cmd.kubectl_ray.common import CLUSTER_LABEL, add_output_flag, parse_type_name
 from kuberay.cmd.kubectl_ray.concise import format_report
-from kuberay.cmd.kubectl_ray.context import CLIError, Env, Obj
+from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.diagnosis import Diagnosis, Snapshot, diagnose
 from kuberay.cmd.kubectl_ray.output import emit
 from kuberay.controllers.builders.auth import auth_token_secret_name
 from kuberay.controllers.builders.names import head_service_name
 from kuberay.kube import Client, NotFound
+
+if TYPE_CHECKING:
+    from kuberay.kube.objects import Object as Obj
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

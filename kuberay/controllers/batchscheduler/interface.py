@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.kube import Client
-
-Obj = dict[str, Any]
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 #: The kinds whose objects :meth:`add_metadata_to_child_resource` gives a schedulerName
 #: (``None``: a pod template, which carries no kind).
@@ -45,7 +45,7 @@ def set_scheduler_name(child: Obj, name: str) -> None:
 
 def labels_of(obj: Mapping[str, Any]) -> dict[str, str]:
     """``metadata.labels`` (``{}`` when absent)."""
-    return dict((obj.get("metadata") or {}).get("labels") or {})
+    return dict(k8s.meta(obj).get("labels") or {})
 
 
 def set_label(child: Obj, key: str, value: str) -> None:

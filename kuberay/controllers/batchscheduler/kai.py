@@ -6,8 +6,6 @@ pass: the submitter pod appears only after the cluster is ready, which KAI canno
 
 from __future__ import annotations
 
-from typing import Any
-
 import structlog
 
 from kuberay.api.v1 import constants as C
@@ -21,10 +19,11 @@ from kuberay.controllers.batchscheduler.interface import (
     set_label,
     set_scheduler_name,
 )
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 log = structlog.get_logger("kuberay.batchscheduler.kai")
 
-Obj = dict[str, Any]
 
 PLUGIN_NAME = "kai-scheduler"
 QUEUE_LABEL_KEY = "kai.scheduler/queue"
@@ -37,7 +36,7 @@ class KaiScheduler(BatchScheduler):
 
     async def do_batch_scheduling_on_submission(self, obj: Obj) -> None:
         if kind_of(obj) == C.KIND_RAYJOB:
-            mode = submission_mode(obj.get("spec") or {})
+            mode = submission_mode(k8s.spec(obj))
             if mode == JobSubmissionMode.K8S_JOB_MODE:
                 raise BatchSchedulerError(
                     "KAI-Scheduler does not support RayJob with K8sJobMode: the submitter pod "

@@ -35,10 +35,11 @@ from kuberay.controllers.batchscheduler.interface import (
 )
 from kuberay.controllers.builders.owner import controller_owner_reference
 from kuberay.kube import ApiError, Client, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 log = structlog.get_logger("kuberay.batchscheduler.kubernetes_was")
 
-Obj = dict[str, Any]
 
 PLUGIN_NAME = "kubernetes-was-v1alpha2"
 API_GROUP = "scheduling.k8s.io"
@@ -73,7 +74,7 @@ def _policy(cluster: Mapping[str, Any]) -> Obj:
 
 
 def _meta(cluster: Mapping[str, Any], name: str) -> Obj:
-    meta = cluster.get("metadata") or {}
+    meta = k8s.meta(cluster)
     return {
         "name": name,
         "namespace": meta.get("namespace"),
@@ -84,7 +85,7 @@ def _meta(cluster: Mapping[str, Any], name: str) -> Obj:
 
 def build_workload(cluster: Mapping[str, Any]) -> Obj:
     """KubeRay's Workload for ``cluster`` (controlled by it)."""
-    name = str((cluster.get("metadata") or {}).get("name"))
+    name = str(k8s.meta(cluster).get("name"))
     return {
         "apiVersion": API_VERSION,
         "kind": WORKLOAD_KIND,
@@ -104,7 +105,7 @@ def build_workload(cluster: Mapping[str, Any]) -> Obj:
 
 def build_pod_group(cluster: Mapping[str, Any]) -> Obj:
     """KubeRay's PodGroup for ``cluster`` (from the Workload's ``cluster`` template)."""
-    name = str((cluster.get("metadata") or {}).get("name"))
+    name = str(k8s.meta(cluster).get("name"))
     return {
         "apiVersion": API_VERSION,
         "kind": POD_GROUP_KIND,
@@ -125,7 +126,7 @@ def _min_count(policy_holder: Mapping[str, Any]) -> object:
 
 def workload_stale(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     """KubeRay ``isWorkloadStale``: not exactly one template, or another name or gang size."""
-    templates = (existing.get("spec") or {}).get("podGroupTemplates") or []
+    templates = k8s.spec(existing).get("podGroupTemplates") or []
     if len(templates) != 1:
         return True
     want = desired["spec"]["podGroupTemplates"][0]
@@ -134,19 +135,19 @@ def workload_stale(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> b
 
 
 def _controlled_by(obj: Mapping[str, Any], cluster: Mapping[str, Any]) -> bool:
-    uid = (cluster.get("metadata") or {}).get("uid")
+    uid = k8s.meta(cluster).get("uid")
     return any(
         ref.get("controller") is True and ref.get("uid") == uid
-        for ref in (obj.get("metadata") or {}).get("ownerReferences") or []
+        for ref in k8s.meta(obj).get("ownerReferences") or []
     )
 
 
 def _deleting(obj: Mapping[str, Any]) -> bool:
-    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+    return bool(k8s.meta(obj).get("deletionTimestamp"))
 
 
 def _ref(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     return f"{meta.get('namespace')}/{meta.get('name')}"
 
 
@@ -309,7 +310,7 @@ class KubernetesWASScheduler(BatchScheduler):
         if _deleting(existing):
             await self._delete_pod_group(existing)
             raise BatchSchedulerError(f"PodGroup {ns}/{name} is being deleted, will retry")
-        have = _min_count(existing.get("spec") or {})
+        have = _min_count(k8s.spec(existing))
         if have is not None and have == _min_count(desired["spec"]):
             return
         await self._delete_pod_group(existing)

@@ -24,6 +24,7 @@ from kuberay.controllers.builders.submitter import (
 )
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.gocompat.quantity import Quantity
+from kuberay.kube import objects as k8s
 
 Resources = dict[str, Quantity]
 
@@ -50,8 +51,8 @@ def sum_resources(*lists: Mapping[str, Quantity]) -> Resources:
 def submitter_template(rayjob: Mapping[str, Any]) -> dict[str, Any]:
     """KubeRay ``GetSubmitterTemplate`` for resource accounting (the user's
     ``submitterPodTemplate`` or the default one)."""
-    meta = rayjob.get("metadata") or {}
-    spec = rayjob.get("spec") or {}
+    meta = k8s.meta(rayjob)
+    spec = k8s.spec(rayjob)
     cluster = {"metadata": {"name": meta.get("name", "")}, "spec": spec.get("rayClusterSpec") or {}}
     return build_submitter_pod_template(rayjob, cluster, gates={}, options=BuildOptions())
 
@@ -59,7 +60,7 @@ def submitter_template(rayjob: Mapping[str, Any]) -> dict[str, Any]:
 def submitter_resources(rayjob: Mapping[str, Any]) -> Resources:
     """What the RayJob's submitter reserves: the K8sJobMode submitter pod, the SidecarMode
     default submitter container (requests, limits filling gaps), nothing otherwise."""
-    spec = rayjob.get("spec") or {}
+    spec = k8s.spec(rayjob)
     mode = submission_mode(spec)
     if mode == JobSubmissionMode.K8S_JOB_MODE:
         return calculate_pod_resource(submitter_template(rayjob).get("spec") or {})

@@ -23,9 +23,10 @@ from kuberay.controllers.batchscheduler.interface import (
 )
 from kuberay.controllers.batchscheduler.resources import resources_json
 from kuberay.controllers.builders.resources import calculate_desired_resources
-from kuberay.kube import AlreadyExists, ApiError, NotFound
-
-Obj = dict[str, Any]
+from kuberay.kube import ApiError, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.children import ensure
 
 PLUGIN_NAME = "scheduler-plugins"
 SCHEDULER_NAME = "scheduler-plugins-scheduler"
@@ -41,7 +42,7 @@ def _gang(obj: Mapping[str, Any]) -> bool:
 def build_pod_group(cluster: Mapping[str, Any]) -> Obj:
     """KubeRay's scheduler-plugins PodGroup for ``cluster``. Its owner reference is not a
     controller reference (as in KubeRay), so the RayCluster's deletion collects it."""
-    meta = cluster.get("metadata") or {}
+    meta = k8s.meta(cluster)
     return {
         "apiVersion": POD_GROUP_API_VERSION,
         "kind": POD_GROUP_KIND,
@@ -93,9 +94,7 @@ class SchedulerPluginsScheduler(BatchScheduler):
         except ApiError as exc:
             raise BatchSchedulerError(f"failed to get PodGroup: {exc}") from exc
         try:
-            await self.client.create(build_pod_group(obj))
-        except AlreadyExists:
-            return
+            await ensure(self.client, build_pod_group(obj))
         except ApiError as exc:
             raise BatchSchedulerError(f"failed to create PodGroup: {exc}") from exc
 

@@ -38,11 +38,13 @@ from kuberay.controllers.batchscheduler.resources import (
 )
 from kuberay.controllers.builders.owner import controller_owner_reference
 from kuberay.gocompat.goutil import GoNumError, go_atoi
-from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.kube import ApiError, Conflict, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.children import ensure
 
 log = structlog.get_logger("kuberay.batchscheduler.volcano")
 
-Obj = dict[str, Any]
 
 PLUGIN_NAME = "volcano"
 POD_GROUP_API_VERSION = "scheduling.volcano.sh/v1beta1"
@@ -61,7 +63,7 @@ def _from_rayjob(obj: Mapping[str, Any]) -> bool:
 
 def pod_group_name(obj: Mapping[str, Any]) -> str:
     """``ray-<name>-pg``; a RayJob's cluster uses the RayJob's name."""
-    name = str((obj.get("metadata") or {}).get("name") or "")
+    name = str(k8s.meta(obj).get("name") or "")
     if _from_rayjob(obj):
         name = labels_of(obj).get(C.RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY) or name
     return f"ray-{name}-pg"
@@ -78,7 +80,7 @@ def _network_topology(owner: Mapping[str, Any], pg_name: str) -> Obj | None:
         raw = labels[NETWORK_TOPOLOGY_HIGHEST_TIER_LABEL_KEY]
         tier, problem = _atoi(raw)
         if problem:
-            ns = (owner.get("metadata") or {}).get("namespace")
+            ns = k8s.meta(owner).get("namespace")
             raise BatchSchedulerError(
                 f"failed to convert {NETWORK_TOPOLOGY_HIGHEST_TIER_LABEL_KEY} label to int: "
                 f'strconv.Atoi: parsing "{raw}": {problem} for podgroup {pg_name} '
@@ -101,7 +103,7 @@ def build_pod_group(owner: Mapping[str, Any], min_member: int, resources: Resour
     """The PodGroup KubeRay creates for ``owner`` (a RayCluster or RayJob): controller
     owner reference, the owner's annotations, minMember/minResources, queue, priority
     class and network topology from the owner's labels, ``status.phase: Pending``."""
-    meta = owner.get("metadata") or {}
+    meta = k8s.meta(owner)
     name = pod_group_name(owner)
     spec: Obj = {"minMember": min_member, "minResources": resources_json(resources)}
     topology = _network_topology(owner, name)
@@ -133,7 +135,7 @@ def rayjob_gang(rayjob: Mapping[str, Any]) -> tuple[int, Resources]:
     """A RayJob's gang: its cluster's minMember (the submitter is left out: it waits for
     the cluster, a gang waiting for it would deadlock) and the cluster's resources plus
     the submitter's (so its capacity is reserved)."""
-    cluster_spec = (rayjob.get("spec") or {}).get("rayClusterSpec") or {}
+    cluster_spec = k8s.spec(rayjob).get("rayClusterSpec") or {}
     min_member, resources = gang_params(cluster_spec)
     return min_member, sum_resources(resources, submitter_resources(rayjob))
 
@@ -148,8 +150,8 @@ class VolcanoScheduler(BatchScheduler):
         """Create or resize the PodGroup of a RayCluster (skipped for a RayJob's cluster)
         or of a RayJob (refused for one using ``clusterSelector``)."""
         if kind_of(obj) == C.KIND_RAYJOB:
-            if not (obj.get("spec") or {}).get("rayClusterSpec"):
-                meta = obj.get("metadata") or {}
+            if not k8s.spec(obj).get("rayClusterSpec"):
+                meta = k8s.meta(obj)
                 raise BatchSchedulerError(
                     f"gang scheduling does not support RayJob {meta.get('namespace')}/"
                     f"{meta.get('name')} referencing an existing RayCluster"
@@ -158,7 +160,7 @@ class VolcanoScheduler(BatchScheduler):
             return
         if _from_rayjob(obj):
             return
-        await self.sync_pod_group(obj, *gang_params(obj.get("spec") or {}))
+        await self.sync_pod_group(obj, *gang_params(k8s.spec(obj)))
 
     def add_metadata_to_child_resource(self, parent: Obj, child: Obj, group_name: str) -> None:
         copy_label(parent, child, QUEUE_NAME_LABEL_KEY)
@@ -172,8 +174,8 @@ class VolcanoScheduler(BatchScheduler):
         excluded), or to zero when the cluster is gone or going."""
         if kind_of(obj) != C.KIND_RAYJOB:
             return False
-        spec = obj.get("spec") or {}
-        status = obj.get("status") or {}
+        spec = k8s.spec(obj)
+        status = k8s.status(obj)
         if spec.get("clusterSelector") or not status.get("rayClusterName"):
             return False
         assert self.client is not None
@@ -190,7 +192,7 @@ class VolcanoScheduler(BatchScheduler):
             )
         else:
             if not cluster["metadata"].get("deletionTimestamp"):
-                min_member, resources = gang_params(cluster.get("spec") or {})
+                min_member, resources = gang_params(k8s.spec(cluster))
         return await self.sync_pod_group(obj, min_member, resources)
 
     async def cleanup_on_suspend(self, cluster: Obj) -> bool:
@@ -214,17 +216,17 @@ class VolcanoScheduler(BatchScheduler):
             if not create:
                 return False
             try:
-                await self.client.create(build_pod_group(owner, min_member, resources))
-            except AlreadyExists:
-                log.info("PodGroup already exists", podgroup=name)
-                return False
+                done = await ensure(self.client, build_pod_group(owner, min_member, resources))
             except ApiError as exc:
                 raise BatchSchedulerError(f"failed to create PodGroup {ns}/{name}: {exc}") from exc
+            if not done.created:
+                log.info("PodGroup already exists", podgroup=name)
+                return False
             log.info("created PodGroup", podgroup=name, min_member=min_member)
             return True
         except ApiError as exc:
             raise BatchSchedulerError(f"failed to get PodGroup {ns}/{name}: {exc}") from exc
-        spec = current.get("spec") or {}
+        spec = k8s.spec(current)
         if spec.get("minMember", 0) == min_member and same_resources(
             spec.get("minResources"), resources
         ):

@@ -25,8 +25,8 @@ from kuberay.controllers.batchscheduler.resources import resources_json, submitt
 from kuberay.controllers.builders.resources import calculate_pod_resource
 from kuberay.gocompat.gojson import go_string, marshal_value
 from kuberay.gocompat.gojson import marshal as go_marshal
-
-Obj = dict[str, Any]
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 PLUGIN_NAME = "yunikorn"
 APP_ID_LABEL_KEY = "yunikorn.apache.org/app-id"
@@ -50,7 +50,7 @@ def _task_group(name: str, min_member: int, pod_spec: Mapping[str, Any]) -> Obj:
 
 def task_groups(parent: Mapping[str, Any]) -> list[Obj]:
     """KubeRay's task groups of a RayCluster or RayJob (see the module docstring)."""
-    spec = parent.get("spec") or {}
+    spec = k8s.spec(parent)
     cluster_spec = spec.get("rayClusterSpec") or {} if kind_of(parent) == C.KIND_RAYJOB else spec
     head = (cluster_spec.get("headGroupSpec") or {}).get("template") or {}
     groups = [_task_group(C.RAY_NODE_HEAD_GROUP_LABEL_VALUE, 1, head.get("spec") or {})]
@@ -100,7 +100,7 @@ class YuniKornScheduler(BatchScheduler):
         set_scheduler_name(child, self.name())
         if C.RAY_GANG_SCHEDULING_ENABLED_LABEL_KEY not in labels_of(parent):
             return
-        own = ((parent.get("metadata") or {}).get("annotations") or {}).get(
+        own = (k8s.meta(parent).get("annotations") or {}).get(
             TASK_GROUPS_ANNOTATION_KEY
         )
         set_annotation(child, TASK_GROUPS_ANNOTATION_KEY, own or task_groups_annotation(parent))

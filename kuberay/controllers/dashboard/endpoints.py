@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from kuberay.controllers.common.objects import as_list, as_map, as_str
+from kuberay.kube.interfaces import Reader
 
 __all__ = ["IN_CLUSTER_ENV", "ServiceNotReachable", "in_cluster", "service_address"]
 
@@ -24,21 +25,6 @@ SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 
 class ServiceNotReachable(LookupError):
     """The Service, its port, or a ready endpoint behind it does not exist (yet)."""
-
-
-class _Reader(Protocol):
-    async def get(
-        self, api_version: str, kind: str, name: str, namespace: str | None = None
-    ) -> dict[str, Any]: ...
-
-    async def list_all(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        *,
-        label_selector: str | None = None,
-    ) -> tuple[list[dict[str, Any]], str]: ...
 
 
 def in_cluster(environ: Mapping[str, str] | None = None) -> bool:
@@ -73,7 +59,7 @@ def _container_port(pod: Mapping[str, Any], name: str) -> int | None:
 
 
 async def _from_endpoint_slices(
-    client: _Reader, namespace: str, name: str, port_name: str
+    client: Reader, namespace: str, name: str, port_name: str
 ) -> tuple[str, int] | None:
     slices, _ = await client.list_all(
         "discovery.k8s.io/v1",
@@ -101,7 +87,7 @@ async def _from_endpoint_slices(
 
 
 async def _from_pods(
-    client: _Reader, namespace: str, service: Mapping[str, Any], sp: Mapping[str, Any]
+    client: Reader, namespace: str, service: Mapping[str, Any], sp: Mapping[str, Any]
 ) -> tuple[str, int]:
     name = as_str(as_map(service.get("metadata")).get("name"))
     selector = as_map(as_map(service.get("spec")).get("selector"))
@@ -126,7 +112,7 @@ async def _from_pods(
 
 
 async def service_address(
-    client: _Reader,
+    client: Reader,
     namespace: str,
     name: str,
     port: int | str,

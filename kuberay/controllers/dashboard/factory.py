@@ -43,6 +43,7 @@ from kuberay.api.v1 import constants as c
 from kuberay.controllers.common.constants import DEFAULT_DOMAIN_NAME
 from kuberay.controllers.dashboard.endpoints import ServiceNotReachable, in_cluster, service_address
 from kuberay.kube.errors import KubeError, NotFound
+from kuberay.kube.interfaces import Reader
 
 from .client import DIRECT_TIMEOUT, PROXY_TIMEOUT, DashboardClient
 from .errors import DashboardUnreachable, host_port
@@ -64,8 +65,9 @@ Target = DashboardTarget | ServeProxyTarget
 SecretLookup: TypeAlias = Callable[[str, str], Mapping[str, Any] | None]
 
 
-class KubeAccess(Protocol):
-    """What the factory needs of :class:`kuberay.kube.client.Client`."""
+class KubeAccess(Reader, Protocol):
+    """What the factory needs of :class:`kuberay.kube.Client`: a :class:`~kuberay.kube.Reader`
+    that can make throttled views of itself."""
 
     host: str
     configuration: Any
@@ -74,19 +76,6 @@ class KubeAccess(Protocol):
     def session(self) -> aiohttp.ClientSession: ...
 
     def view(self, *, qps: float = ..., burst: int = ...) -> KubeAccess: ...
-
-    async def get(
-        self, api_version: str, kind: str, name: str, namespace: str | None = None
-    ) -> dict[str, Any]: ...
-
-    async def list_all(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        *,
-        label_selector: str | None = None,
-    ) -> tuple[list[dict[str, Any]], str]: ...
 
 
 def _quote(segment: str) -> str:

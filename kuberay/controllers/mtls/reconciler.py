@@ -40,7 +40,8 @@ import attrs
 import structlog
 
 from kuberay.api.v1 import constants as c
-from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER, KUBERAY_CONTROLLER
+from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.api.v1.rules import is_tls_enabled
 from kuberay.controllers.builders.names import tls_cert_name
 from kuberay.controllers.builders.owner import set_controller_reference
@@ -59,22 +60,20 @@ from kuberay.controllers.mtls.builders import (
     is_certificate_ready,
     pod_ips,
 )
-from kuberay.kube import AlreadyExists, ApiError, Client, Conflict, Forbidden, NotFound
+from kuberay.kube import ApiError, Client, Conflict, Forbidden, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, Cache, EventRecorder, Request, Result
+from kuberay.reconcile.children import ensure
+from kuberay.reconcile.clock import utc_now
 
 log = structlog.get_logger("kuberay.mtls")
 
-Obj = dict[str, Any]
 NOT_READY_REQUEUE = 30.0
 PERIODIC_REQUEUE = 60.0
 EXPIRY_WARNING = dt.timedelta(hours=24)
 #: How long a Secret seen owned by its (unchanged) Certificate is trusted to stay so.
 OWNER_RECHECK = dt.timedelta(minutes=10)
-
-
-def utc_now() -> dt.datetime:
-    """The real time (aware, UTC)."""
-    return dt.datetime.now(dt.UTC)
 
 
 @attrs.define
@@ -143,11 +142,11 @@ class MTLSReconciler:
 
     async def reconcile(self, request: Request) -> Result:
         cluster = self.ctx.cache.get(API_VERSION, KIND_RAYCLUSTER, request.namespace, request.name)
-        if cluster is None or (cluster.get("metadata") or {}).get("deletionTimestamp"):
+        if cluster is None or k8s.meta(cluster).get("deletionTimestamp"):
             self._forget(request)
             return Result()
-        managed_by = (cluster.get("spec") or {}).get("managedBy")
-        if managed_by and managed_by != KUBERAY_CONTROLLER:
+        managed_by = managed_elsewhere(cluster)
+        if managed_by:
             log.info("skipping RayCluster managed by a custom controller", managed_by=managed_by)
             self._forget(request)
             return Result()
@@ -221,9 +220,8 @@ class MTLSReconciler:
         existing = self._cached(desired["kind"], meta["namespace"], meta["name"])
         if existing is not None:
             return existing
-        try:
-            await self.ctx.client.create(desired, field_manager=FIELD_MANAGER)
-        except AlreadyExists:
+        done = await ensure(self.ctx.client, desired, field_manager=FIELD_MANAGER)
+        if not done.created:
             try:
                 live: Obj = await self.ctx.client.get(
                     CERT_MANAGER_API_VERSION, desired["kind"], meta["name"], meta["namespace"]
@@ -274,10 +272,10 @@ class MTLSReconciler:
         and PUT instead, from then on."""
         meta = cert["metadata"]
         namespace, cert_name, cert_uid = meta["namespace"], meta["name"], meta.get("uid")
-        secret_name = (cert.get("spec") or {}).get("secretName")
+        secret_name = k8s.spec(cert).get("secretName")
         if not secret_name or not cert_uid:
             return
-        revision = (cert.get("status") or {}).get("revision")
+        revision = k8s.status(cert).get("revision")
         key = (namespace, cert_name)
         now = self.ctx.settings.now()
         seen = self._owned.get(key)
@@ -294,7 +292,7 @@ class MTLSReconciler:
             secret = await client.get("v1", "Secret", secret_name, namespace, metadata_only=True)
         except NotFound:
             return
-        smeta = secret.get("metadata") or {}
+        smeta = k8s.meta(secret)
         refs = list(smeta.get("ownerReferences") or [])
         if not any(r.get("uid") == cert_uid for r in refs):
             refs = [r for r in refs if not _is_certificate_ref(r, cert_name)]

@@ -15,6 +15,7 @@ from kuberay.controllers.mtls.builders import (
 )
 from kuberay.controllers.mtls.reconciler import Ctx, MTLSReconciler, MTLSSettings
 from kuberay.kube import Client
+from kuberay.kube import objects as k8s
 from kuberay.reconcile import Controller, Manager, Request
 
 #: KubeRay names it explicitly (``Named("raycluster-mtls")``).
@@ -36,7 +37,7 @@ async def cert_manager_available(client: Client) -> bool:
 
 
 def _pod_to_cluster(pod: dict[str, Any]) -> Iterable[Request]:
-    meta = pod.get("metadata") or {}
+    meta = k8s.meta(pod)
     name = (meta.get("labels") or {}).get(c.RAY_CLUSTER_LABEL_KEY)
     return [Request(str(meta.get("namespace") or ""), str(name))] if name else []
 

@@ -3,14 +3,11 @@ recorder."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
 from kuberay.kube import Client
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache, EventRecorder
-
-Obj = dict[str, Any]
 
 #: Index of cached NetworkPolicies by ``<namespace>/<ray.io/cluster label>``.
 CLUSTER_INDEX = "ray.io/cluster"

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import structlog
 
-from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER, KUBERAY_CONTROLLER
+from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.controllers.networkpolicy.builders import (
     NETWORK_POLICY_API_VERSION,
     NETWORK_POLICY_KIND,
@@ -31,9 +32,12 @@ from kuberay.controllers.networkpolicy.builders import (
     build_worker_group_policy,
     policy_needs_update,
 )
-from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx, Obj
-from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx
+from kuberay.kube import ApiError, Conflict, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, Request, Result
+from kuberay.reconcile.children import ensure
 
 log = structlog.get_logger("kuberay.networkpolicy")
 
@@ -48,7 +52,7 @@ class _StaleCache(Exception):
 
 def _controlled_by(obj: Obj, cluster: Obj) -> bool:
     uid = cluster["metadata"].get("uid")
-    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    refs = k8s.meta(obj).get("ownerReferences") or []
     return any(r.get("controller") is True and r.get("uid") == uid for r in refs)
 
 
@@ -67,12 +71,12 @@ class NetworkPolicyReconciler:
         cluster = self.ctx.cache.get(API_VERSION, KIND_RAYCLUSTER, request.namespace, request.name)
         if cluster is None:
             return Result()  # its policies go with it (owner references)
-        meta = cluster.get("metadata") or {}
+        meta = k8s.meta(cluster)
         if meta.get("deletionTimestamp"):
             return Result()
-        spec = cluster.get("spec") or {}
-        managed_by = spec.get("managedBy")
-        if managed_by and managed_by != KUBERAY_CONTROLLER:
+        spec = k8s.spec(cluster)
+        managed_by = managed_elsewhere(cluster)
+        if managed_by:
             log.info("skipping RayCluster managed by a custom controller", managed_by=managed_by)
             return Result()
         try:
@@ -97,7 +101,7 @@ class NetworkPolicyReconciler:
     async def reconcile_worker_policies(self, cluster: Obj) -> set[str]:
         """Create or update ``<cluster>-workers-<group>`` per group; their names."""
         names: set[str] = set()
-        for group in (cluster.get("spec") or {}).get("workerGroupSpecs") or []:
+        for group in k8s.spec(cluster).get("workerGroupSpecs") or []:
             policy = build_worker_group_policy(cluster, str(group.get("groupName") or ""))
             names.add(policy["metadata"]["name"])
             await self._create_or_update(cluster, policy)
@@ -157,11 +161,7 @@ class NetworkPolicyReconciler:
         )
         if existing is None:
             try:
-                await self.ctx.client.create(desired, field_manager=FIELD_MANAGER)
-            except AlreadyExists:
-                existing = await self._live(meta["namespace"], meta["name"])
-                if existing is None:
-                    raise _StaleCache(f"{_key(desired)} vanished while being created") from None
+                done = await ensure(self.ctx.client, desired, field_manager=FIELD_MANAGER)
             except ApiError as exc:
                 self.ctx.event(
                     cluster,
@@ -171,6 +171,10 @@ class NetworkPolicyReconciler:
                     "Create",
                 )
                 raise NetworkPolicyError(f"create NetworkPolicy {_key(desired)}: {exc}") from exc
+            if not done.created:
+                existing = await self._live(meta["namespace"], meta["name"])
+                if existing is None:
+                    raise _StaleCache(f"{_key(desired)} vanished while being created")
             else:
                 log.info("created NetworkPolicy", policy=meta["name"])
                 self.ctx.event(

@@ -7,8 +7,10 @@ from kuberay.controllers.networkpolicy.builders import (
     NETWORK_POLICY_API_VERSION,
     NETWORK_POLICY_KIND,
 )
-from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx, Obj
+from kuberay.controllers.networkpolicy.context import CLUSTER_INDEX, Ctx
 from kuberay.controllers.networkpolicy.reconciler import NetworkPolicyReconciler
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Controller, GenerationChangedPredicate, Manager
 
 #: KubeRay names it explicitly (``Named("networkpolicy")``): the ``controller`` label of
@@ -19,7 +21,7 @@ EVENT_COMPONENT = "networkpolicy-controller"
 
 
 def _cluster_index(obj: Obj) -> list[str]:
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     name = (meta.get("labels") or {}).get("ray.io/cluster")
     return [f"{meta.get('namespace')}/{name}"] if name else []
 

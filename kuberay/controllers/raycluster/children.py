@@ -54,10 +54,12 @@ from kuberay.controllers.builders.service import (
     build_serve_service,
     needs_headless_service,
 )
-from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.context import Ctx
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.gocompat.quantity import Quantity, QuantityError
-from kuberay.kube import AlreadyExists, ApiError, NotFound
+from kuberay.kube import ApiError, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING
 
 log = structlog.get_logger("kuberay.raycluster")
@@ -207,15 +209,7 @@ class ChildReconciler:
         live = self._cached(desired) if check_cache else None
         if live is None:
             try:
-                await self.ctx.create(desired)
-            except AlreadyExists:
-                # Not in the cache: cache lag, or a kind the cache is scoped away from
-                # (Secrets are cached by label). A bounded live read decides.
-                live = await self._live(desired["apiVersion"], desired["kind"], ns, name)
-                if live is None:
-                    raise ReconcileError(
-                        f"{word} {ns}/{name} vanished while being created"
-                    ) from None
+                created = await self.ctx.create_if_absent(desired)
             except ApiError as exc:
                 self.ctx.event(
                     cluster,
@@ -225,12 +219,17 @@ class ChildReconciler:
                     "Create",
                 )
                 raise ReconcileError(f"failed to create {word} {ns}/{name}: {exc}") from exc
-            else:
+            if created:
                 if reason_ok:
                     self.ctx.event(
                         cluster, NORMAL, reason_ok, f"Created {word} {ns}/{name}", "Create"
                     )
                 return None
+            # Not in the cache: cache lag, or a kind the cache is scoped away from
+            # (Secrets are cached by label). A bounded live read decides.
+            live = await self._live(desired["apiVersion"], desired["kind"], ns, name)
+            if live is None:
+                raise ReconcileError(f"{word} {ns}/{name} vanished while being created")
         if not controlled_by(live, cluster):
             raise self._conflict(cluster, live, reason_fail)
         return live
@@ -386,7 +385,7 @@ class ChildReconciler:
         if not (is_gcs_fault_tolerance_embedded(cluster) and gate_enabled):
             return
         ns = cluster["metadata"]["namespace"]
-        storage = ((cluster.get("spec") or {}).get("gcsFaultToleranceOptions") or {}).get(
+        storage = (k8s.spec(cluster).get("gcsFaultToleranceOptions") or {}).get(
             "storage"
         ) or {}
         claim = storage.get("claimName")
@@ -406,11 +405,7 @@ class ChildReconciler:
         live = self._cached(desired)
         if live is None:
             try:
-                await self.ctx.create(desired)
-            except AlreadyExists:
-                live = await self._live("v1", "PersistentVolumeClaim", ns, name)
-                if live is None:
-                    raise ReconcileError(f"PVC {ns}/{name} vanished while being created") from None
+                created = await self.ctx.create_if_absent(desired)
             except ApiError as exc:
                 self.ctx.event(
                     cluster,
@@ -420,11 +415,14 @@ class ChildReconciler:
                     "Create",
                 )
                 raise ReconcileError(f"failed to create PVC {ns}/{name}: {exc}") from exc
-            else:
+            if created:
                 self.ctx.event(
                     cluster, NORMAL, "CreatedPVC", f"Created GCS storage PVC {ns}/{name}", "Create"
                 )
                 return
+            live = await self._live("v1", "PersistentVolumeClaim", ns, name)
+            if live is None:
+                raise ReconcileError(f"PVC {ns}/{name} vanished while being created")
         if _foreign_controller(live, cluster) is not None:
             raise self._conflict(cluster, live, "FailedToCreatePVC")
         drift = gcs_pvc_drift(desired, live)

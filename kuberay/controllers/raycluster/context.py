@@ -3,7 +3,6 @@ expectations, options and gates, plus helpers to create/delete children."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -13,10 +12,13 @@ from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import FIELD_MANAGER
 from kuberay.controllers.batchscheduler import BatchScheduler
 from kuberay.controllers.common.options import BuildOptions
-from kuberay.kube import AlreadyExists, ApiError, Client, NotFound
+from kuberay.kube import ApiError, Client, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache, EventRecorder, Expectations
-
-Obj = dict[str, Any]
+from kuberay.reconcile.children import ensure
+from kuberay.reconcile.clock import format_time
+from kuberay.reconcile.clock import utc_now as real_now
 
 ROUTE_API_GROUP = "route.openshift.io"
 #: API groups whose presence means "OpenShift" (KubeRay ``IsOpenShiftCluster``).
@@ -27,14 +29,14 @@ CLUSTER_INDEX = "ray.io/cluster"
 
 def cluster_index(obj: Obj) -> list[str]:
     """Index function: ``namespace/<ray.io/cluster>`` of a labelled child."""
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     name = (meta.get("labels") or {}).get(C.RAY_CLUSTER_LABEL_KEY)
     return [f"{meta.get('namespace')}/{name}"] if name else []
 
 
 def utc_now() -> str:
     """RFC 3339 timestamp, second precision (what metav1.Time serialises)."""
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(real_now())
 
 
 @attrs.define
@@ -120,11 +122,8 @@ class Ctx:
 
     async def create_if_absent(self, obj: Obj) -> bool:
         """Create ``obj``; False if it already existed."""
-        try:
-            await self.create(obj)
-        except AlreadyExists:
-            return False
-        return True
+        done = await ensure(self.client, obj, field_manager=FIELD_MANAGER)
+        return done.created
 
     async def delete_pod(self, pod: Obj) -> bool:
         """Delete one pod (pinned to its uid); False if it was already gone."""

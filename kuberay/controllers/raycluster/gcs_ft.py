@@ -22,9 +22,11 @@ from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
 from kuberay.api.v1.rules import is_gcs_fault_tolerance_embedded, is_gcs_fault_tolerance_enabled
 from kuberay.controllers.builders.gcs_ft import external_storage_namespace
-from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.context import Ctx
 from kuberay.controllers.raycluster.redis_cleanup_job import build_redis_cleanup_job
-from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.kube import ApiError, Conflict, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError, Result
 
 FINALIZER = C.GCS_FAULT_TOLERANCE_REDIS_CLEANUP_FINALIZER
@@ -34,7 +36,7 @@ HEAD_TERMINATION_REQUEUE = 10.0
 
 def deletion_timeout(cluster: Obj) -> float:
     """``ray.io/gcs-ft-deletion-timeout`` when it is a positive integer, else 300 s."""
-    raw = ((cluster.get("metadata") or {}).get("annotations") or {}).get(
+    raw = (k8s.meta(cluster).get("annotations") or {}).get(
         C.RAY_CLUSTER_GCS_FT_DELETION_TIMEOUT_ANNOTATION
     )
     try:
@@ -75,7 +77,7 @@ async def _set_finalizers(ctx: Ctx, cluster: Obj, finalizers: list[str]) -> None
 
 
 def _job_finished(job: Obj) -> bool:
-    for c in (job.get("status") or {}).get("conditions") or []:
+    for c in k8s.status(job).get("conditions") or []:
         if c.get("type") in ("Complete", "Failed", "FailureTarget") and c.get("status") == "True":
             return True
     return False
@@ -145,9 +147,7 @@ async def reconcile_gcs_ft_finalizer(ctx: Ctx, cluster: Obj) -> Result | None:
     job = build_redis_cleanup_job(cluster, ctx.settings.options, ctx.settings.features)
     job["metadata"]["namespace"] = ns
     try:
-        await ctx.create(job)
-    except AlreadyExists:
-        pass
+        await ctx.create_if_absent(job)
     except (ApiError, NotFound) as exc:
         where = f"{ns}/{job['metadata']['name']}"
         ctx.event(

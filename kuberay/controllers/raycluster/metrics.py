@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
-from typing import Any
 
 from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.core import GaugeMetricFamily
@@ -21,9 +20,9 @@ from prometheus_client.registry import Collector
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
 from kuberay.controllers.raycluster import conditions as cond
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache
-
-Obj = dict[str, Any]
 
 
 class _InfoCollector(Collector):
@@ -46,13 +45,13 @@ class _InfoCollector(Collector):
         except LookupError:
             clusters = []
         for rc in clusters:
-            meta = rc.get("metadata") or {}
+            meta = k8s.meta(rc)
             labels = meta.get("labels") or {}
             owner = labels.get(C.RAY_ORIGINATED_FROM_CRD_LABEL_KEY) or "None"
             ident = [meta.get("name", ""), meta.get("namespace", ""), meta.get("uid", "")]
             info.add_metric([*ident, owner], 1)
             is_prov = cond.is_true(
-                (rc.get("status") or {}).get("conditions") or [], cond.RAY_CLUSTER_PROVISIONED
+                k8s.status(rc).get("conditions") or [], cond.RAY_CLUSTER_PROVISIONED
             )
             provisioned.add_metric([*ident, "true" if is_prov else "false"], 1)
         yield info
@@ -74,7 +73,7 @@ class RayClusterMetrics:
 
     def observe_provisioned(self, cluster: Obj, now: dt.datetime | None = None) -> None:
         """Record creation -> provisioned seconds for ``cluster``."""
-        meta = cluster.get("metadata") or {}
+        meta = k8s.meta(cluster)
         created = meta.get("creationTimestamp")
         if not created:
             return

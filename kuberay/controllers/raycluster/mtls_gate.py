@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from kuberay.api.v1 import constants as C
 from kuberay.controllers.builders.names import tls_cert_name, tls_secret_name
-from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.context import Ctx
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.kube import NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 
 async def require_mtls_ready(ctx: Ctx, cluster: Obj) -> None:
@@ -39,7 +41,7 @@ async def require_mtls_ready(ctx: Ctx, cluster: Obj) -> None:
                 f"mTLS secrets not ready: certificate {cert_name} not found: {exc}"
             ) from None
         if not is_certificate_ready(cert):
-            generation = (cert.get("metadata") or {}).get("generation")
+            generation = k8s.meta(cert).get("generation")
             raise ReconcileError(
                 f"mTLS secrets not ready: certificate {cert_name} is not ready at current "
                 f"generation {generation}"

@@ -58,11 +58,13 @@ from kuberay.controllers.common.replicas import (
     random_scale_down_allowed,
 )
 from kuberay.controllers.raycluster import conditions as cond
-from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.context import Ctx
 from kuberay.controllers.raycluster.mtls_gate import require_mtls_ready
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.kube import ApiError
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING
 
 log = structlog.get_logger("kuberay.raycluster")
@@ -71,7 +73,7 @@ HEAD_GROUP = ""
 
 
 def _labels(pod: Obj) -> dict[str, str]:
-    return (pod.get("metadata") or {}).get("labels") or {}
+    return k8s.meta(pod).get("labels") or {}
 
 
 def _pod_label(pod: Obj) -> str:
@@ -80,7 +82,7 @@ def _pod_label(pod: Obj) -> str:
 
 
 def _terminating(pod: Obj) -> bool:
-    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+    return bool(k8s.meta(pod).get("deletionTimestamp"))
 
 
 def _replica_indices(pods: Iterable[Obj]) -> set[int]:
@@ -96,7 +98,7 @@ def _victim_rank(pod: Obj) -> int:
     """Scale-down order: terminating pods, then pods not running yet, then running ones."""
     if _terminating(pod):
         return 0
-    return 2 if (pod.get("status") or {}).get("phase") == "Running" else 1
+    return 2 if k8s.status(pod).get("phase") == "Running" else 1
 
 
 def _key(cluster: Obj, group: str) -> str:
@@ -118,7 +120,7 @@ class PodReconciler:
         self.ctx = ctx
         self.cluster = cluster
         self.meta = cluster["metadata"]
-        self.spec: Obj = cluster.get("spec") or {}
+        self.spec: Obj = k8s.spec(cluster)
         self.ns = self.meta["namespace"]
         self.name = self.meta["name"]
         self.features = ctx.settings.features
@@ -208,7 +210,7 @@ class PodReconciler:
 
     # ----- suspend --------------------------------------------------------------------------
     async def _suspend(self) -> bool:
-        conditions = (self.cluster.get("status") or {}).get("conditions") or []
+        conditions = k8s.status(self.cluster).get("conditions") or []
         gate_on = self._gate(RAY_CLUSTER_STATUS_CONDITIONS, True)
         suspending = cond.is_true(conditions, cond.RAY_CLUSTER_SUSPENDING)
         if suspending or (not gate_on and self.spec.get("suspend")):
@@ -334,7 +336,7 @@ class PodReconciler:
                 )
                 raise ReconcileError(why)
             return
-        conditions = (self.cluster.get("status") or {}).get("conditions") or []
+        conditions = k8s.status(self.cluster).get("conditions") or []
         annotations = self.meta.get("annotations") or {}
         if (
             cond.is_true(conditions, cond.RAY_CLUSTER_PROVISIONED)

@@ -32,7 +32,8 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from kuberay.api.v1 import validation  # its validators load on first use
-from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KUBERAY_CONTROLLER
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.api.v1.rules import (
     is_autoscaling_enabled,
     is_autoscaling_v1_enabled,
@@ -46,7 +47,7 @@ from kuberay.controllers.raycluster.children import (
     ChildConflict,
     ChildReconciler,
 )
-from kuberay.controllers.raycluster.context import Ctx, Obj
+from kuberay.controllers.raycluster.context import Ctx
 from kuberay.controllers.raycluster.gcs_ft import reconcile_gcs_ft_finalizer
 from kuberay.controllers.raycluster.pods import PodReconciler
 from kuberay.controllers.raycluster.status import (
@@ -60,6 +61,8 @@ from kuberay.featuregates.kuberay_gates import (
     RAY_CLUSTER_STATUS_CONDITIONS,
 )
 from kuberay.kube import ApiError, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import WARNING, Request, Result
 from kuberay.reconcile.written import WrittenObjects
 
@@ -107,9 +110,8 @@ class RayClusterReconciler:
                 self.ctx.metrics.forget(request.namespace, request.name)
             self.children.forget(request.namespace, request.name)
             return Result()
-        spec = cached.get("spec") or {}
-        managed_by = spec.get("managedBy")
-        if managed_by and managed_by != KUBERAY_CONTROLLER:
+        managed_by = managed_elsewhere(cached)
+        if managed_by:
             log.debug("skipping cluster managed by another controller", managed_by=managed_by)
             return Result()
         cluster = copy.deepcopy(self._written.freshest(cached))
@@ -181,7 +183,7 @@ class RayClusterReconciler:
     async def _reject_if_invalid(self, cluster: Obj) -> bool:
         errors = validation.validate_raycluster(cluster, gates=self._features)
         meta = cluster["metadata"]
-        conditions: list[Obj] = list((cluster.get("status") or {}).get("conditions") or [])
+        conditions: list[Obj] = list(k8s.status(cluster).get("conditions") or [])
         had = cond.find(conditions, INVALID_SPEC_CONDITION) is not None
         fatal = [e for e in errors if e.source != "webhook"]
         if not fatal:
@@ -212,7 +214,7 @@ class RayClusterReconciler:
 
     async def _write_status_fields(self, cluster: Obj, fields: Obj) -> None:
         meta = cluster["metadata"]
-        status = dict(cluster.get("status") or {})
+        status = dict(k8s.status(cluster))
         status.update(fields)
         body = {
             "apiVersion": API_VERSION,
@@ -232,7 +234,7 @@ class RayClusterReconciler:
         # fresh object instead of waiting for the 2 s requeue.
         self._written.remember(meta["resourceVersion"], updated)
         cluster["metadata"]["resourceVersion"] = updated["metadata"]["resourceVersion"]
-        cluster["status"] = updated.get("status") or {}
+        cluster["status"] = k8s.status(updated)
 
     def _warn_autoscaler_v1_restart_policy(self, cluster: Obj) -> None:
         """KubeRay's warning (not an error): autoscaler v1 wants worker restartPolicy
@@ -242,7 +244,7 @@ class RayClusterReconciler:
         if is_autoscaling_enabled(cluster) and is_autoscaling_v1_enabled(cluster):
             groups = [
                 str(g.get("groupName"))
-                for g in (cluster.get("spec") or {}).get("workerGroupSpecs") or []
+                for g in k8s.spec(cluster).get("workerGroupSpecs") or []
                 if ((g.get("template") or {}).get("spec") or {}).get("restartPolicy")
                 not in (None, "", "Never")
             ]
@@ -315,7 +317,7 @@ class RayClusterReconciler:
             if must_write:
                 await self._write_status_fields(cluster, {})
             return must_write
-        old = previous if previous is not None else (cluster.get("status") or {})
+        old = previous if previous is not None else k8s.status(cluster)
         if not must_write and not status_changed(old, new):
             return False
         was = cond.is_true(old.get("conditions") or [], cond.RAY_CLUSTER_PROVISIONED)

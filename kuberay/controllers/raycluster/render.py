@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any
 
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_raycluster
@@ -53,8 +52,8 @@ from kuberay.controllers.builders.service import (
 from kuberay.controllers.common.replicas import is_multi_host_indexing
 from kuberay.controllers.render import RenderError, RenderOptions
 from kuberay.featuregates.kuberay_gates import GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE
-
-Obj = dict[str, Any]
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 #: The auth Secret's token in rendered output (the operator generates a random one).
 TOKEN_PLACEHOLDER = "<generated-by-operator>"
@@ -94,7 +93,7 @@ def render_raycluster(cluster: Obj, options: RenderOptions) -> list[Obj]:
     if errors:
         raise RenderError("; ".join(str(e) for e in errors))
     ns = cluster["metadata"]["namespace"]
-    spec = cluster.get("spec") or {}
+    spec = k8s.spec(cluster)
     out: list[Obj] = []
     if is_autoscaling_enabled(cluster):
         if not user_provided_service_account(cluster):
@@ -132,7 +131,7 @@ def _pods(cluster: Obj, options: RenderOptions) -> list[Obj]:
         )
     ]
     rng = random.Random(REPLICA_NAME_SEED)
-    for group in (cluster.get("spec") or {}).get("workerGroupSpecs") or []:
+    for group in k8s.spec(cluster).get("workerGroupSpecs") or []:
         if group.get("suspend"):
             continue
         desired = worker_group_desired_replicas(group)

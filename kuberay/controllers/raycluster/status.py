@@ -25,9 +25,9 @@ from kuberay.api.v1.rules import (
 )
 from kuberay.controllers.builders.resources import desired_resource_status
 from kuberay.controllers.raycluster import conditions as cond
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import RequeueError
-
-Obj = dict[str, Any]
 
 READY = "ready"
 SUSPENDED = "suspended"
@@ -47,7 +47,7 @@ class ReconcileError(RequeueError):
 
 
 def _pod_ready(pod: Obj) -> bool:
-    for c in (pod.get("status") or {}).get("conditions") or []:
+    for c in k8s.status(pod).get("conditions") or []:
         if c.get("type") == "Ready":
             return bool(c.get("status") == "True")
     return False
@@ -63,7 +63,7 @@ def all_pods_running(pods: list[Obj]) -> bool:
     for pod in pods:
         if _phase(pod) != "Running":
             return False
-        for c in (pod.get("status") or {}).get("conditions") or []:
+        for c in k8s.status(pod).get("conditions") or []:
             if c.get("type") == "Ready" and c.get("status") != "True":
                 return False
     return True
@@ -86,11 +86,11 @@ def all_pods_provisioned(
 
 
 def _phase(pod: Obj) -> str:
-    return str((pod.get("status") or {}).get("phase") or "")
+    return str(k8s.status(pod).get("phase") or "")
 
 
 def _node_type(pod: Obj) -> str:
-    return str(((pod.get("metadata") or {}).get("labels") or {}).get(C.RAY_NODE_TYPE_LABEL_KEY, ""))
+    return str((k8s.meta(pod).get("labels") or {}).get(C.RAY_NODE_TYPE_LABEL_KEY, ""))
 
 
 def head_pod_ready_condition(head: Obj | None) -> tuple[str, str, str]:
@@ -98,7 +98,7 @@ def head_pod_ready_condition(head: Obj | None) -> tuple[str, str, str]:
     if head is None:
         return "False", cond.HEAD_POD_NOT_FOUND, "Head Pod not found"
     status, reason, message = "False", cond.UNKNOWN_REASON, ""
-    for c in (head.get("status") or {}).get("conditions") or []:
+    for c in k8s.status(head).get("conditions") or []:
         if c.get("type") != "Ready":
             continue
         status = str(c.get("status") or "False")
@@ -107,7 +107,7 @@ def head_pod_ready_condition(head: Obj | None) -> tuple[str, str, str]:
         if status == "True" and not r:
             r = cond.HEAD_POD_RUNNING_AND_READY
         if r == "ContainersNotReady":
-            for cs in (head.get("status") or {}).get("containerStatuses") or []:
+            for cs in k8s.status(head).get("containerStatuses") or []:
                 state = cs.get("state") or {}
                 detail = state.get("waiting") or state.get("terminated")
                 if detail and detail.get("reason"):
@@ -125,7 +125,7 @@ def head_pod_ready_condition(head: Obj | None) -> tuple[str, str, str]:
 def service_endpoints(service: Obj) -> dict[str, str]:
     """Port name -> nodePort, else targetPort (int or name), as KubeRay reports them."""
     out: dict[str, str] = {}
-    for port in (service.get("spec") or {}).get("ports") or []:
+    for port in k8s.spec(service).get("ports") or []:
         name = port.get("name")
         if not name:
             continue
@@ -156,9 +156,9 @@ def calculate_status(
     :func:`all_pods_provisioned`). Raises ``LookupError`` when the head Service is
     missing (KubeRay then writes nothing).
     """
-    spec = cluster.get("spec") or {}
-    meta = cluster.get("metadata") or {}
-    old: Obj = cluster.get("status") or {}
+    spec = k8s.spec(cluster)
+    meta = k8s.meta(cluster)
+    old: Obj = k8s.status(cluster)
     new: Obj = copy.deepcopy(old)
     conditions: list[Obj] = new.setdefault("conditions", []) if status_conditions_enabled else []
     pods = list(pods)
@@ -229,11 +229,11 @@ def calculate_status(
     new["endpoints"] = service_endpoints(head_service)
     head_info: Obj = {}
     if head is not None:
-        status_block = head.get("status") or {}
+        status_block = k8s.status(head)
         if status_block.get("podIP"):
             head_info["podIP"] = status_block["podIP"]
         head_info["podName"] = head["metadata"]["name"]
-    svc_spec = head_service.get("spec") or {}
+    svc_spec = k8s.spec(head_service)
     cluster_ip = svc_spec.get("clusterIP")
     if cluster_ip == "None":
         if head_info.get("podIP"):

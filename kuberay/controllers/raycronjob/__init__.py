@@ -1,7 +1,7 @@
 """The RayCronJob controller (KubeRay v1.7 parity, gate ``RayCronJob``)."""
 
 from kuberay.controllers.raycronjob.builder import build_rayjob, rayjob_name
-from kuberay.controllers.raycronjob.context import RayCronJobSettings, utc_now
+from kuberay.controllers.raycronjob.context import RayCronJobSettings
 from kuberay.controllers.raycronjob.reconciler import RayCronJobReconciler
 from kuberay.controllers.raycronjob.setup import (
     CONTROLLER_NAME,
@@ -9,6 +9,7 @@ from kuberay.controllers.raycronjob.setup import (
     setup_raycronjob_controller,
 )
 from kuberay.controllers.raycronjob.ticks import next_tick
+from kuberay.reconcile.clock import utc_now
 
 __all__ = [
     "CONTROLLER_NAME",

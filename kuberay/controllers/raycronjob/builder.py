@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-from typing import Any
 
 from kuberay.api.v1.constants import (
     API_VERSION,
@@ -23,15 +22,11 @@ from kuberay.api.v1.constants import (
     RAY_CRONJOB_TIMESTAMP_ANNOTATION_KEY,
 )
 from kuberay.controllers.builders.owner import controller_owner_reference
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.clock import format_time as rfc3339
 
 __all__ = ["build_rayjob", "rayjob_name", "rfc3339"]
-
-Obj = dict[str, Any]
-
-
-def rfc3339(t: dt.datetime) -> str:
-    """Go ``t.UTC().Format(time.RFC3339)`` (whole seconds, ``Z``)."""
-    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def rayjob_name(cronjob_name: str, tick: dt.datetime) -> str:
@@ -44,7 +39,7 @@ def rayjob_name(cronjob_name: str, tick: dt.datetime) -> str:
 def build_rayjob(cronjob: Obj, tick: dt.datetime) -> Obj:
     """The RayJob for ``tick`` of ``cronjob`` (the raw object, with metadata uid)."""
     meta = cronjob["metadata"]
-    template = (cronjob.get("spec") or {}).get("jobTemplate") or {}
+    template = k8s.spec(cronjob).get("jobTemplate") or {}
     return {
         "apiVersion": API_VERSION,
         "kind": KIND_RAYJOB,

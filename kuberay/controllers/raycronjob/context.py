@@ -4,23 +4,14 @@ recorder, the gates and the clock."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 import attrs
 
 from kuberay.kube import Client
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache, EventRecorder
-
-Obj = dict[str, Any]
-
-
-Clock = Callable[[], dt.datetime]
-
-
-def utc_now() -> dt.datetime:
-    """The real time (aware, UTC): the operator's clock."""
-    return dt.datetime.now(dt.UTC)
+from kuberay.reconcile.clock import Clock, utc_now
 
 
 @attrs.define

@@ -63,13 +63,17 @@ from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCRONJOB
 from kuberay.api.v1.schedule import CronSchedule, load_go_location, parse_standard
 from kuberay.api.v1.validation import validate_raycronjob
 from kuberay.api.v1.validation.errors import first_error
-from kuberay.controllers.raycronjob.builder import build_rayjob, rfc3339
-from kuberay.controllers.raycronjob.context import Ctx, Obj
+from kuberay.controllers.raycronjob.builder import build_rayjob
+from kuberay.controllers.raycronjob.context import Ctx
 from kuberay.controllers.raycronjob.gotime import Zone
 from kuberay.controllers.raycronjob.missed import count_ticks, latest_tick_unix
 from kuberay.controllers.raycronjob.ticks import next_tick
-from kuberay.kube import AlreadyExists, Conflict, NotFound
+from kuberay.kube import Conflict, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, Request, Result
+from kuberay.reconcile.children import ensure
+from kuberay.reconcile.clock import format_time as rfc3339
 from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.raycronjob")
@@ -111,7 +115,7 @@ def parse_time(value: str) -> dt.datetime:
 def plan_of(cronjob: Obj) -> Plan:
     """The schedule and zone KubeRay's ``ParseStandard("TZ=<timeZone> <schedule>")``
     uses (``ValueError`` if invalid; validation has ruled that out)."""
-    spec = cronjob.get("spec") or {}
+    spec = k8s.spec(cronjob)
     time_zone = spec.get("timeZone")
     zone = None if time_zone is None else load_go_location(str(time_zone))
     return Plan(parse_standard(str(spec.get("schedule") or "")), zone)
@@ -119,7 +123,7 @@ def plan_of(cronjob: Obj) -> Plan:
 
 def schedule_base(cronjob: Obj) -> dt.datetime:
     """``status.lastScheduleTime``, else ``metadata.creationTimestamp``."""
-    last = (cronjob.get("status") or {}).get("lastScheduleTime")
+    last = k8s.status(cronjob).get("lastScheduleTime")
     return parse_time(str(last or cronjob["metadata"]["creationTimestamp"]))
 
 
@@ -182,7 +186,7 @@ class RayCronJobReconciler:
 
     def check_suspend(self, cronjob: Obj) -> bool:
         """True (and a Normal Event, once per state) when ``spec.suspend`` is true."""
-        if (cronjob.get("spec") or {}).get("suspend") is not True:
+        if k8s.spec(cronjob).get("suspend") is not True:
             return False
         log.debug("RayCronJob suspended, no new RayJobs will be created")
         self._announce(cronjob, NORMAL, SUSPENDED_REASON, SUSPENDED_MESSAGE, "Suspend")
@@ -213,9 +217,8 @@ class RayCronJobReconciler:
         """Create the RayJob of ``tick``; one that already exists counts as created."""
         rayjob = build_rayjob(cronjob, tick)
         name = rayjob["metadata"]["name"]
-        try:
-            await self.ctx.client.create(rayjob, field_manager=FIELD_MANAGER)
-        except AlreadyExists:
+        done = await ensure(self.ctx.client, rayjob, field_manager=FIELD_MANAGER)
+        if not done.created:
             log.info("RayJob for this tick already exists", rayjob=name, tick=rfc3339(tick))
             return
         log.info("created RayJob", rayjob=name, tick=rfc3339(tick))
@@ -225,7 +228,7 @@ class RayCronJobReconciler:
         lost a race (the object changed since it was read) and the pass must rerun."""
         meta = cronjob["metadata"]
         stamp = rfc3339(tick)
-        if (cronjob.get("status") or {}).get("lastScheduleTime") == stamp:
+        if k8s.status(cronjob).get("lastScheduleTime") == stamp:
             return True
         patch = {
             "metadata": {"resourceVersion": meta["resourceVersion"]},

@@ -9,7 +9,6 @@ the pass ends without a status write and is retried with backoff.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import structlog
 
@@ -25,12 +24,14 @@ from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import Ctx
 from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
-from kuberay.kube import AlreadyExists, ApiError, Conflict, NotFound
+from kuberay.kube import ApiError, Conflict, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
+from kuberay.reconcile.children import ensure
 
 log = structlog.get_logger("kuberay.rayjob")
 
-Obj = dict[str, Any]
 
 CREATE, DELETE, UPDATE, VALIDATE = "Create", "Delete", "Update", "Validate"
 CLEANUP = "Cleanup"
@@ -124,15 +125,12 @@ class Children:
         cluster = build_rayjob_cluster(
             self.job, name, gates=dict(settings.features), options=settings.options
         )
-        if self.ctx.scheduler is not None and submission_mode(self.job.get("spec") or {}) == (
+        if self.ctx.scheduler is not None and submission_mode(k8s.spec(self.job)) == (
             JobSubmissionMode.K8S_JOB_MODE
         ):
             self.ctx.scheduler.add_metadata_to_child_resource(self.job, cluster, "")
         try:
-            created = await self.ctx.client.create(cluster, field_manager=FIELD_MANAGER)
-        except AlreadyExists:
-            self.cluster = cluster
-            return
+            done = await ensure(self.ctx.client, cluster, field_manager=FIELD_MANAGER)
         except ApiError as exc:
             self._event(
                 WARNING,
@@ -141,7 +139,10 @@ class Children:
                 CREATE,
             )
             raise
-        self.cluster = created
+        if not done.created:
+            self.cluster = cluster
+            return
+        self.cluster = done.object
         self._event(
             NORMAL, "CreatedRayCluster", f"Created RayCluster {self.namespace}/{name}", CREATE
         )
@@ -165,7 +166,7 @@ class Children:
         cluster = self.world.cluster
         if cluster is None:
             return
-        groups = (cluster.get("spec") or {}).get("workerGroupSpecs") or []
+        groups = k8s.spec(cluster).get("workerGroupSpecs") or []
         # Pinned to each group's name, not the resourceVersion: the RayCluster controller
         # rewrites the cluster's status all the time, its worker groups rarely change.
         ops: list[Obj] = []
@@ -217,9 +218,7 @@ class Children:
                 self.job, template, C.RAY_NODE_SUBMITTER_GROUP_LABEL_VALUE
             )
         try:
-            await self.ctx.client.create(job, field_manager=FIELD_MANAGER)
-        except AlreadyExists:
-            return
+            done = await ensure(self.ctx.client, job, field_manager=FIELD_MANAGER)
         except ApiError as exc:
             self._event(
                 WARNING,
@@ -228,6 +227,8 @@ class Children:
                 CREATE,
             )
             raise
+        if not done.created:
+            return
         self._event(
             NORMAL,
             "CreatedRayJobSubmitter",
@@ -264,9 +265,7 @@ class Children:
             self.job, self.cluster, options=self.ctx.settings.options
         )
         try:
-            await self.ctx.client.create(service, field_manager=FIELD_MANAGER)
-        except AlreadyExists:
-            return
+            done = await ensure(self.ctx.client, service, field_manager=FIELD_MANAGER)
         except ApiError as exc:
             self._event(
                 WARNING,
@@ -275,6 +274,8 @@ class Children:
                 CREATE,
             )
             raise
+        if not done.created:
+            return
         self._event(
             NORMAL, "CreatedService", f"Created the service {self.namespace}/{name}", CREATE
         )
@@ -285,8 +286,8 @@ class Children:
             self.job, self.cluster, options=self.ctx.settings.options
         )
         service = copy.deepcopy(self.world.rayjob_service)
-        spec = copy.deepcopy(desired.get("spec") or {})
-        old_spec = service.get("spec") or {}
+        spec = copy.deepcopy(k8s.spec(desired))
+        old_spec = k8s.spec(service)
         if old_spec.get("clusterIP"):
             spec["clusterIP"] = old_spec["clusterIP"]
         if old_spec.get("clusterIPs"):

@@ -17,9 +17,10 @@ from kuberay.controllers.dashboard.poller import Observed
 from kuberay.controllers.dashboard.target import DashboardTarget
 from kuberay.gocompat.goutil import go_atoi
 from kuberay.kube import Client
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache, EventRecorder
+from kuberay.reconcile.clock import utc_now
 
-Obj = dict[str, Any]
 ObjectKey = tuple[str, str]
 
 
@@ -108,11 +109,6 @@ class RayJobSettings:
     def gate(self, name: str, default: bool) -> bool:
         """A feature gate's value (``default`` when not given)."""
         return bool(self.features.get(name, default))
-
-
-def utc_now() -> dt.datetime:
-    """The wall clock, UTC."""
-    return dt.datetime.now(dt.UTC)
 
 
 @attrs.define

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.world import (
@@ -32,8 +32,9 @@ from kuberay.controllers.rayjob.world import (
     World,
     uses_cluster_selector,
 )
-
-Obj = dict[str, Any]
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.clock import parse_time
 
 POLICY_DELETE_CLUSTER: Final = "DeleteCluster"
 POLICY_DELETE_WORKERS: Final = "DeleteWorkers"
@@ -53,14 +54,14 @@ REQUEUE_MARGIN: Final = 2.0
 
 def _cluster_deleted(world: World) -> bool:
     cluster = world.cluster
-    return cluster is None or bool((cluster.get("metadata") or {}).get("deletionTimestamp"))
+    return cluster is None or bool(k8s.meta(cluster).get("deletionTimestamp"))
 
 
 def _workers_suspended(world: World) -> bool:
     if _cluster_deleted(world):
         return True
     assert world.cluster is not None
-    groups = (world.cluster.get("spec") or {}).get("workerGroupSpecs") or []
+    groups = k8s.spec(world.cluster).get("workerGroupSpecs") or []
     return all(g.get("suspend") is True for g in groups)
 
 
@@ -76,9 +77,9 @@ def policy_done(policy: str, world: World) -> bool:
 
 def policy_action(policy: str, job: Obj, world: World) -> Action | None:
     """The action of ``policy``, or None when there is nothing (left) to do."""
-    cluster = str((job.get("status") or {}).get("rayClusterName") or "")
+    cluster = str(k8s.status(job).get("rayClusterName") or "")
     if policy == POLICY_DELETE_SELF:
-        return Action(DELETE_SELF, str((job.get("metadata") or {}).get("name")))
+        return Action(DELETE_SELF, str(k8s.meta(job).get("name")))
     if policy == POLICY_DELETE_CLUSTER and not _cluster_deleted(world):
         return Action(DELETE_CLUSTER, cluster)
     if policy == POLICY_DELETE_WORKERS and not _workers_suspended(world):
@@ -109,11 +110,11 @@ def _until(deadline: dt.datetime, now: dt.datetime) -> float:
 
 def deletion_rules(job: Obj, world: World) -> tuple[Action | None, float | None]:
     """(the one action to run now, requeue) for ``spec.deletionStrategy.deletionRules``."""
-    status = job.get("status") or {}
-    end = S.parse_time(status.get("endTime")) or world.now
+    status = k8s.status(job)
+    end = parse_time(status.get("endTime")) or world.now
     overdue: list[Obj] = []
     next_due: dt.datetime | None = None
-    rules = ((job.get("spec") or {}).get("deletionStrategy") or {}).get("deletionRules") or []
+    rules = (k8s.spec(job).get("deletionStrategy") or {}).get("deletionRules") or []
     for rule in rules:
         if not rule_matches(rule, status):
             continue
@@ -135,17 +136,17 @@ def deletion_rules(job: Obj, world: World) -> tuple[Action | None, float | None]
 def _after_ttl(job: Obj, world: World) -> float | None:
     """Seconds to wait until ``endTime + ttlSecondsAfterFinished`` (+2 s), or None once
     it has passed."""
-    status = job.get("status") or {}
-    end = S.parse_time(status.get("endTime")) or world.now
-    ttl = int((job.get("spec") or {}).get("ttlSecondsAfterFinished") or 0)
+    status = k8s.status(job)
+    end = parse_time(status.get("endTime")) or world.now
+    ttl = int(k8s.spec(job).get("ttlSecondsAfterFinished") or 0)
     due = end + dt.timedelta(seconds=ttl)
     return _until(due, world.now) if due > world.now else None
 
 
 def legacy_policy(job: Obj, world: World) -> tuple[Action | None, float | None]:
     """``deletionStrategy.onSuccess`` / ``onFailure`` after ``ttlSecondsAfterFinished``."""
-    status = job.get("status") or {}
-    strategy = (job.get("spec") or {}).get("deletionStrategy") or {}
+    status = k8s.status(job)
+    strategy = k8s.spec(job).get("deletionStrategy") or {}
     job_status = status.get("jobStatus")
     if job_status == S.JOB_SUCCEEDED:
         policy = (strategy.get("onSuccess") or {}).get("policy")
@@ -177,7 +178,7 @@ def after_terminal(
     job: Obj, world: World, deletion_policy_gate: bool, delete_rayjob: bool
 ) -> tuple[Action | None, float | None]:
     """(action, requeue) for a Complete/Failed RayJob; see the module docstring."""
-    spec = job.get("spec") or {}
+    spec = k8s.spec(job)
     if uses_cluster_selector(spec):
         return None, None
     strategy = spec.get("deletionStrategy")

@@ -59,13 +59,14 @@ from kuberay.controllers.rayjob.world import (
 from kuberay.controllers.rayjob.world import meta_of as _meta
 from kuberay.controllers.rayjob.world import spec_of as _spec
 from kuberay.featuregates.kuberay_gates import RAY_JOB_DELETION_POLICY
-
-Obj = dict[str, Any]
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.clock import format_time, parse_time
 
 
 # ----- helpers --------------------------------------------------------------------------------
 def _seconds_passed(start: Any, seconds: float, now: dt.datetime) -> bool:
-    begin = S.parse_time(start)
+    begin = parse_time(start)
     return begin is not None and now >= begin + dt.timedelta(seconds=seconds)
 
 
@@ -73,8 +74,8 @@ def dashboard_url(service: Obj | None, domain: str) -> str | None:
     """``<head svc>.<ns>.svc.<domain>:<port named dashboard>`` (None without that port)."""
     if service is None:
         return None
-    meta = service.get("metadata") or {}
-    for port in (service.get("spec") or {}).get("ports") or []:
+    meta = k8s.meta(service)
+    for port in k8s.spec(service).get("ports") or []:
         if port.get("name") == C.DASHBOARD_PORT_NAME:
             return f"{meta.get('name')}.{meta.get('namespace')}.svc.{domain}:{port.get('port')}"
     return None
@@ -97,7 +98,7 @@ def _active_deadline(job: Obj, status: Obj, now: dt.datetime) -> bool:
     seconds = _spec(job).get("activeDeadlineSeconds")
     if seconds is None or not _seconds_passed(status.get("startTime"), seconds, now):
         return False
-    start = S.parse_time(status.get("startTime"))
+    start = parse_time(status.get("startTime"))
     assert start is not None
     fail(
         status,
@@ -112,7 +113,7 @@ def _pre_running_deadline(job: Obj, status: Obj, now: dt.datetime) -> bool:
     seconds = _spec(job).get("preRunningDeadlineSeconds")
     if seconds is None or not _seconds_passed(status.get("startTime"), seconds, now):
         return False
-    start = S.parse_time(status.get("startTime"))
+    start = parse_time(status.get("startTime"))
     assert start is not None
     fail(
         status,
@@ -154,7 +155,7 @@ def _new(job: Obj, status: Obj, world: World, d: Decision) -> None:
         status["rayClusterName"] = selected or world.new_cluster_name
     status["jobStatus"] = status.get("jobStatus") or S.JOB_NEW
     status["jobDeploymentStatus"] = S.INITIALIZING
-    status["startTime"] = S.format_time(world.now)
+    status["startTime"] = format_time(world.now)
     d.persist = True
 
 
@@ -180,8 +181,8 @@ def _initializing(
         ) == JobSubmissionMode.SIDECAR_MODE and sidecar_submitter_ended(world.head_pod)
         # Beyond KubeRay (its #4945): a sidecar submitter that ended before the cluster was
         # ever ready leaves the head not Ready for good; go on and judge the job instead.
-        if (cluster.get("status") or {}).get("state") != "ready" and not ended_early:
-            status["rayClusterStatus"] = copy.deepcopy(cluster.get("status") or {})
+        if k8s.status(cluster).get("state") != "ready" and not ended_early:
+            status["rayClusterStatus"] = copy.deepcopy(k8s.status(cluster))
             return
         url = dashboard_url(world.cluster_head_service, settings.options.cluster_domain)
         if not url:
@@ -251,7 +252,7 @@ def _with_last_error(message: str, status: Obj, world: World) -> str:
 
 
 def _status_check_timeout(status: Obj, world: World, settings: RayJobSettings) -> bool:
-    start = S.parse_time(status.get("jobStatusCheckFailureStartTime"))
+    start = parse_time(status.get("jobStatusCheckFailureStartTime"))
     timeout = settings.status_check_timeout_seconds
     if start is None or world.now < start + dt.timedelta(seconds=timeout):
         return False
@@ -271,7 +272,7 @@ def _service(job: Obj, status: Obj, world: World, d: Decision) -> None:
     if existing is None:
         d.act(CREATE_SERVICE, name)
         return
-    selected = ((existing.get("spec") or {}).get("selector") or {}).get(C.RAY_CLUSTER_LABEL_KEY)
+    selected = (k8s.spec(existing).get("selector") or {}).get(C.RAY_CLUSTER_LABEL_KEY)
     if selected != status.get("rayClusterName"):
         d.act(UPDATE_SERVICE, name)
 
@@ -280,7 +281,7 @@ def _record_check_failure(status: Obj, world: World, d: Decision) -> None:
     if status.get("jobStatusCheckFailureStartTime"):
         d.persist = False
         return
-    status["jobStatusCheckFailureStartTime"] = S.format_time(world.now)
+    status["jobStatusCheckFailureStartTime"] = format_time(world.now)
 
 
 def _running(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: Decision) -> None:
@@ -338,7 +339,7 @@ def _running(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: D
         deployment = S.COMPLETE
         if info.status == S.JOB_FAILED:
             deployment, reason = S.FAILED, S.APP_FAILED
-    status["rayClusterStatus"] = copy.deepcopy(cluster.get("status") or {})
+    status["rayClusterStatus"] = copy.deepcopy(k8s.status(cluster))
     status["jobStatus"] = info.status
     status["jobDeploymentStatus"] = deployment
     status["reason"] = reason
@@ -432,7 +433,7 @@ def check_backoff_limit(job: Obj, status: Obj) -> None:
 def decide(job: Obj, world: World, settings: RayJobSettings) -> Decision:
     """One pass of KubeRay's switch over ``status.jobDeploymentStatus`` (the RayJob is
     valid, not being deleted, managed by KubeRay)."""
-    status = copy.deepcopy(job.get("status") or {})
+    status = copy.deepcopy(k8s.status(job))
     d = Decision(status=status, requeue_after=settings.requeue_seconds)
     state = status.get("jobDeploymentStatus") or S.NEW
     if state == S.NEW:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
-from typing import Any
 
 from prometheus_client import CollectorRegistry, Gauge
 from prometheus_client.core import GaugeMetricFamily
@@ -21,9 +20,10 @@ from prometheus_client.registry import Collector
 
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYJOB
 from kuberay.controllers.rayjob import status as S
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache
-
-Obj = dict[str, Any]
+from kuberay.reconcile.clock import parse_time
 
 
 class _InfoCollector(Collector):
@@ -46,10 +46,10 @@ class _InfoCollector(Collector):
         except LookupError:
             jobs = []
         for job in jobs:
-            meta = job.get("metadata") or {}
+            meta = k8s.meta(job)
             ident = [meta.get("name", ""), meta.get("namespace", ""), meta.get("uid", "")]
             info.add_metric(ident, 1)
-            state = (job.get("status") or {}).get("jobDeploymentStatus") or ""
+            state = k8s.status(job).get("jobDeploymentStatus") or ""
             deployment.add_metric([*ident, state], 1)
         yield info
         yield deployment
@@ -78,10 +78,10 @@ class RayJobMetrics:
             return
         if not (S.is_job_deployment_terminal(now_state) or now_state == S.RETRYING):
             return
-        start = S.parse_time(new.get("startTime"))
+        start = parse_time(new.get("startTime"))
         if start is None:
             return
-        meta = job.get("metadata") or {}
+        meta = k8s.meta(job)
         self.execution_duration.labels(
             meta.get("name", ""),
             meta.get("namespace", ""),

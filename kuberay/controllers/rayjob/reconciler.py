@@ -25,14 +25,14 @@ fail with 409.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import structlog
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
-from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYJOB, KUBERAY_CONTROLLER
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYJOB
 from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.api.v1.rules import submission_mode
 from kuberay.controllers.builders.names import (
     generate_ray_cluster_name,
@@ -49,12 +49,13 @@ from kuberay.controllers.rayjob.children import Children
 from kuberay.controllers.rayjob.context import Ctx, ObjectKey
 from kuberay.controllers.rayjob.submit_body import build_job_submit_body
 from kuberay.kube import Conflict, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
+from kuberay.reconcile.clock import format_time
 from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.rayjob")
-
-Obj = dict[str, Any]
 
 
 #: Event reason per validation error source.
@@ -82,8 +83,8 @@ class RayJobReconciler:
             if self.ctx.metrics is not None:
                 self.ctx.metrics.forget(request.namespace, request.name)
             return Result()
-        managed_by = (cached.get("spec") or {}).get("managedBy")
-        if managed_by and managed_by != KUBERAY_CONTROLLER:
+        managed_by = managed_elsewhere(cached)
+        if managed_by:
             log.debug("skipping RayJob managed by another controller", managed_by=managed_by)
             return Result()
         job = copy.deepcopy(self._written.freshest(cached))
@@ -94,7 +95,7 @@ class RayJobReconciler:
 
         world = self.observe(job, key)
         decision = M.decide(job, world, self.ctx.settings)
-        old = job.get("status") or {}
+        old = k8s.status(job)
         new = decision.status if decision.persist and decision.error is None else copy.deepcopy(old)
         message_changed = why.overlay(job, old, new, world, decision.error)
 
@@ -113,7 +114,7 @@ class RayJobReconciler:
         gated = decision.persist and decision.error is None and S.kuberay_write_needed(old, new)
         if gated or message_changed:
             if S.is_job_deployment_terminal(new.get("jobDeploymentStatus") or ""):
-                new["endTime"] = S.format_time(world.now)
+                new["endTime"] = format_time(world.now)
             if not await self.write_status(job, new):
                 return Result(requeue=True)
             self.warn_about_cause(job, old, new, world)
@@ -152,7 +153,7 @@ class RayJobReconciler:
         if S.RAYJOB_FINALIZER not in finalizers:
             self.ctx.dashboard.forget(key)
             return Result()
-        status = job.get("status") or {}
+        status = k8s.status(job)
         if not S.is_job_terminal(status.get("jobStatus") or ""):
             cluster = self._cluster(job)
             job_id = status.get("jobId")
@@ -209,7 +210,7 @@ class RayJobReconciler:
         reason = _INVALID_REASON.get(first.source, "InvalidRayJobSpec")
         text = str(first)
         meta = job["metadata"]
-        old = job.get("status") or {}
+        old = k8s.status(job)
         if (
             old.get("jobDeploymentStatus") == S.VALIDATION_FAILED
             and (old.get("message") or "") == text
@@ -227,7 +228,7 @@ class RayJobReconciler:
 
     # ----- world --------------------------------------------------------------------------
     def _cluster(self, job: Obj) -> Obj | None:
-        name = (job.get("status") or {}).get("rayClusterName")
+        name = k8s.status(job).get("rayClusterName")
         if not name:
             return None
         return self.ctx.cached(API_VERSION, KIND_RAYCLUSTER, job["metadata"]["namespace"], name)
@@ -237,8 +238,8 @@ class RayJobReconciler:
         children and the poller's latest results (asking it for fresh ones)."""
         meta = job["metadata"]
         ns, name = meta["namespace"], meta["name"]
-        spec = job.get("spec") or {}
-        status = job.get("status") or {}
+        spec = k8s.spec(job)
+        status = k8s.status(job)
         state = status.get("jobDeploymentStatus") or S.NEW
         mode = submission_mode(spec)
         cluster = self._cluster(job)
@@ -323,7 +324,7 @@ class RayJobReconciler:
             return False
         self._written.remember(meta["resourceVersion"], updated)
         job["metadata"]["resourceVersion"] = updated["metadata"]["resourceVersion"]
-        job["status"] = updated.get("status") or {}
+        job["status"] = k8s.status(updated)
         return True
 
 

@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any
 
-from kuberay.api.v1.constants import KUBERAY_CONTROLLER
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_rayjob
 from kuberay.api.v1.enums import JobSubmissionMode
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.api.v1.rayjob_types import RayJob
 from kuberay.api.v1.rules import submission_mode
 from kuberay.api.v1.validation import validate_rayjob
@@ -48,8 +47,8 @@ from kuberay.controllers.rayjob.machine import dashboard_url
 from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
 from kuberay.controllers.rayjob.world import uses_cluster_selector
 from kuberay.controllers.render import RenderError, RenderOptions
-
-Obj = dict[str, Any]
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 #: Seed of the random cluster-name and job-id suffixes in rendered output.
 NAME_SEED = 0
@@ -83,9 +82,8 @@ def render_rayjob(job: Obj, options: RenderOptions) -> list[Obj]:
     errors = [e for e in validate_rayjob(job, gates=gates) if e.source != "webhook"]
     if errors:
         raise RenderError("; ".join(str(e) for e in errors))
-    spec = job.get("spec") or {}
-    managed_by = spec.get("managedBy")
-    if (managed_by and managed_by != KUBERAY_CONTROLLER) or spec.get("suspend"):
+    spec = k8s.spec(job)
+    if managed_elsewhere(job) or spec.get("suspend"):
         return []
     if uses_cluster_selector(spec):
         return []

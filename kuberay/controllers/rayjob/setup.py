@@ -11,6 +11,7 @@ from kuberay.controllers.batchscheduler import new_batch_scheduler
 from kuberay.controllers.rayjob.context import Ctx, JobDashboard, ObjectKey, RayJobSettings
 from kuberay.controllers.rayjob.metrics import RayJobMetrics
 from kuberay.controllers.rayjob.reconciler import RayJobReconciler
+from kuberay.kube import objects as k8s
 from kuberay.reconcile import Controller, Manager, Request
 
 #: controller-runtime's name for ``For(&rayv1.RayJob{})``.
@@ -31,7 +32,7 @@ def head_pod_owner(mgr: Manager) -> Any:
     SidecarMode and the "why it waits" message; KubeRay does not watch pods)."""
 
     def map_pod(pod: dict[str, Any]) -> Iterable[Request]:
-        meta = pod.get("metadata") or {}
+        meta = k8s.meta(pod)
         labels = meta.get("labels") or {}
         if labels.get(C.RAY_NODE_TYPE_LABEL_KEY) != C.HEAD_NODE:
             return []

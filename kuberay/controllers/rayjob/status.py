@@ -12,7 +12,7 @@ KubeRay's Go types serialise it.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Final
+from typing import Final
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.enums import (
@@ -23,8 +23,8 @@ from kuberay.api.v1.enums import (
     is_job_terminal,
 )
 from kuberay.controllers.raycluster.status import status_changed
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.clock import format_time, parse_time
 
 RAYJOB_FINALIZER: Final = C.RAY_JOB_STOP_JOB_FINALIZER
 
@@ -70,20 +70,6 @@ __all__ = [
 ]
 
 
-def parse_time(text: Any) -> dt.datetime | None:
-    """An RFC 3339 timestamp as the apiserver writes it (None if absent/unparsable)."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-
-
-def format_time(when: dt.datetime) -> str:
-    """``metav1.Time`` on the wire: RFC 3339, whole seconds, UTC."""
-    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def format_go_time(when: dt.datetime) -> str:

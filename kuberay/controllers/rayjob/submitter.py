@@ -4,7 +4,6 @@ KubeRay's ``checkSubmitterAndUpdateStatusIfNeeded`` and when its end is known.""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.enums import JobSubmissionMode
@@ -15,8 +14,9 @@ from kuberay.controllers.rayjob.world import Decision, World
 from kuberay.controllers.rayjob.world import meta_of as _meta
 from kuberay.controllers.rayjob.world import spec_of as _spec
 from kuberay.featuregates.kuberay_gates import SIDECAR_SUBMITTER_RESTART
-
-Obj = dict[str, Any]
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.clock import parse_time
 
 
 def has_submitter(spec: Obj) -> bool:
@@ -32,7 +32,7 @@ def _condition(obj: Obj | None, ctype: str) -> Obj | None:
 
 
 def _submitter_container_status(pod: Obj) -> Obj | None:
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+    for cs in k8s.status(pod).get("containerStatuses") or []:
         if cs.get("name") == C.SUBMITTER_CONTAINER_NAME:
             return dict(cs)
     return None
@@ -87,7 +87,7 @@ def check_submitter(
                     f"Ray head pod submitter container {cs.get('name')} terminated after "
                     "exceeding the maximum restart count",
                 )
-        finished = S.parse_time((terminated or {}).get("finishedAt")) if terminated else None
+        finished = parse_time((terminated or {}).get("finishedAt")) if terminated else None
         return failed, finished
     job_obj = world.submitter
     if job_obj is None:
@@ -103,9 +103,9 @@ def check_submitter(
             f"Message: {failed_cond.get('message', '')}",
         )
     finished = None
-    for c in (job_obj.get("status") or {}).get("conditions") or []:
+    for c in k8s.status(job_obj).get("conditions") or []:
         if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
-            finished = S.parse_time(c.get("lastTransitionTime"))
+            finished = parse_time(c.get("lastTransitionTime"))
             break
     return failed_cond is not None, finished
 

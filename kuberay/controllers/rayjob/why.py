@@ -32,8 +32,8 @@ from kuberay.controllers.dashboard import DashboardError, DashboardUnreachable, 
 from kuberay.controllers.dashboard.errors import describe
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.machine import World
-
-Obj = dict[str, Any]
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 WAIT_PREFIX: Final = S.WAIT_PREFIX
 
@@ -61,7 +61,7 @@ def is_wait_message(message: Any) -> bool:
 
 
 def _name(obj: Obj) -> str:
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     return f"{meta.get('namespace')}/{meta.get('name')}"
 
 
@@ -74,8 +74,8 @@ def head_pod_problem(pod: Obj | None) -> str | None:
     """What keeps the head pod from running, from its status (None: nothing known)."""
     if pod is None:
         return None
-    status = pod.get("status") or {}
-    pod_name = (pod.get("metadata") or {}).get("name")
+    status = k8s.status(pod)
+    pod_name = k8s.meta(pod).get("name")
     for cond in status.get("conditions") or []:
         if (
             cond.get("type") == "PodScheduled"
@@ -111,7 +111,7 @@ def head_pod_problem(pod: Obj | None) -> str | None:
 def _blocking_finalizers(obj: Obj | None, what: str) -> str | None:
     if obj is None:
         return None
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     if not meta.get("deletionTimestamp") or not meta.get("finalizers"):
         return None
     return (
@@ -123,7 +123,7 @@ def _blocking_finalizers(obj: Obj | None, what: str) -> str | None:
 def _submitter_problem(job_obj: Obj | None) -> str | None:
     if job_obj is None:
         return None
-    status = job_obj.get("status") or {}
+    status = k8s.status(job_obj)
     failed = int(status.get("failed") or 0)
     if failed <= 0:
         return None
@@ -161,7 +161,7 @@ def wait_message(job: Obj, status: Obj, world: World, error: str | None) -> str 
     state = status.get("jobDeploymentStatus") or ""
     if state not in WAITING_STATES:
         return None
-    spec = job.get("spec") or {}
+    spec = k8s.spec(job)
     if state in (S.SUSPENDING, S.RETRYING):
         why = _blocking_finalizers(world.cluster, "RayCluster") or _blocking_finalizers(
             world.submitter, "the submitter Job"

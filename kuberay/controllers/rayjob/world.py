@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Final
+from typing import Final
 
 import attrs
 
 from kuberay.controllers.dashboard import JobInfo
 from kuberay.controllers.dashboard.poller import Observed
-
-Obj = dict[str, Any]
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 # ----- actions --------------------------------------------------------------------------------
 ADD_FINALIZER: Final = "AddFinalizer"
@@ -78,12 +78,12 @@ class Decision:
 
 def spec_of(job: Obj) -> Obj:
     """``job.spec`` (``{}`` when absent)."""
-    return job.get("spec") or {}
+    return k8s.spec(job)
 
 
 def meta_of(job: Obj) -> Obj:
     """``job.metadata`` (``{}`` when absent)."""
-    return job.get("metadata") or {}
+    return k8s.meta(job)
 
 
 def uses_cluster_selector(spec: Obj) -> bool:

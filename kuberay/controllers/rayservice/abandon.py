@@ -45,7 +45,6 @@ from kuberay.controllers.common.objects import as_map
 from kuberay.controllers.dashboard import ServeDetails
 from kuberay.controllers.rayservice import status as S
 from kuberay.controllers.rayservice.cluster_builder import goal_cluster_hash
-from kuberay.controllers.rayservice.context import Obj, rfc3339
 from kuberay.controllers.rayservice.incremental import ClusterShare
 from kuberay.controllers.rayservice.incremental_plan import IncrementalPlan
 from kuberay.controllers.rayservice.incremental_status import share_of
@@ -55,6 +54,8 @@ from kuberay.controllers.rayservice.upgrade import (
     abandoned_hash,
     upgrade_overdue,
 )
+from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.clock import format_time as rfc3339
 
 log = structlog.get_logger("kuberay.rayservice")
 

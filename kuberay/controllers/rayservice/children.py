@@ -23,10 +23,12 @@ from kuberay.controllers.rayservice.cluster_builder import (
     modify_ray_cluster,
     should_update_cluster,
 )
-from kuberay.controllers.rayservice.context import Ctx, Obj
+from kuberay.controllers.rayservice.context import Ctx
 from kuberay.controllers.rayservice.status import cluster_name
-from kuberay.kube import AlreadyExists, NotFound
+from kuberay.kube import NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
+from kuberay.reconcile.children import ensure
 
 log = structlog.get_logger("kuberay.rayservice")
 
@@ -193,15 +195,7 @@ class ChildReconciler:
         ns = rs["metadata"]["namespace"]
         cluster = build_ray_cluster_for_ray_service(rs, name, features=self.ctx.settings.features)
         try:
-            created = await self.ctx.client.create(cluster, field_manager=FIELD_MANAGER)
-        except AlreadyExists:
-            existing: Obj = await self.ctx.client.get(API_VERSION, KIND_RAYCLUSTER, name, ns)
-            if not _owned_by(existing, rs):
-                raise RequeueError(
-                    f"RayCluster {ns}/{name} exists and is not owned by RayService "
-                    f"{rs['metadata']['name']}"
-                ) from None
-            return existing
+            done = await ensure(self.ctx.client, cluster, field_manager=FIELD_MANAGER)
         except Exception as exc:
             self.ctx.event(
                 rs,
@@ -211,11 +205,20 @@ class ChildReconciler:
                 "Create",
             )
             raise
+        if not done.created:
+            existing: Obj = await self.ctx.client.get(API_VERSION, KIND_RAYCLUSTER, name, ns)
+            if not _owned_by(existing, rs):
+                raise RequeueError(
+                    f"RayCluster {ns}/{name} exists and is not owned by RayService "
+                    f"{rs['metadata']['name']}"
+                )
+            return existing
+        assert done.object is not None
         log.info("created RayCluster for RayService", cluster=name)
         self.ctx.event(
             rs, NORMAL, "CreatedRayCluster", f"Created the RayCluster {ns}/{name}", "Create"
         )
-        return created
+        return done.object
 
     # ----- services -----------------------------------------------------------------------
     async def reconcile_services(self, rs: Obj, cluster: Obj) -> tuple[Obj, Obj]:
@@ -278,9 +281,7 @@ class ChildReconciler:
             return written
         set_controller_reference(svc, rs, C.KIND_RAYSERVICE)
         try:
-            created: Obj = await self.ctx.client.create(svc, field_manager=FIELD_MANAGER)
-        except AlreadyExists:
-            raise RequeueError(f"Service {ns}/{name} appeared while being created") from None
+            done = await ensure(self.ctx.client, svc, field_manager=FIELD_MANAGER)
         except Exception as exc:
             self.ctx.event(
                 rs,
@@ -290,8 +291,11 @@ class ChildReconciler:
                 "Create",
             )
             raise
+        if not done.created:
+            raise RequeueError(f"Service {ns}/{name} appeared while being created")
+        assert done.object is not None
         self.ctx.event(rs, NORMAL, "CreatedService", f"Created the service {ns}/{name}", "Create")
-        return created
+        return done.object
 
     def _owned_by_cluster(self, svc: Obj, rs: Obj) -> bool:
         """``svc`` is controlled by one of ``rs``'s RayClusters (the per-cluster serve

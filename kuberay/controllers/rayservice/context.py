@@ -17,9 +17,10 @@ from kuberay.controllers.dashboard import DashboardClient
 from kuberay.controllers.dashboard.poller import Observed
 from kuberay.controllers.dashboard.target import DashboardTarget, ServeProxyTarget
 from kuberay.kube import Client
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache, EventRecorder
+from kuberay.reconcile.clock import utc_now
 
-Obj = dict[str, Any]
 ObjectKey = tuple[str, str]
 T = TypeVar("T")
 
@@ -109,16 +110,6 @@ class ServeConfigCache:
 def owner_key(namespace: str, name: str) -> ObjectKey:
     """The dashboard poller's owner key for a RayService."""
     return (namespace, OWNER_PREFIX + name)
-
-
-def utc_now() -> dt.datetime:
-    """The wall clock, UTC."""
-    return dt.datetime.now(dt.UTC)
-
-
-def rfc3339(when: dt.datetime) -> str:
-    """metav1.Time's wire form (second precision)."""
-    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @attrs.define

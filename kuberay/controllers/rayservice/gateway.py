@@ -20,11 +20,11 @@ from kuberay.controllers.rayservice.gateway_builder import (
     http_route_needs_update,
 )
 from kuberay.kube import ApiError, Client
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import RequeueError
 
 __all__ = ["Action", "apply_gateway", "apply_http_route"]
 
-Obj = dict[str, Any]
 Action = Literal["created", "updated"] | None
 
 

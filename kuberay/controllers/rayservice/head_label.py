@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.objects import as_map
-from kuberay.controllers.rayservice.context import Ctx, Obj
+from kuberay.controllers.rayservice.context import Ctx
 from kuberay.controllers.rayservice.serve import ServeReconciler
 from kuberay.kube import ApiError, NotFound
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
 
 __all__ = ["update_head_pod_serve_label"]
@@ -20,7 +22,7 @@ async def update_head_pod_serve_label(
     whether its Serve proxy answers ``/-/healthz`` (unchanged until the first answer)."""
     if cluster is None or pod is None:
         return
-    if (rs.get("spec") or {}).get("excludeHeadPodFromServeSvc"):
+    if k8s.spec(rs).get("excludeHeadPodFromServeSvc"):
         wanted = "false"
     else:
         healthy = serve.proxy_healthy(rs, cluster, pod)

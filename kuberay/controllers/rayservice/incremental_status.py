@@ -19,11 +19,12 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from kuberay.reconcile.clock import format_time as rfc3339
+from kuberay.reconcile.clock import parse_time
+
 from ..common.objects import as_list, as_map, as_str
-from .context import rfc3339
 from .incremental import ClusterShare
 from .incremental_plan import IncrementalPlan
-from .status import parse_time
 
 __all__ = [
     "initial_pending_capacity",

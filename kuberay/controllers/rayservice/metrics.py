@@ -10,7 +10,6 @@ time from the informer cache (no API calls):
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily
@@ -18,9 +17,9 @@ from prometheus_client.registry import Collector
 
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYSERVICE
 from kuberay.controllers.raycluster import conditions as cond
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache
-
-Obj = dict[str, Any]
 
 
 class _ServiceCollector(Collector):
@@ -49,9 +48,9 @@ class _ServiceCollector(Collector):
         except LookupError:
             services = []
         for rs in services:
-            meta = rs.get("metadata") or {}
+            meta = k8s.meta(rs)
             ident = [meta.get("name", ""), meta.get("namespace", ""), meta.get("uid", "")]
-            conds = (rs.get("status") or {}).get("conditions") or []
+            conds = k8s.status(rs).get("conditions") or []
             info.add_metric(ident, 1)
             ready.add_metric([*ident, str(cond.is_true(conds, "Ready")).lower()], 1)
             upgrading.add_metric([*ident, str(cond.is_true(conds, "UpgradeInProgress")).lower()], 1)

@@ -32,7 +32,8 @@ import structlog
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
-from kuberay.api.v1.constants import API_VERSION, KIND_RAYSERVICE, KUBERAY_CONTROLLER
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYSERVICE
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.api.v1.rules import is_incremental_upgrade_enabled
 from kuberay.controllers.builders.names import serve_service_name
 from kuberay.controllers.builders.service import ServiceBuildError
@@ -49,7 +50,7 @@ from kuberay.controllers.rayservice.cluster_builder import (
     goal_cluster_hash,
     should_prepare_new_cluster,
 )
-from kuberay.controllers.rayservice.context import Ctx, Obj, ObjectKey, owner_key, rfc3339
+from kuberay.controllers.rayservice.context import Ctx, ObjectKey, owner_key
 from kuberay.controllers.rayservice.head_label import update_head_pod_serve_label
 from kuberay.controllers.rayservice.incremental import rollback_complete, upgrade_complete
 from kuberay.controllers.rayservice.incremental_status import (
@@ -68,7 +69,10 @@ from kuberay.controllers.rayservice.traffic import Routing, TrafficReconciler, g
 from kuberay.controllers.rayservice.upgrade import abandoned_hash, explain_upgrade
 from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.kube import ApiError
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
+from kuberay.reconcile.clock import format_time as rfc3339
 from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.rayservice")
@@ -95,8 +99,8 @@ class RayServiceReconciler:
         if cached is None:
             self._forget(key)
             return Result()
-        managed_by = (cached.get("spec") or {}).get("managedBy")
-        if managed_by and managed_by != KUBERAY_CONTROLLER:
+        managed_by = managed_elsewhere(cached)
+        if managed_by:
             log.debug("skipping RayService managed by another controller", managed_by=managed_by)
             return Result()
         rs = copy.deepcopy(self._written.freshest(cached))
@@ -470,7 +474,7 @@ class RayServiceReconciler:
             return False
         if not upgrade:
             return True
-        if (rs.get("spec") or {}).get("excludeHeadPodFromServeSvc"):
+        if k8s.spec(rs).get("excludeHeadPodFromServeSvc"):
             pods = self.ctx.cache.list("v1", "Pod", cluster["metadata"]["namespace"])
             name = cluster["metadata"]["name"]
             return has_ready_serving_worker(
@@ -499,7 +503,7 @@ class RayServiceReconciler:
 
     @staticmethod
     def _serve_service_name(rs: Obj) -> str:
-        custom = as_map((rs.get("spec") or {}).get("serveService"))
+        custom = as_map(k8s.spec(rs).get("serveService"))
         name = as_str(as_map(custom.get("metadata")).get("name"))
         return name or f"{rs['metadata']['name']}-serve-svc"
 

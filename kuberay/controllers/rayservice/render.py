@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any
 
 from kuberay.api.v1 import constants as C
-from kuberay.api.v1.constants import KUBERAY_CONTROLLER
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_rayservice
+from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.api.v1.rayservice_types import RayService
 from kuberay.api.v1.validation import validate_rayservice
 from kuberay.controllers.builders.names import generate_ray_cluster_name
@@ -43,8 +42,8 @@ from kuberay.controllers.raycluster.render import render_raycluster
 from kuberay.controllers.raycluster.render import stored_form as cluster_stored_form
 from kuberay.controllers.rayservice.cluster_builder import build_ray_cluster_for_ray_service
 from kuberay.controllers.render import RenderError, RenderOptions
-
-Obj = dict[str, Any]
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 
 #: Seed of the random cluster-name suffix in rendered output.
 NAME_SEED = 0
@@ -74,9 +73,8 @@ def render_rayservice(service: Obj, options: RenderOptions) -> list[Obj]:
     errors = [e for e in validate_rayservice(rs, gates=features) if e.source != "webhook"]
     if errors:
         raise RenderError("; ".join(str(e) for e in errors))
-    spec = rs.get("spec") or {}
-    managed_by = spec.get("managedBy")
-    if (managed_by and managed_by != KUBERAY_CONTROLLER) or spec.get("suspend"):
+    spec = k8s.spec(rs)
+    if managed_elsewhere(rs) or spec.get("suspend"):
         return []
     ns = rs["metadata"]["namespace"]
     name = generate_ray_cluster_name(str(rs["metadata"]["name"]), random.Random(NAME_SEED))

@@ -33,8 +33,10 @@ from kuberay.controllers.dashboard import DashboardClient, ServeDetails
 from kuberay.controllers.dashboard.target import DashboardTarget, ServeProxyTarget
 from kuberay.controllers.raycluster import conditions as rc_cond
 from kuberay.controllers.rayservice.cluster_builder import need_serve_submit, serve_config_payload
-from kuberay.controllers.rayservice.context import Ctx, Obj, ObjectKey, owner_key
+from kuberay.controllers.rayservice.context import Ctx, ObjectKey, owner_key
 from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING
 
 log = structlog.get_logger("kuberay.rayservice")
@@ -211,7 +213,7 @@ class ServeReconciler:
         fresh = sub is None or not sub.ok or observed.value.after >= sub.seq
         cache_key = f"{meta['namespace']}/{meta['name']}"
         cached = self.ctx.serve_configs.get(cache_key, name)
-        config = as_str((rs.get("spec") or {}).get("serveConfigV2"))
+        config = as_str(k8s.spec(rs).get("serveConfigV2"))
         count = len(apps) if fresh else max(len(apps), 1)
         need, why = need_serve_submit(cached, config, count)
         if need and not skip_config_update:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYSERVICE
@@ -16,6 +15,8 @@ from kuberay.controllers.rayservice.context import (
 )
 from kuberay.controllers.rayservice.metrics import RayServiceMetrics
 from kuberay.controllers.rayservice.reconciler import RayServiceReconciler
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import (
     AnnotationChangedPredicate,
     Controller,
@@ -31,11 +32,9 @@ CONTROLLER_NAME = "rayservice"
 #: The component of the Events it records.
 EVENT_COMPONENT = "rayservice-controller"
 
-Obj = dict[str, Any]
-
 
 def _controller_owner(obj: Obj, kind: str) -> str | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+    for ref in k8s.meta(obj).get("ownerReferences") or []:
         if ref.get("kind") == kind and ref.get("controller"):
             return str(ref.get("name"))
     return None
@@ -54,7 +53,7 @@ def head_pod_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
     """A head pod -> the RayService owning its RayCluster (its readiness gates Serve calls)."""
 
     def map_pod(pod: Obj) -> Iterable[Request]:
-        meta = pod.get("metadata") or {}
+        meta = k8s.meta(pod)
         labels = meta.get("labels") or {}
         if labels.get(C.RAY_NODE_TYPE_LABEL_KEY) != C.HEAD_NODE:
             return []
@@ -68,7 +67,7 @@ def endpoint_slice_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
     """An EndpointSlice -> the RayService owning its Service (numServeEndpoints)."""
 
     def map_slice(eps: Obj) -> Iterable[Request]:
-        meta = eps.get("metadata") or {}
+        meta = k8s.meta(eps)
         svc_name = (meta.get("labels") or {}).get("kubernetes.io/service-name")
         if not svc_name:
             return []

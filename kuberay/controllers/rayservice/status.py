@@ -15,8 +15,8 @@ from typing import Any, Final
 
 from kuberay.controllers.common.objects import as_list, as_map, as_str
 from kuberay.controllers.raycluster import conditions as cond
-
-Obj = dict[str, Any]
+from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.clock import parse_time
 
 READY: Final = "Ready"
 UPGRADE_IN_PROGRESS: Final = "UpgradeInProgress"
@@ -233,16 +233,6 @@ def mark_initializing_timeout(rs: Obj, spent: float, now: str) -> str:
         f"RayService initializing timeout exceeded after {go_duration(spent)} "
         f"(configured timeout: {configured})"
     )
-
-
-def parse_time(raw: Any) -> dt.datetime | None:
-    """An RFC 3339 timestamp (None when absent or malformed)."""
-    if not isinstance(raw, str) or not raw:
-        return None
-    try:
-        return dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _apps_differ(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:

@@ -9,8 +9,11 @@ from collections.abc import Awaitable, Callable
 
 from kuberay.controllers.rayservice import status as S
 from kuberay.controllers.rayservice.children import ChildReconciler
-from kuberay.controllers.rayservice.context import Ctx, Obj, rfc3339
+from kuberay.controllers.rayservice.context import Ctx
+from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Result
+from kuberay.reconcile.clock import format_time as rfc3339
 
 __all__ = ["handle_suspend", "suspend_operative"]
 
@@ -27,7 +30,7 @@ async def handle_suspend(
     (Ready/UpgradeInProgress Initializing)."""
     now = rfc3339(ctx.now())
     status = rs["status"]
-    suspend = bool((rs.get("spec") or {}).get("suspend"))
+    suspend = bool(k8s.spec(rs).get("suspend"))
     if S.is_true(rs, S.SUSPENDED):
         if not suspend:
             status["observedGeneration"] = rs["metadata"].get("generation", 0)

@@ -49,7 +49,7 @@ from kuberay.controllers.rayservice.abandon import (
     reported_capacity,
 )
 from kuberay.controllers.rayservice.cluster_builder import goal_cluster_hash, serve_config_payload
-from kuberay.controllers.rayservice.context import Ctx, Obj, ObjectKey, owner_key
+from kuberay.controllers.rayservice.context import Ctx, ObjectKey, owner_key
 from kuberay.controllers.rayservice.gateway import Action, apply_gateway, apply_http_route
 from kuberay.controllers.rayservice.gateway_builder import (
     GATEWAY_API_VERSION,
@@ -71,8 +71,11 @@ from kuberay.controllers.rayservice.incremental_plan import (
 from kuberay.controllers.rayservice.incremental_status import routing_problem, share_of
 from kuberay.controllers.rayservice.running import running_serve_config
 from kuberay.controllers.rayservice.serve import ServeResult
-from kuberay.kube import AlreadyExists, ApiError, NotFound
+from kuberay.kube import ApiError, NotFound
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
+from kuberay.reconcile.children import ensure
+from kuberay.reconcile.clock import parse_time
 
 log = structlog.get_logger("kuberay.rayservice")
 
@@ -287,7 +290,7 @@ class TrafficReconciler:
                 route_observed=not ready or is_http_route_current(live_route, gateway),
                 now=self.ctx.now(),
                 active_name=active["metadata"]["name"],
-                abandoned_since=S.parse_time(
+                abandoned_since=parse_time(
                     (S.find(rs, S.UPGRADE_ABANDONED) or {}).get("lastTransitionTime")
                 ),
             )
@@ -420,9 +423,8 @@ class TrafficReconciler:
         if self.ctx.cached("v1", "Service", ns, name) is not None:
             return
         set_controller_reference(svc, cluster, C.KIND_RAYCLUSTER)
-        try:
-            await self.ctx.client.create(copy.deepcopy(svc), field_manager=FIELD_MANAGER)
-        except AlreadyExists:
+        done = await ensure(self.ctx.client, copy.deepcopy(svc), field_manager=FIELD_MANAGER)
+        if not done.created:
             return  # the cache had not seen it yet
         log.info("created the per-cluster serve Service", service=name)
 

@@ -22,7 +22,8 @@ from typing import Final
 
 from kuberay.controllers.common.objects import as_map, as_str
 from kuberay.controllers.rayservice import status as S
-from kuberay.controllers.rayservice.context import Obj
+from kuberay.kube.objects import Object as Obj
+from kuberay.reconcile.clock import parse_time
 
 UPGRADE_TIMEOUT_ANNOTATION: Final = "ray.io/upgrade-timeout"
 UPGRADE_TIMEOUT_REASON: Final = "UpgradeTimeout"
@@ -52,7 +53,7 @@ def upgrade_overdue(rs: Obj, now: dt.datetime) -> float | None:
     cond = S.find(rs, S.UPGRADE_IN_PROGRESS)
     if cond is None or cond.get("status") != "True":
         return None
-    since = S.parse_time(cond.get("lastTransitionTime"))
+    since = parse_time(cond.get("lastTransitionTime"))
     if since is None:
         return None
     spent = (now - since).total_seconds()

@@ -24,6 +24,7 @@ import pytest
 
 from kuberay.kube import Client
 from kuberay.reconcile import LeaderElector, Manager, Request, Result
+from kuberay.reconcile.options import ManagerOptions
 from tests.helpers import eventually
 
 REPO = Path(__file__).resolve().parents[3]
@@ -117,16 +118,18 @@ async def test_a_leader_whose_loop_stalls_past_its_lease_keeps_leading(
     )
     mgr = Manager(
         client,
-        namespaces=[namespace],
-        handle_signals=False,
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        leader_election=True,
-        leader_election_id="stall",
-        leader_election_namespace=namespace,
-        lease_duration=LEASE,
-        renew_deadline=RENEW,
-        retry_period=RETRY,
+        ManagerOptions(
+            namespaces=[namespace],
+            handle_signals=False,
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            leader_election=True,
+            leader_election_id="stall",
+            leader_election_namespace=namespace,
+            lease_duration=LEASE,
+            renew_deadline=RENEW,
+            retry_period=RETRY,
+        ),
     )
     rec = Counting()
     mgr.controller("stall").for_("v1", "ConfigMap").complete(rec)

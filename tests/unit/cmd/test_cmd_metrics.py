@@ -12,6 +12,7 @@ from kuberay.controllers.setup import register_all
 from kuberay.featuregates.kuberay_gates import new_feature_gate
 from kuberay.kube import Client
 from kuberay.reconcile import Manager
+from kuberay.reconcile.options import ManagerOptions
 
 
 class FakeCache:
@@ -84,10 +85,10 @@ class _Cfg:
 def _manager(registry: CollectorRegistry) -> Manager:
     return Manager(
         Client(_Cfg(), qps=0),
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
+        ManagerOptions(
+            metrics_bind_address="0", health_probe_bind_address="0", handle_signals=False
+        ),
         registry=registry,
-        handle_signals=False,
     )
 
 

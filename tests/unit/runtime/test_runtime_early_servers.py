@@ -10,6 +10,7 @@ import prometheus_client
 from kuberay.kube import Client
 from kuberay.kube.kubeconfig import RestConfig
 from kuberay.reconcile import Manager
+from kuberay.reconcile.options import ManagerOptions
 from tests.helpers import eventually
 from tests.unit.runtime.test_runtime_supervision import get
 
@@ -17,9 +18,11 @@ from tests.unit.runtime.test_runtime_supervision import get
 async def test_metrics_and_healthz_before_setup_readyz_after_the_caches() -> None:
     mgr = Manager(
         Client(RestConfig("http://127.0.0.1:1")),  # never contacted: nothing is watched
-        metrics_bind_address="127.0.0.1:0",
-        health_probe_bind_address="127.0.0.1:0",
-        handle_signals=False,
+        ManagerOptions(
+            metrics_bind_address="127.0.0.1:0",
+            health_probe_bind_address="127.0.0.1:0",
+            handle_signals=False,
+        ),
         registry=prometheus_client.CollectorRegistry(),
     )
     await mgr.start_servers()

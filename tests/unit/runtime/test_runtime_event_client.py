@@ -14,16 +14,19 @@ from prometheus_client import CollectorRegistry
 
 from kuberay.kube import WriteRefused
 from kuberay.reconcile import Manager
+from kuberay.reconcile.options import ManagerOptions
 from tests.unit.runtime.test_runtime_client_http import http_server, make_client
 
 
 def _manager(port: int, **client_kw: Any) -> Manager:
     return Manager(
         make_client(port, **client_kw),
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
+        ManagerOptions(
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            handle_signals=False,
+        ),
         registry=CollectorRegistry(),
-        handle_signals=False,
     )
 
 

@@ -24,6 +24,7 @@ from kuberay.informers import Reflector
 from kuberay.kube import Client
 from kuberay.logging import configure_logging
 from kuberay.reconcile import Controller, Manager, Request, Result
+from kuberay.reconcile.options import ManagerOptions
 from kuberay.workqueue import DelayingQueue
 from tests.helpers import eventually
 
@@ -48,9 +49,11 @@ def new_manager() -> tuple[Manager, Controller, Recorder]:
     cfg.host = "http://127.0.0.1:1"  # never contacted: nothing is watched
     mgr = Manager(
         Client(cfg),
-        metrics_bind_address="0",
-        health_probe_bind_address="127.0.0.1:0",
-        handle_signals=False,
+        ManagerOptions(
+            metrics_bind_address="0",
+            health_probe_bind_address="127.0.0.1:0",
+            handle_signals=False,
+        ),
         registry=prometheus_client.CollectorRegistry(),
     )
     reconciler = Recorder()

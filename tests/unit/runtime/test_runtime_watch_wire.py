@@ -15,7 +15,8 @@ from prometheus_client import REGISTRY
 
 from kuberay.informers.reflector import Reflector
 from kuberay.kube import Client, TransportError, WatchEvent
-from kuberay.kube.client import TCP_KEEPALIVE, WATCH_TIMEOUT_GRACE, _keepalive_socket
+from kuberay.kube.client import WATCH_TIMEOUT_GRACE
+from kuberay.kube.transport import TCP_KEEPALIVE, keepalive_socket
 from tests.unit.runtime.test_runtime_client_http import http_server, make_client
 
 
@@ -93,7 +94,7 @@ async def test_watch_asks_for_bookmarks_and_a_server_timeout_and_is_not_cut_befo
 
 def test_client_sockets_use_go_dialer_keepalive() -> None:
     info = socket.getaddrinfo("127.0.0.1", 80, type=socket.SOCK_STREAM)[0]
-    sock = _keepalive_socket(info)
+    sock = keepalive_socket(info)
     try:
         assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
         if hasattr(socket, "TCP_KEEPIDLE"):

@@ -21,6 +21,7 @@ from kuberay.controllers.dashboard import (
     JobNotFound,
     ServeProxyTarget,
 )
+from kuberay.reconcile.options import ManagerOptions
 from kuberay.testing import FakeDashboard
 from tests.helpers import eventually
 
@@ -435,9 +436,11 @@ async def test_manager_shutdown_closes_the_poller(dash_a: FakeDashboard) -> None
     config = SimpleNamespace(host="https://127.0.0.1:1", tls_server_name=None)
     mgr = Manager(
         Client(config),
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        handle_signals=False,
+        ManagerOptions(
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            handle_signals=False,
+        ),
     )
     poller = setup_dashboard_poller(mgr, env={"KUBERNETES_SERVICE_HOST": "10.96.0.1"})
     run = asyncio.create_task(mgr.run())

@@ -11,6 +11,7 @@ from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
 from kuberay.controllers.rayjob.setup import head_pod_owner
 from kuberay.kube import Client
 from kuberay.reconcile import Manager, Request
+from kuberay.reconcile.options import ManagerOptions
 
 
 class _Cfg:
@@ -42,10 +43,12 @@ class _Dashboard:
 def _manager() -> Manager:
     return Manager(
         Client(_Cfg(), qps=0),
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
+        ManagerOptions(
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            handle_signals=False,
+        ),
         registry=CollectorRegistry(),
-        handle_signals=False,
     )
 
 
