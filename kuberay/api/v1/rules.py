@@ -67,6 +67,7 @@ __all__ = [
     "is_worker_group_suspended",
     "is_zero_downtime_upgrade_enabled",
     "managed_by_external_controller",
+    "managed_elsewhere",
     "network_policy_mode",
     "num_of_hosts",
     "ray_cluster_deletion_delay_seconds",
@@ -438,3 +439,14 @@ def is_zero_downtime_upgrade_enabled(
             allowed.add(RayServiceUpgradeType.NEW_CLUSTER_WITH_INCREMENTAL_UPGRADE.value)
         return kind in allowed
     return (environ.get(ZERO_DOWNTIME_ENV) or "").lower() != "false"
+
+
+def managed_elsewhere(obj: Mapping[str, Any]) -> str | None:
+    """The controller a RayCluster/RayJob/RayService's ``spec.managedBy`` names when that is
+    not KubeRay (``ray.io/kuberay-operator``), else ``None`` (unset, null or empty means
+    KubeRay). The reconcilers skip such objects: the one check they all share."""
+    spec = obj.get("spec")
+    managed_by = spec.get("managedBy") if isinstance(spec, Mapping) else None
+    if managed_by and managed_by != c.KUBERAY_CONTROLLER:
+        return str(managed_by)
+    return None

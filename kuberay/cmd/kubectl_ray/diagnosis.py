@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kuberay.api.v1.managedby import managed_elsewhere
+from kuberay.api.v1.rules import managed_elsewhere
 from kuberay.cmd.kubectl_ray.common import condition_true, find_condition, pod_ready
 from kuberay.cmd.kubectl_ray.findings import (
     ERROR,

@@ -41,8 +41,7 @@ import structlog
 
 from kuberay.api.v1 import constants as c
 from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER
-from kuberay.api.v1.managedby import managed_elsewhere
-from kuberay.api.v1.rules import is_tls_enabled
+from kuberay.api.v1.rules import is_tls_enabled, managed_elsewhere
 from kuberay.controllers.builders.names import tls_cert_name
 from kuberay.controllers.builders.owner import set_controller_reference
 from kuberay.controllers.common.constants import DEFAULT_DOMAIN_NAME

@@ -24,7 +24,7 @@ from __future__ import annotations
 import structlog
 
 from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER
-from kuberay.api.v1.managedby import managed_elsewhere
+from kuberay.api.v1.rules import managed_elsewhere
 from kuberay.controllers.networkpolicy.builders import (
     NETWORK_POLICY_API_VERSION,
     NETWORK_POLICY_KIND,

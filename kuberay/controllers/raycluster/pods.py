@@ -1,34 +1,29 @@
 """``reconcile_pods``: head and worker pods of one RayCluster (KubeRay's ``reconcilePods``).
 
-Rules, in order: suspension deletes every pod; ``upgradeStrategy: Recreate``
-deletes every pod when the spec hash on the head pod no longer matches (unless
-the pod was stamped by another operator version, whose annotations are then
-rewritten instead - the drop-in takeover path; a failed rewrite is logged and
-the pass goes on); the head pod is deleted when terminal and created when
-missing; per worker group, unhealthy pods are deleted (and nothing is created
-in that pass), ``scaleStrategy.workersToDelete`` is honoured (and left in the
-spec for the autoscaler), then the group is topped up or, without the
-autoscaler, scaled down.
+Rules, in order: suspension deletes every pod; ``upgradeStrategy: Recreate`` deletes every pod
+when the spec hash on the head pod no longer matches (unless the pod was stamped by another
+operator version, whose annotations are then rewritten instead - the drop-in takeover path; a
+failed rewrite is logged and the pass goes on); the head pod is deleted when terminal and
+created when missing; per worker group, unhealthy pods are deleted (and nothing is created in
+that pass), ``scaleStrategy.workersToDelete`` is honoured (and left in the spec for the
+autoscaler), then the group is topped up or, without the autoscaler, scaled down.
 
-Counting (KubeRay's ``diff``): every pod of the group counts as running,
-terminating ones included, except those named in ``workersToDelete``.
-Scale-down victims come from that same set, terminating pods first, so a pod
-stuck terminating (finalizer, long grace period, dead node) stands in for a
-victim instead of costing a healthy one. A pod already terminating is never
-deleted again, only awaited. New pods take the lowest replica index no
-existing pod (terminating included) holds.
+Counting (KubeRay's ``diff``): every pod of the group counts as running, terminating ones
+included, except those named in ``workersToDelete``. Scale-down victims come from that same
+set, terminating pods first, so a pod stuck terminating (finalizer, long grace period, dead
+node) stands in for a victim instead of costing a healthy one. A pod already terminating is
+never deleted again, only awaited. New pods take the lowest replica index no existing pod
+(terminating included) holds.
 
-Multi-host groups are reconciled in whole replicas (pods sharing
-``ray.io/worker-group-replica-name``, terminating members included). Pods
-without that label - made by a KubeRay from before replica names - are left
-alone: neither counted nor deleted (as KubeRay), so a takeover never restarts
-a running slice.
+Multi-host groups are reconciled in whole replicas (pods sharing ``ray.io/worker-group-replica-
+name``, terminating members included). Pods without that label - made by a KubeRay from before
+replica names - are left alone: neither counted nor deleted (as KubeRay), so a takeover never
+restarts a running slice.
 
-Every create and delete is recorded in Expectations (keyed
-``ns/cluster/group``; head group ""), and a group with pending expectations is
-left alone, so a stale cache never creates or deletes a pod twice. Creations
-are awaited at most ``expectation_timeout``; deletions until the pod has left
-the cache. Expectations of groups no longer in the spec are dropped.
+Every create and delete is recorded in Expectations (keyed ``ns/cluster/group``; head group
+""), and a group with pending expectations is left alone, so a stale cache never creates or
+deletes a pod twice. Creations are awaited at most ``expectation_timeout``; deletions until the
+pod has left the cache. Expectations of groups no longer in the spec are dropped.
 """
 
 from __future__ import annotations

@@ -33,13 +33,13 @@ import structlog
 
 from kuberay.api.v1 import validation  # its validators load on first use
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
-from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.api.v1.rules import (
     is_autoscaling_enabled,
     is_autoscaling_v1_enabled,
     is_gcs_fault_tolerance_embedded,
     is_gcs_fault_tolerance_enabled,
     is_tls_enabled,
+    managed_elsewhere,
 )
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.controllers.raycluster.children import (

@@ -32,8 +32,7 @@ from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYJOB
 from kuberay.api.v1.enums import JobSubmissionMode
-from kuberay.api.v1.managedby import managed_elsewhere
-from kuberay.api.v1.rules import submission_mode
+from kuberay.api.v1.rules import managed_elsewhere, submission_mode
 from kuberay.controllers.builders.names import (
     generate_ray_cluster_name,
     generate_ray_job_id,

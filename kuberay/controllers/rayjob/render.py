@@ -29,9 +29,8 @@ import random
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_rayjob
 from kuberay.api.v1.enums import JobSubmissionMode
-from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.api.v1.rayjob_types import RayJob
-from kuberay.api.v1.rules import submission_mode
+from kuberay.api.v1.rules import managed_elsewhere, submission_mode
 from kuberay.api.v1.validation import validate_rayjob
 from kuberay.controllers.builders.names import (
     generate_ray_cluster_name,

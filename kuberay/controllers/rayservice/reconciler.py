@@ -33,8 +33,7 @@ import structlog
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYSERVICE
-from kuberay.api.v1.managedby import managed_elsewhere
-from kuberay.api.v1.rules import is_incremental_upgrade_enabled
+from kuberay.api.v1.rules import is_incremental_upgrade_enabled, managed_elsewhere
 from kuberay.controllers.builders.names import serve_service_name
 from kuberay.controllers.builders.service import ServiceBuildError
 from kuberay.controllers.common.objects import as_map, as_str

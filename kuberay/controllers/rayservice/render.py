@@ -28,8 +28,8 @@ import random
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_rayservice
-from kuberay.api.v1.managedby import managed_elsewhere
 from kuberay.api.v1.rayservice_types import RayService
+from kuberay.api.v1.rules import managed_elsewhere
 from kuberay.api.v1.validation import validate_rayservice
 from kuberay.controllers.builders.names import generate_ray_cluster_name
 from kuberay.controllers.builders.owner import set_controller_reference
