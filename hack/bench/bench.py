@@ -511,7 +511,7 @@ async def run(opts: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 
 
 async def install_crds_and_namespace(client: Client) -> None:
-    from tests.crds import install_crds
+    from kuberay.testing.crds import install_crds
 
     await install_crds(client, timeout=300)
     await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})

@@ -623,7 +623,7 @@ async def _measure_go(
     import controlplane  # hack/controlplane.py
 
     from kuberay.kube import Client
-    from tests.crds import install_crds
+    from kuberay.testing.crds import install_crds
 
     cp = controlplane.ControlPlane(workdir / "controlplane")
     cp.start()

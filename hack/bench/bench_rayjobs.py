@@ -50,7 +50,7 @@ from bench import NAMESPACE, Operator, sum_metric  # noqa: E402
 
 from kuberay.kube import Client, KubeError  # noqa: E402
 from kuberay.testing import FakeDashboard  # noqa: E402
-from tests.crds import install_crds  # noqa: E402
+from kuberay.testing.crds import install_crds  # noqa: E402
 
 IMAGE = "rayproject/ray:2.52.0"
 STALL_CLUSTERS = 50

@@ -42,7 +42,7 @@ import bench  # noqa: E402
 import controlplane  # noqa: E402
 
 from kuberay.kube import ApiError, Client  # noqa: E402
-from tests.crds import install_crds  # noqa: E402
+from kuberay.testing.crds import install_crds  # noqa: E402
 from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES  # noqa: E402
 
 IDLE_NAMESPACE = "idle"

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from kuberay.kube import Client, KubeError, NotFound
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 from tests.e2e.harness import (
     TIMINGS,
     OperatorProcess,

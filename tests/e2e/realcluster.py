@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kuberay.kube import Client, NotFound
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 from tests.e2e.harness import (
     OperatorProcess,
     place_rbac,

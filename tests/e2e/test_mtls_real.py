@@ -32,13 +32,13 @@ import pytest
 import yaml
 
 from kuberay.kube import Client, NotFound
+from kuberay.testing.crds import install_crds
 from tests.cert_manager_process import (
     CertManagerError,
     CertManagerProcess,
     binary_or_skip,
     crd_dir,
 )
-from tests.crds import install_crds
 from tests.e2e.harness import OperatorProcess, cluster_pods, node_type, pod_ready, record_timing
 from tests.e2e.realcluster import (
     RealCluster,

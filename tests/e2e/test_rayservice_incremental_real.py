@@ -38,7 +38,7 @@ from typing import Any
 import pytest
 
 from kuberay.kube import Client, NotFound
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 from tests.e2e.harness import TIMINGS, OperatorProcess, record_timing
 from tests.e2e.realcluster import RealCluster, RealIdentity, host_operator, wait_for
 from tests.e2e.test_rayservice_real import (

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from kuberay.kube import Client, KubeError, NotFound
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 from tests.e2e import schedulerplugins
 from tests.e2e.conftest import E2ECluster, OperatorIdentity, _operator_starter, _stop_all
 from tests.e2e.harness import OperatorProcess, cluster_pods

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kuberay.kube import Client
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ import yaml
 
 from kuberay.api.v1 import MODELS, structure, unstructure
 from kuberay.kube import Client
-from tests.crds import CRD_API_VERSION, crd_established, install_crds, load_crds
+from kuberay.testing.crds import CRD_API_VERSION, crd_established, install_crds, load_crds
 from tests.kuberay_samples import AVAILABLE, KUBERAY_SAMPLES, requires_kuberay_samples
 
 ROOT = Path(__file__).resolve().parents[2]

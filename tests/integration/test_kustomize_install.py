@@ -19,7 +19,7 @@ import yaml
 from kubectl import find_kubectl
 
 from kuberay.kube import Client
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 from tests.integration.test_manifests import _cert_manager_crd_dir
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -35,8 +35,8 @@ import yaml
 from kuberay.cmd.config import OperatorConfig, load_config_file, parse_config
 from kuberay.featuregates.kuberay_gates import new_feature_gate
 from kuberay.kube import Client, NotFound
+from kuberay.testing.crds import install_crds
 from kuberay.webhooks import validating_webhook_configuration
-from tests.crds import install_crds
 from tests.unit.manifests.manifests_expected import (
     CHART_DIR,
     DEFAULT_ARGS,

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kuberay.kube import Client
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 from tests.integration.test_manifests import dry_run_apply, namespaces  # noqa: F401
 from tests.unit.manifests.ray_cluster_chart_cases import CASES, needs_helm, render_case
 

@@ -25,7 +25,7 @@ from kuberay.controllers.builders.submitter import build_submitter_job
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
 from kuberay.kube import ApiError, Client
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES_DIR
 from tests.kuberay_samples import requires_kuberay_samples
 

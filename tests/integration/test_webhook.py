@@ -20,6 +20,7 @@ import pytest
 
 from kuberay.api.v1 import validate_raycluster, validate_rayjob, validate_rayservice
 from kuberay.kube import ApiError, Client, Invalid
+from kuberay.testing.crds import install_crds
 from kuberay.testing.pki import TinyCA
 from kuberay.webhooks import (
     WEBHOOKS,
@@ -27,7 +28,6 @@ from kuberay.webhooks import (
     start_webhook_server,
     validating_webhook_configuration,
 )
-from tests.crds import install_crds
 from tests.helpers import eventually
 
 VWC = ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration")

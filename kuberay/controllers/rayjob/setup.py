@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
 
-from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYJOB
 from kuberay.controllers.batchscheduler import new_batch_scheduler
+from kuberay.controllers.common.mappers import head_pod_to_cluster_owner
 from kuberay.controllers.rayjob.context import Ctx, JobDashboard, ObjectKey, RayJobSettings
 from kuberay.controllers.rayjob.metrics import RayJobMetrics
 from kuberay.controllers.rayjob.reconciler import RayJobReconciler
-from kuberay.kube import objects as k8s
+from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Controller, Manager, Request
 
 #: controller-runtime's name for ``For(&rayv1.RayJob{})``.
@@ -27,30 +26,10 @@ OWNED_KINDS = (
 )
 
 
-def head_pod_owner(mgr: Manager) -> Any:
+def head_pod_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
     """Map a head pod to the RayJob owning its RayCluster (the pod's state feeds
     SidecarMode and the "why it waits" message; KubeRay does not watch pods)."""
-
-    def map_pod(pod: dict[str, Any]) -> Iterable[Request]:
-        meta = k8s.meta(pod)
-        labels = meta.get("labels") or {}
-        if labels.get(C.RAY_NODE_TYPE_LABEL_KEY) != C.HEAD_NODE:
-            return []
-        cluster_name = labels.get(C.RAY_CLUSTER_LABEL_KEY)
-        if not cluster_name:
-            return []
-        try:
-            cluster = mgr.cache.get(
-                API_VERSION, KIND_RAYCLUSTER, meta.get("namespace"), cluster_name
-            )
-        except LookupError:
-            return []
-        for ref in ((cluster or {}).get("metadata") or {}).get("ownerReferences") or []:
-            if ref.get("kind") == KIND_RAYJOB and ref.get("controller"):
-                return [Request(str(meta.get("namespace")), str(ref.get("name")))]
-        return []
-
-    return map_pod
+    return head_pod_to_cluster_owner(mgr, KIND_RAYJOB)
 
 
 def setup_rayjob_controller(

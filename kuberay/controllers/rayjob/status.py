@@ -61,12 +61,10 @@ LAST_ERROR: Final = ": last error: "
 
 __all__ = [
     "format_go_time",
-    "format_time",
     "go_job_status",
     "is_job_deployment_terminal",
     "is_job_terminal",
     "kuberay_write_needed",
-    "parse_time",
 ]
 
 

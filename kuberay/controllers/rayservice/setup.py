@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYSERVICE
+from kuberay.controllers.common.mappers import (
+    cluster_owner_requests,
+    controller_owner_name,
+    head_pod_to_cluster_owner,
+)
 from kuberay.controllers.rayservice.context import (
     OWNER_PREFIX,
     Ctx,
@@ -33,34 +37,9 @@ CONTROLLER_NAME = "rayservice"
 EVENT_COMPONENT = "rayservice-controller"
 
 
-def _controller_owner(obj: Obj, kind: str) -> str | None:
-    for ref in k8s.meta(obj).get("ownerReferences") or []:
-        if ref.get("kind") == kind and ref.get("controller"):
-            return str(ref.get("name"))
-    return None
-
-
-def _cluster_owner(mgr: Manager, namespace: str, cluster_name: str) -> list[Request]:
-    try:
-        cluster = mgr.cache.get(API_VERSION, KIND_RAYCLUSTER, namespace, cluster_name)
-    except LookupError:
-        return []
-    owner = _controller_owner(cluster or {}, KIND_RAYSERVICE)
-    return [Request(namespace, owner)] if owner else []
-
-
 def head_pod_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
     """A head pod -> the RayService owning its RayCluster (its readiness gates Serve calls)."""
-
-    def map_pod(pod: Obj) -> Iterable[Request]:
-        meta = k8s.meta(pod)
-        labels = meta.get("labels") or {}
-        if labels.get(C.RAY_NODE_TYPE_LABEL_KEY) != C.HEAD_NODE:
-            return []
-        name = labels.get(C.RAY_CLUSTER_LABEL_KEY)
-        return _cluster_owner(mgr, str(meta.get("namespace")), str(name)) if name else []
-
-    return map_pod
+    return head_pod_to_cluster_owner(mgr, KIND_RAYSERVICE)
 
 
 def endpoint_slice_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
@@ -75,11 +54,13 @@ def endpoint_slice_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
             svc = mgr.cache.get("v1", "Service", meta.get("namespace"), svc_name)
         except LookupError:
             return []
-        owner = _controller_owner(svc or {}, KIND_RAYSERVICE)
+        owner = controller_owner_name(svc or {}, KIND_RAYSERVICE)
         if owner:
             return [Request(str(meta.get("namespace")), owner)]
-        cluster = _controller_owner(svc or {}, KIND_RAYCLUSTER)  # per-cluster serve Service
-        return _cluster_owner(mgr, str(meta.get("namespace")), cluster) if cluster else []
+        cluster = controller_owner_name(svc or {}, KIND_RAYCLUSTER)  # per-cluster serve Service
+        if not cluster:
+            return []
+        return cluster_owner_requests(mgr, str(meta.get("namespace")), cluster, KIND_RAYSERVICE)
 
     return map_slice
 

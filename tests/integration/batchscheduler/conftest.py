@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from kuberay.kube import AlreadyExists, Client
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 from tests.integration.rayjob.conftest import Operator, dashboard, start_operator
 from tests.kuberay_samples import sample, skip_unless_available
 

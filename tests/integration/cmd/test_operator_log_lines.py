@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kuberay.kube import Client
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 from tests.e2e.harness import OperatorProcess, sample_raycluster
 from tests.helpers import eventually
 

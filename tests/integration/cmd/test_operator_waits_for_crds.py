@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from kuberay.kube import Client, NotFound
+from kuberay.testing.crds import install_crds
 from kuberay.testing.envtest import ControlPlane
 from tests.conftest import KUBECONFIG_ENV
-from tests.crds import install_crds
 from tests.e2e.harness import OperatorProcess, cluster_pods, sample_raycluster
 from tests.helpers import eventually
 

@@ -15,7 +15,7 @@ import pytest
 
 from kuberay.controllers.batchscheduler.kubernetes_was import unavailable_reason
 from kuberay.kube import Client
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 
 #: the alpha API and the feature gate behind both its objects and ``Pod.spec.schedulingGroup``
 WAS_APISERVER_ARGS = (

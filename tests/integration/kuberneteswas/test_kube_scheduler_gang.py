@@ -15,7 +15,7 @@ import yaml
 
 from kuberay.controllers.batchscheduler.kubernetes_was import PLUGIN_NAME
 from kuberay.kube import Client
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 from tests.helpers import eventually
 from tests.integration.kuberneteswas.conftest import WAS_APISERVER_ARGS
 from tests.integration.raycluster.conftest import start_operator

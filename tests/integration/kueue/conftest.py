@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kuberay.kube import AlreadyExists, Client
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 from tests.integration.kueue.process import (
     METRICS_CERT_DIR,
     KueueError,

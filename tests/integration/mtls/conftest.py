@@ -24,13 +24,13 @@ from kuberay.controllers.mtls import MTLSSettings, setup_mtls_controller
 from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.kube import Client
 from kuberay.reconcile import Controller, Manager
+from kuberay.testing.crds import install_crds
 from tests.cert_manager_process import (
     CertManagerError,
     CertManagerProcess,
     binary_or_skip,
     crd_dir,
 )
-from tests.crds import install_crds
 from tests.integration.operator_harness import feature_gates, new_manager, running
 
 

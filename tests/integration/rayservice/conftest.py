@@ -19,7 +19,7 @@ from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_
 from kuberay.controllers.rayservice import RayServiceSettings, setup_rayservice_controller
 from kuberay.kube import Client
 from kuberay.reconcile import Controller, Manager
-from tests.crds import install_crds
+from kuberay.testing.crds import install_crds
 from tests.integration.operator_harness import feature_gates, new_manager, running
 
 
