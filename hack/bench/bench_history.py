@@ -18,6 +18,11 @@
    * ``warm_tasks_p50_ms``/``warm_tasks_p99_ms``: ``--warm-requests`` more of that request;
    * ``rss_mib``: the server's RSS once the ten M-task sessions were opened.
 
+   Before any server runs, ``store_fetch_seconds`` is the time to GET every object of one
+   M-task session from the store (16 at a time, the server's read concurrency) without
+   decoding anything: the part of a cold open that is the store's, which no server reading
+   the same objects goes below.
+
 3. With ``--kuberay-go-server BIN`` (a KubeRay history server binary you provide; this
    project neither contains nor builds one) the same store is served by it too, and the
    same keys are reported prefixed ``kuberay_go_`` (``null`` without it). It needs a
@@ -409,6 +414,24 @@ async def fill_store(
     }
 
 
+async def store_fetch_seconds(env: dict[str, str], tasks: int, per_file: int) -> float:
+    """Wall time to GET every object of big session 0 (16 at a time), bytes discarded."""
+    keys = [key for key, _ in big_session_objects(0, tasks, per_file)]
+    store = await open_store(storage_settings(env=env))
+    gate = asyncio.Semaphore(16)
+
+    async def get(key: str) -> int:
+        async with gate:
+            return len(await store.get(key))
+
+    try:
+        started = time.monotonic()
+        await asyncio.gather(*(get(k) for k in keys))
+        return round(time.monotonic() - started, 3)
+    finally:
+        await store.close()
+
+
 # ----- measuring a server -------------------------------------------------------------------
 
 
@@ -586,6 +609,9 @@ async def _run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     try:
         env = info.env()
         filled = await fill_store(env, args.sessions, args.tasks, args.events_per_file)
+        filled["store_fetch_seconds"] = await store_fetch_seconds(
+            env, args.tasks, args.events_per_file
+        )
         print(f"store filled: {filled}", flush=True)
         start, base = ours(env, workdir / "server.log")
         result: dict[str, Any] = await measure(start, base, args.sessions, args.warm_requests)
