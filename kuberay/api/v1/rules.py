@@ -445,8 +445,5 @@ def managed_elsewhere(obj: Mapping[str, Any]) -> str | None:
     """The controller a RayCluster/RayJob/RayService's ``spec.managedBy`` names when that is
     not KubeRay (``ray.io/kuberay-operator``), else ``None`` (unset, null or empty means
     KubeRay). The reconcilers skip such objects: the one check they all share."""
-    spec = obj.get("spec")
-    managed_by = spec.get("managedBy") if isinstance(spec, Mapping) else None
-    if managed_by and managed_by != c.KUBERAY_CONTROLLER:
-        return str(managed_by)
-    return None
+    managed_by = _spec(obj).get("managedBy")
+    return managed_by_external_controller(str(managed_by)) if managed_by else None

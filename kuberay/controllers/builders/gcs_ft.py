@@ -25,6 +25,7 @@ from typing import Any
 from kuberay.api.v1 import constants as c
 from kuberay.api.v1.rules import (
     gcs_storage_access_modes,
+    gcs_storage_deletion_policy,
     gcs_storage_pvc_name,
     is_gcs_fault_tolerance_embedded,
     is_gcs_fault_tolerance_enabled,
@@ -161,8 +162,7 @@ def configure_gcs_fault_tolerance(
 
 def gcs_storage_retained_on_deletion(cluster: Mapping[str, Any]) -> bool:
     """``storage.deletionPolicy == Retain``: the PVC gets no controller owner reference."""
-    storage = as_map(as_map(spec(cluster).get("gcsFaultToleranceOptions")).get("storage"))
-    return storage.get("deletionPolicy") == c.GCS_STORAGE_DELETION_POLICY_RETAIN
+    return gcs_storage_deletion_policy(cluster) == c.GCS_STORAGE_DELETION_POLICY_RETAIN
 
 
 def build_gcs_storage_pvc(cluster: Mapping[str, Any]) -> dict[str, Any]:

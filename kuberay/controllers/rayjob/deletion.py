@@ -23,6 +23,7 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Final
 
+from kuberay.api.v1.rules import ttl_seconds_after_finished
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.world import (
     DELETE_CLUSTER,
@@ -138,7 +139,7 @@ def _after_ttl(job: Obj, world: World) -> float | None:
     it has passed."""
     status = k8s.status(job)
     end = parse_time(status.get("endTime")) or world.now
-    ttl = int(k8s.spec(job).get("ttlSecondsAfterFinished") or 0)
+    ttl = ttl_seconds_after_finished(k8s.spec(job))
     due = end + dt.timedelta(seconds=ttl)
     return _until(due, world.now) if due > world.now else None
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.enums import JobSubmissionMode
-from kuberay.api.v1.rules import submission_mode
+from kuberay.api.v1.rules import backoff_limit, submission_mode
 from kuberay.controllers.builders.names import head_service_name
 from kuberay.controllers.dashboard import DuplicateSubmissionId, JobNotFound
 from kuberay.controllers.dashboard.errors import describe
@@ -423,8 +423,7 @@ def check_backoff_limit(job: Obj, status: Obj) -> None:
         succeeded += 1
     status["failed"] = failed
     status["succeeded"] = succeeded
-    limit = _spec(job).get("backoffLimit")
-    if deployment == S.FAILED and limit is not None and failed < limit + 1:
+    if deployment == S.FAILED and failed < backoff_limit(_spec(job)) + 1:
         if status.get("reason") in (S.DEADLINE_EXCEEDED, S.STATUS_CHECK_TIMEOUT_EXCEEDED):
             return
         status["jobDeploymentStatus"] = S.RETRYING
