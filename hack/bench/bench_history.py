@@ -383,8 +383,10 @@ def big_session_objects(i: int, tasks: int, per_file: int) -> list[tuple[str, by
 async def fill_store(
     env: dict[str, str], sessions: int, tasks: int, per_file: int
 ) -> dict[str, Any]:
-    """Put the synthetic store; returns what was put and how long it took."""
+    """Put the synthetic store; returns what was put, how long it took and (``first_keys``)
+    the keys of big session 0."""
     started = time.monotonic()
+    first_keys: list[str] = []
     store = await open_store(storage_settings(env=env))
     gate = asyncio.Semaphore(PUT_CONCURRENCY)
     count = size = 0
@@ -404,6 +406,8 @@ async def fill_store(
         await asyncio.gather(*markers)
         for i in range(min(BIG_SESSIONS, sessions)):
             objects = big_session_objects(i, tasks, per_file)
+            if i == 0:
+                first_keys = [key for key, _ in objects]
             await asyncio.gather(*(put(k, b) for k, b in objects))
     finally:
         await store.close()
@@ -411,12 +415,12 @@ async def fill_store(
         "objects": count,
         "bytes": size,
         "fill_seconds": round(time.monotonic() - started, 2),
+        "first_keys": first_keys,
     }
 
 
-async def store_fetch_seconds(env: dict[str, str], tasks: int, per_file: int) -> float:
-    """Wall time to GET every object of big session 0 (16 at a time), bytes discarded."""
-    keys = [key for key, _ in big_session_objects(0, tasks, per_file)]
+async def store_fetch_seconds(env: dict[str, str], keys: list[str]) -> float:
+    """Wall time to GET ``keys`` (16 at a time), bytes discarded."""
     store = await open_store(storage_settings(env=env))
     gate = asyncio.Semaphore(16)
 
@@ -609,9 +613,7 @@ async def _run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     try:
         env = info.env()
         filled = await fill_store(env, args.sessions, args.tasks, args.events_per_file)
-        filled["store_fetch_seconds"] = await store_fetch_seconds(
-            env, args.tasks, args.events_per_file
-        )
+        filled["store_fetch_seconds"] = await store_fetch_seconds(env, filled.pop("first_keys"))
         print(f"store filled: {filled}", flush=True)
         start, base = ours(env, workdir / "server.log")
         result: dict[str, Any] = await measure(start, base, args.sessions, args.warm_requests)
