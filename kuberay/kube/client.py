@@ -25,9 +25,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-import aiohttp
 import orjson
 
+from kuberay.kube import http1
 from kuberay.kube import objects as k8s
 from kuberay.kube.errors import (
     TransportError,
@@ -283,16 +283,12 @@ class Client(Transport):
         # Not rate limited, like client-go's Request.Watch: a watch is one long request.
         headers = await self._headers(None, ACCEPT_METADATA if metadata_only else ACCEPT_JSON)
         code = 0
-        resp: aiohttp.ClientResponse | None = None
+        resp: http1.Response | None = None
         try:
             try:
                 async with asyncio.timeout(self.request_timeout):
-                    resp = await self.session.get(
-                        self.host + info.path(namespace),
-                        params=clean_params(params),
-                        headers=headers,
-                        timeout=aiohttp.ClientTimeout(total=None),
-                        server_hostname=self._ssl_server_name,
+                    resp = await self.pool.request(
+                        "GET", info.path(namespace), params=clean_params(params), headers=headers
                     )
             except TimeoutError as exc:
                 raise TransportError(
@@ -301,12 +297,13 @@ class Client(Transport):
             code = resp.status
             self._count("GET", "watch", code)
             if code >= 400:
-                raise error_from_response(code, await resp.read(), dict(resp.headers))
+                async with asyncio.timeout(self.request_timeout):
+                    raise error_from_response(code, await resp.read(), resp.headers.as_dict())
             self._watches.add(resp)
             while True:
                 try:
                     async with asyncio.timeout(inactivity_timeout):
-                        line = await resp.content.readline()
+                        line = await resp.readline()
                 except TimeoutError as exc:
                     raise TransportError(
                         f"watch {info.plural}: no event for {inactivity_timeout:.0f}s"
@@ -326,7 +323,9 @@ class Client(Transport):
                 if metadata_only:
                     _label(obj, api_version, kind)
                 yield WatchEvent(etype, obj)
-        except (aiohttp.ClientError, OSError) as exc:
+        except (http1.HTTPClientError, OSError) as exc:
+            if resp is not None and resp in self._aborted:
+                raise TransportError(f"watch {info.plural}: connection closed") from exc
             raise TransportError(f"watch {info.plural}: {exc!r}") from exc
         finally:
             if code == 0:

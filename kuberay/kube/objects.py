@@ -12,7 +12,6 @@ The mutating helpers (:func:`add_finalizer`, :func:`remove_finalizer`,
 controller-runtime's ``controllerutil`` does.
 """
 
-
 from collections.abc import Mapping, MutableMapping
 from typing import Any, NamedTuple, TypeAlias
 

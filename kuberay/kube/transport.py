@@ -4,8 +4,11 @@ Why not kubernetes-asyncio's generated APIs: they build model objects for every
 response (10-20x the cost of parsing JSON) and their watch re-serialises every
 event. The client reads its connection settings with :mod:`kuberay.kube.kubeconfig`
 (kubernetes-asyncio's loader only for exec plugins and auth-providers) and talks
-HTTP itself with aiohttp, decoding bodies once with orjson. This module holds the
-session, authentication headers, throttling, retries, counting, the write guard and
+HTTP/1.1 itself (:mod:`kuberay.kube.http1`; aiohttp's client would cost an idle operator
+about 9 MiB), decoding bodies once with orjson. An aiohttp session on the same TLS
+settings (:attr:`Transport.session`) is made on first use for what needs more than
+requests and watches (``kubectl ray``'s log streams and port-forwards). This module
+holds the connections, authentication headers, throttling, retries, counting, the write guard and
 discovery; :mod:`kuberay.kube.client` adds the verbs on top.
 
 Contracts:
@@ -56,13 +59,13 @@ import time
 import types
 import urllib.parse
 from collections.abc import Callable
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
-import aiohttp
 import orjson
 import structlog
-from multidict import CIMultiDict
 
+from kuberay.kube import http1
+from kuberay.kube.aiohttp_import import import_aiohttp
 from kuberay.kube.errors import (
     ApiError,
     NotFound,
@@ -82,6 +85,9 @@ from kuberay.kube.metrics import (
 )
 from kuberay.kube.ratelimit import TokenBucket
 from kuberay.kube.resources import BUILTIN_RESOURCES, ResourceInfo, split_api_version
+
+if TYPE_CHECKING:
+    import aiohttp
 
 #: Read buffer of each TLS connection. asyncio gives every one 256 KiB
 #: (``asyncio.sslproto.SSLProtocol.max_size``), which a watch (one connection each: HTTP/1.1)
@@ -178,12 +184,13 @@ class Transport:
         self.throttle = TokenBucket(qps, burst)
         self.stats = RequestStats()
         self._session: aiohttp.ClientSession | None = None
+        self._pool: http1.ConnectionPool | None = None
         self._ssl_server_name: str | None = getattr(configuration, "tls_server_name", None)
         self._resources: dict[tuple[str, str], ResourceInfo] = dict(BUILTIN_RESOURCES)
-        self._watches: set[aiohttp.ClientResponse] = set()
+        self._watches: set[http1.Response] = set()
         # Watches aborted by close_watches(): their end is an error, not the server's
-        # orderly end of the stream (after which aiohttp also reports them closed).
-        self._aborted: set[aiohttp.ClientResponse] = set()
+        # orderly end of the stream.
+        self._aborted: set[http1.Response] = set()
         # Set on views: the client whose session (connection pool) this one uses.
         self._parent: Transport | None = None
         self._write_guard: Callable[[], bool] | None = None
@@ -206,6 +213,7 @@ class Transport:
         clone = copy.copy(self)
         clone.throttle = TokenBucket(qps, burst)
         clone._session = None
+        clone._pool = None
         clone._parent = self._parent or self
         clone._write_guard = self._guard_of_parent if guarded else None
         return clone
@@ -236,7 +244,7 @@ class Transport:
         guard = self._write_guard
         return guard is None or guard()
 
-    def _make_session(self) -> aiohttp.ClientSession:
+    def _ssl_context(self) -> ssl.SSLContext:
         cfg = self.configuration
         ctx = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
         if cfg.cert_file:
@@ -244,12 +252,40 @@ class Transport:
         if not cfg.verify_ssl:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
-        connector = aiohttp.TCPConnector(limit=0, ssl=ctx, socket_factory=keepalive_socket)
-        # A configuration may name an HTTP(S) proxy (the kubectl plugin's proxy-url).
-        proxy = getattr(cfg, "proxy", None)
+        return ctx
+
+    def _proxy(self) -> str | None:
+        # A configuration may name an HTTP proxy (the kubectl plugin's proxy-url).
+        proxy = getattr(self.configuration, "proxy", None)
+        return proxy if isinstance(proxy, str) and proxy else None
+
+    @property
+    def pool(self) -> http1.ConnectionPool:
+        """The keep-alive connections requests and watches use (shared with views)."""
+        if self._parent is not None:
+            return self._parent.pool
+        if self._pool is None:
+            self._pool = http1.ConnectionPool(
+                self.host,
+                ssl_context=self._ssl_context() if self.host.startswith("https:") else None,
+                server_hostname=self._ssl_server_name,
+                proxy=self._proxy(),
+                socket_factory=keepalive_socket,
+                on_dns=_observe_dns,
+                user_agent=self.user_agent,
+            )
+        return self._pool
+
+    def _make_session(self) -> aiohttp.ClientSession:
+        import_aiohttp()
+        import aiohttp
+
+        connector = aiohttp.TCPConnector(
+            limit=0, ssl=self._ssl_context(), socket_factory=keepalive_socket
+        )
         return aiohttp.ClientSession(
             connector=connector,
-            proxy=proxy if isinstance(proxy, str) and proxy else None,
+            proxy=self._proxy(),
             read_bufsize=2**21,
             headers={"User-Agent": self.user_agent},
             json_serialize=lambda o: orjson.dumps(o).decode(),
@@ -258,7 +294,9 @@ class Transport:
 
     @property
     def session(self) -> aiohttp.ClientSession:
-        """The shared aiohttp session (created lazily inside the running loop)."""
+        """An aiohttp session with this client's TLS settings and proxy (made, and aiohttp
+        imported, on first use inside the running loop), for websockets and streams;
+        requests and watches go through :attr:`pool`."""
         if self._parent is not None:
             return self._parent.session
         if self._session is None or self._session.closed:
@@ -281,12 +319,15 @@ class Transport:
         return len(watches)
 
     async def close(self) -> None:
-        """Abort watches and close the HTTP session (a later request opens a new one).
+        """Abort watches and close the connections (a later request opens new ones).
 
         A no-op on a :meth:`view`."""
         if self._parent is not None:
             return
         self.close_watches()
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -300,17 +341,16 @@ class Transport:
     # ----- transport ----------------------------------------------------
     async def _headers(
         self, content_type: str | None, accept: str = ACCEPT_JSON
-    ) -> CIMultiDict[str]:
-        headers: CIMultiDict[str] = CIMultiDict(Accept=accept)
+    ) -> builtins.list[tuple[str, str]]:
+        headers = [("Accept", accept)]
         if content_type:
-            headers["Content-Type"] = content_type
+            headers.append(("Content-Type", content_type))
         # Fixed headers of the configuration (impersonation, basic auth; a name may repeat).
-        for key, value in getattr(self.configuration, "extra_headers", None) or ():
-            headers.add(key, value)
+        headers.extend(getattr(self.configuration, "extra_headers", None) or ())
         auth = await self.configuration.auth_settings()
         bearer = auth.get("BearerToken")
         if bearer and bearer.get("value"):
-            headers["Authorization"] = bearer["value"]
+            headers.append(("Authorization", bearer["value"]))
         return headers
 
     async def request(
@@ -335,12 +375,6 @@ class Transport:
         if body is not None:
             data = body if isinstance(body, bytes) else orjson.dumps(body)
         seconds = timeout or self.request_timeout
-        if verb == "list":
-            client_timeout = aiohttp.ClientTimeout(
-                total=None, sock_connect=seconds, sock_read=seconds
-            )
-        else:
-            client_timeout = aiohttp.ClientTimeout(total=seconds)
         retries = 0
         started = time.monotonic()
         # Body size of each answer; client-go observes the final one (non-empty or 2xx).
@@ -356,7 +390,7 @@ class Transport:
                         data,
                         content_type,
                         accept,
-                        client_timeout,
+                        seconds,
                         sizes,
                         retry=retries > 0,
                     )
@@ -403,7 +437,7 @@ class Transport:
         data: bytes | None,
         content_type: str | None,
         accept: str,
-        client_timeout: aiohttp.ClientTimeout,
+        seconds: float,
         sizes: builtins.list[int],
         *,
         retry: bool = False,
@@ -421,22 +455,22 @@ class Transport:
         )
         code = 0
         try:
-            async with self.session.request(
-                method,
-                self.host + path,
-                params=clean_params(params),
-                data=data,
-                headers=headers,
-                timeout=client_timeout,
-                server_hostname=self._ssl_server_name,
-            ) as resp:
+            # A list has no total limit: its connection and each wait for data have one.
+            deadline = asyncio.get_running_loop().time() + seconds
+            async with asyncio.timeout_at(deadline):
+                resp = await self.pool.request(
+                    method, path, params=clean_params(params), headers=headers, body=data
+                )
+            async with resp, asyncio.timeout_at(None if verb == "list" else deadline):
                 code = resp.status
+                if verb == "list":
+                    resp.read_timeout = seconds
                 raw = await resp.read()
                 sizes.append(len(raw))
                 if code >= 400:
-                    raise error_from_response(code, raw, dict(resp.headers))
+                    raise error_from_response(code, raw, resp.headers.as_dict())
                 return orjson.loads(raw) if raw else None
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        except (TimeoutError, http1.HTTPClientError, OSError) as exc:
             raise TransportError(f"{method} {path}: {exc!r}") from exc
         finally:
             self._count(method, verb, code)
@@ -506,8 +540,15 @@ def keepalive_socket(addr_info: tuple[Any, ...]) -> socket.socket:
     return sock
 
 
+def _observe_dns(host: str, seconds: float) -> None:
+    REST_CLIENT_DNS_RESOLUTION_DURATION.labels(host=host).observe(seconds)
+
+
 def dns_trace_config() -> aiohttp.TraceConfig:
-    """Times DNS lookups into ``rest_client_dns_resolution_duration_seconds{host}``."""
+    """Times the aiohttp session's DNS lookups into
+    ``rest_client_dns_resolution_duration_seconds{host}``."""
+    import_aiohttp()
+    import aiohttp
 
     async def start(
         _session: aiohttp.ClientSession,

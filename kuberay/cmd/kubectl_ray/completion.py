@@ -56,7 +56,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n"
         "  source <(kubectl ray completion bash)     # completes kubectl-ray\n"
-        "  kubectl ray completion zsh > \"${fpath[1]}/_kubectl-ray\"\n"
+        '  kubectl ray completion zsh > "${fpath[1]}/_kubectl-ray"\n'
         "  kubectl ray completion fish | source\n"
         "`kubectl ray <TAB>` works through kubectl's own completion once the\n"
         "kubectl_complete-ray executable is on PATH (installed with the plugin).",

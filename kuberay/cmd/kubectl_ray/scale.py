@@ -36,8 +36,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--wait",
         action="store_true",
-        help="wait until the group's ready pods match its replicas, with progress (beyond "
-        "KubeRay)",
+        help="wait until the group's ready pods match its replicas, with progress (beyond KubeRay)",
     )
     p.add_argument("--timeout", default="5m", help="the timeout for --wait")
     p.set_defaults(handler=scale_cluster)

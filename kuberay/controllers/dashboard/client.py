@@ -18,10 +18,12 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
-import yarl
+from kuberay.kube.aiohttp_import import import_aiohttp
+
+if TYPE_CHECKING:
+    import aiohttp
 
 from .errors import (
     BadResponse,
@@ -85,11 +87,11 @@ def _apiserver_status(raw: bytes) -> str | None:
 def _address_of(base_url: str) -> str:
     """What errors name as the address: ``host:port`` of a direct URL, else the whole URL."""
     try:
-        url = yarl.URL(base_url)
+        url = urllib.parse.urlsplit(base_url)
     except ValueError:
         return base_url
-    if url.path in ("", "/") and url.raw_authority:
-        return url.raw_authority
+    if url.path in ("", "/") and url.netloc:
+        return url.netloc
     return base_url
 
 
@@ -148,6 +150,10 @@ class DashboardClient:
             headers["Content-Type"] = "application/json"
         if self._auth_token is not None:
             headers[AUTH_HEADER] = f"Bearer {self._auth_token}"
+        import_aiohttp()  # loaded with the first dashboard request
+        import aiohttp
+        import yarl
+
         extra: dict[str, Any] = {}
         if self._server_hostname:
             extra["server_hostname"] = self._server_hostname

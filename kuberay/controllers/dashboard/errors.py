@@ -14,8 +14,8 @@ import enum
 import errno
 import socket
 import ssl
-
-import aiohttp
+import sys
+from typing import Any
 
 __all__ = [
     "ALLOWED_NETWORKS_ENV",
@@ -151,9 +151,18 @@ def classify(exc: BaseException) -> Cause:
     TLS before DNS before refused before timeout (the most specific first); any other
     connection or OS error is :attr:`Cause.UNREACHABLE`; anything else :attr:`Cause.OTHER`."""
     chain = _causes(exc)
+    # aiohttp's errors can only be here if it is loaded (dashboards are dialled with it)
+    aiohttp: Any = sys.modules.get("aiohttp")
+    tls: tuple[type[BaseException], ...] = (ssl.SSLError,)
+    dns: tuple[type[BaseException], ...] = (socket.gaierror,)
+    connection: tuple[type[BaseException], ...] = (OSError,)
+    if aiohttp is not None:
+        tls += (aiohttp.ClientSSLError,)
+        dns += (aiohttp.ClientConnectorDNSError,)
+        connection += (aiohttp.ClientConnectionError,)
     checks: list[tuple[Cause, type[BaseException] | tuple[type[BaseException], ...], int]] = [
-        (Cause.TLS, (ssl.SSLError, aiohttp.ClientSSLError), 0),
-        (Cause.DNS, (socket.gaierror, aiohttp.ClientConnectorDNSError), 0),
+        (Cause.TLS, tls, 0),
+        (Cause.DNS, dns, 0),
         (Cause.CONNECTION_REFUSED, ConnectionRefusedError, errno.ECONNREFUSED),
         (Cause.TIMEOUT, TimeoutError, errno.ETIMEDOUT),
     ]
@@ -161,7 +170,7 @@ def classify(exc: BaseException) -> Cause:
         for e in chain:
             if isinstance(e, types) or (code and isinstance(e, OSError) and e.errno == code):
                 return cause
-    if any(isinstance(e, (aiohttp.ClientConnectionError, OSError)) for e in chain):
+    if any(isinstance(e, connection) for e in chain):
         return Cause.UNREACHABLE
     return Cause.OTHER
 

@@ -34,15 +34,18 @@ import binascii
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-import aiohttp
 import structlog
 
 from kuberay.api.v1 import constants as c
 from kuberay.controllers.common.constants import DEFAULT_DOMAIN_NAME
 from kuberay.controllers.dashboard.endpoints import ServiceNotReachable, in_cluster, service_address
+from kuberay.kube.aiohttp_import import import_aiohttp
 from kuberay.kube.errors import KubeError, NotFound
+
+if TYPE_CHECKING:
+    import aiohttp
 from kuberay.kube.interfaces import Reader
 
 from .client import DIRECT_TIMEOUT, PROXY_TIMEOUT, DashboardClient
@@ -139,6 +142,9 @@ class DashboardClientFactory:
         if self._closed:
             raise DashboardUnreachable("the dashboard client factory is closed")
         if self._session is None or self._session.closed:
+            import_aiohttp()  # loaded with the first dashboard a controller dials
+            import aiohttp
+
             connector = aiohttp.TCPConnector(limit=256)
             self._session = aiohttp.ClientSession(
                 connector=connector, headers={"User-Agent": "kuberay-operator"}

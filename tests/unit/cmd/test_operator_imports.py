@@ -31,9 +31,12 @@ LAZY = (
     "kuberay.controllers.networkpolicy",
     "kuberay.controllers.mtls",
     "kuberay.historyserver",
-    # never at start-up: aiohttp's server (the metrics and probe server is a small asyncio
-    # one) and what structlog's console renderer would import when installed
-    "aiohttp.web",
+    # never at start-up: aiohttp (the apiserver client is kuberay.kube.http1, the metrics
+    # and probe server a small asyncio one; the first dashboard dialled loads it) and what
+    # structlog's console renderer would import when installed
+    "aiohttp",
+    "yarl",
+    "multidict",
     "rich",
     "colorama",
     "pygments",
@@ -79,6 +82,8 @@ def test_aiohttps_default_tls_contexts_load_the_system_cas_only_when_used() -> N
     code = """
 import asyncio, json, ssl, sys
 import kuberay.cmd.operator
+from kuberay.kube.aiohttp_import import import_aiohttp
+import_aiohttp()  # as the first dashboard client does
 from aiohttp import connector
 verified, unverified = connector._SSL_CONTEXT_VERIFIED, connector._SSL_CONTEXT_UNVERIFIED
 before = verified.cert_store_stats()["x509_ca"], unverified.cert_store_stats()["x509_ca"]
