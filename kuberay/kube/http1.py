@@ -15,7 +15,8 @@ Contracts of :class:`ConnectionPool`:
 * Through an HTTP proxy when ``proxy`` is set: ``CONNECT`` for an ``https`` origin (then
   TLS inside the tunnel), absolute-form request targets for ``http``; the proxy URL's
   user and password become ``Proxy-Authorization: Basic``.
-* Connections are kept alive and reused; an idle one the server has closed is dropped
+* Connections are kept alive and reused (the most recently used first); one unused for
+  ``idle_timeout`` seconds is closed, and an idle one the server has closed is dropped
   before use, and a GET, HEAD, PUT or DELETE that finds its reused connection closed
   before any answer byte is sent again once on a new connection (as Go's transport).
 * Bodies: ``Content-Length``, ``chunked`` (pieces as they arrive: a watch's events) or
@@ -45,6 +46,9 @@ from typing import Any
 READ_SIZE = 256 * 1024
 #: The stream buffer's limit (a status line or header block longer than this is refused).
 LINE_LIMIT = 256 * 1024
+#: Seconds an unused kept-alive connection stays open (aiohttp's default; each idle TLS
+#: connection holds buffers and OpenSSL state on both ends).
+IDLE_TIMEOUT = 15.0
 #: Methods sent again after their reused connection turned out closed.
 RETRIABLE = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
@@ -110,12 +114,14 @@ class Headers:
 class Connection:
     """One open connection: its stream pair and whether it has served a request."""
 
-    __slots__ = ("reader", "reused", "writer")
+    __slots__ = ("expiry", "reader", "reused", "writer")
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
         self.reused = False
+        #: While idle in the pool: the timer that closes it.
+        self.expiry: asyncio.TimerHandle | None = None
 
     def usable(self) -> bool:
         """Still open at our end and not closed by the server while idle."""
@@ -307,6 +313,7 @@ class ConnectionPool:
         socket_factory: Callable[[tuple[Any, ...]], socket.socket] | None = None,
         on_dns: Callable[[str, float], None] | None = None,
         user_agent: str | None = None,
+        idle_timeout: float = IDLE_TIMEOUT,
     ) -> None:
         url = urllib.parse.urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
@@ -325,6 +332,7 @@ class ConnectionPool:
         self.socket_factory = socket_factory
         self.on_dns = on_dns
         self.user_agent = user_agent
+        self.idle_timeout = idle_timeout
         self._proxy: tuple[str, int, str | None] | None = None
         if proxy:
             purl = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
@@ -430,6 +438,9 @@ class ConnectionPool:
     def _take(self) -> Connection | None:
         while self._idle:
             conn = self._idle.pop()
+            if conn.expiry is not None:
+                conn.expiry.cancel()
+                conn.expiry = None
             if conn.usable():
                 conn.reused = True
                 return conn
@@ -439,8 +450,16 @@ class ConnectionPool:
     def _give_back(self, conn: Connection) -> None:
         if conn in self._open and conn.usable():
             self._idle.append(conn)
+            loop = asyncio.get_running_loop()
+            conn.expiry = loop.call_later(self.idle_timeout, self._expire, conn)
         else:
             self._drop(conn)
+
+    def _expire(self, conn: Connection) -> None:
+        if conn in self._idle:
+            self._idle.remove(conn)
+        conn.expiry = None
+        self._drop(conn)
 
     def _drop(self, conn: Connection) -> None:
         self._open.discard(conn)
@@ -511,8 +530,16 @@ class ConnectionPool:
     async def close(self) -> None:
         """Close every connection (responses in progress end as if the server closed)."""
         for conn in list(self._open):
+            if conn.expiry is not None:
+                conn.expiry.cancel()
+                conn.expiry = None
             self._drop(conn)
         self._idle.clear()
+
+    @property
+    def idle(self) -> int:
+        """How many kept-alive connections wait unused."""
+        return len(self._idle)
 
 
 async def _read_head(reader: asyncio.StreamReader) -> tuple[int, str, Headers]:

@@ -37,6 +37,12 @@ LAZY = (
     "aiohttp",
     "yarl",
     "multidict",
+    # prometheus-client's servers and push-gateway client (lean_imports)
+    "http.server",
+    "http.client",
+    "wsgiref.simple_server",
+    "urllib.request",
+    "email",
     "rich",
     "colorama",
     "pygments",
@@ -108,3 +114,35 @@ print(json.dumps([before, verified.cert_store_stats()["x509_ca"], verified.verif
     assert before == [0, 0]  # nothing loaded at import
     assert verify_mode == 2 and check_hostname  # still ssl.CERT_REQUIRED, hostname checked
     assert after == system  # the first connection loaded the system CAs
+
+
+def test_prometheus_client_works_without_its_servers_and_the_real_modules_stay_importable() -> None:
+    code = """
+import json, sys
+import kuberay.cmd.operator
+import prometheus_client
+from kuberay.cmd.lean_imports import NotLoaded
+registry = prometheus_client.CollectorRegistry()
+prometheus_client.Counter("probe_total", "a probe", ["code"], registry=registry).labels("200").inc()
+text = prometheus_client.generate_latest(registry).decode()
+try:
+    prometheus_client.start_http_server(0)
+    refused = ""
+except NotLoaded as exc:
+    refused = str(exc)
+loaded_before = "http.server" in sys.modules
+import http.server, urllib.request
+print(json.dumps([text, refused, loaded_before, hasattr(http.server.BaseHTTPRequestHandler,
+    "handle_one_request"), callable(urllib.request.urlopen)]))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    text, refused, loaded_before, real_server, real_request = json.loads(
+        done.stdout.splitlines()[-1]
+    )
+    assert 'probe_total{code="200"} 1.0' in text  # metrics and exposition as always
+    assert "not loaded in kuberay-operator" in refused and "/metrics" in refused
+    assert not loaded_before
+    assert real_server and real_request  # a later import gets the standard library's modules

@@ -331,3 +331,19 @@ async def test_tls_verifies_the_server_against_the_given_ca_and_name(tmp_path: P
         with pytest.raises(http1.ConnectError) as unknown_ca:
             await untrusting.request("GET", "/")
         assert isinstance(unknown_ca.value.os_error, ssl.SSLCertVerificationError)
+
+
+async def test_a_connection_unused_for_the_idle_timeout_is_closed() -> None:
+    async with serving(keep_answering(b"ok")) as server:
+        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}", idle_timeout=0.2)
+        first, second = await asyncio.gather(pool.request("GET", "/a"), pool.request("GET", "/b"))
+        for resp in (first, second):
+            async with resp:
+                await resp.read()
+        assert pool.idle == 2 and server.connections == 2
+        await asyncio.sleep(0.5)
+        assert pool.idle == 0
+        async with await pool.request("GET", "/c") as resp:
+            assert await resp.read() == b"ok"
+        await pool.close()
+    assert server.connections == 3
