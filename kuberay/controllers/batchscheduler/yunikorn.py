@@ -100,9 +100,7 @@ class YuniKornScheduler(BatchScheduler):
         set_scheduler_name(child, self.name())
         if C.RAY_GANG_SCHEDULING_ENABLED_LABEL_KEY not in labels_of(parent):
             return
-        own = (k8s.meta(parent).get("annotations") or {}).get(
-            TASK_GROUPS_ANNOTATION_KEY
-        )
+        own = (k8s.meta(parent).get("annotations") or {}).get(TASK_GROUPS_ANNOTATION_KEY)
         set_annotation(child, TASK_GROUPS_ANNOTATION_KEY, own or task_groups_annotation(parent))
         if group_name:
             set_annotation(child, TASK_GROUP_NAME_ANNOTATION_KEY, group_name)

@@ -7,25 +7,73 @@ by the dial guard, or the apiserver proxy) and with which token; :class:`Dashboa
 Ray's Jobs and Serve REST APIs and raises only :class:`DashboardError` subclasses.
 """
 
-from kuberay.controllers.dashboard.client import DashboardClient
-from kuberay.controllers.dashboard.errors import (
-    BadResponse,
-    DashboardError,
-    DashboardUnreachable,
-    DuplicateSubmissionId,
-    JobNotFound,
-)
-from kuberay.controllers.dashboard.factory import DashboardClientFactory
-from kuberay.controllers.dashboard.guard import ALLOWED_NETWORKS_ENV, DialGuard
-from kuberay.controllers.dashboard.models import (
-    JobInfo,
-    ServeApplicationStatus,
-    ServeDeploymentStatus,
-    ServeDetails,
-)
-from kuberay.controllers.dashboard.poller import DashboardPoller, ObjectKey, Observed
-from kuberay.controllers.dashboard.setup import cached_secret_reader, setup_dashboard_poller
-from kuberay.controllers.dashboard.target import DashboardTarget, ServeProxyTarget
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kuberay.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from kuberay.controllers.dashboard.client import (
+        DashboardClient,
+    )
+    from kuberay.controllers.dashboard.errors import (
+        BadResponse,
+        DashboardError,
+        DashboardUnreachable,
+        DuplicateSubmissionId,
+        JobNotFound,
+    )
+    from kuberay.controllers.dashboard.factory import (
+        DashboardClientFactory,
+    )
+    from kuberay.controllers.dashboard.guard import (
+        ALLOWED_NETWORKS_ENV,
+        DialGuard,
+    )
+    from kuberay.controllers.dashboard.models import (
+        JobInfo,
+        ServeApplicationStatus,
+        ServeDeploymentStatus,
+        ServeDetails,
+    )
+    from kuberay.controllers.dashboard.poller import (
+        DashboardPoller,
+        ObjectKey,
+        Observed,
+    )
+    from kuberay.controllers.dashboard.setup import (
+        cached_secret_reader,
+        setup_dashboard_poller,
+    )
+    from kuberay.controllers.dashboard.target import (
+        DashboardTarget,
+        ServeProxyTarget,
+    )
+
+# Each name is imported from its module when first used (an idle operator loads few).
+_EXPORTS = {
+    "kuberay.controllers.dashboard.client": ("DashboardClient",),
+    "kuberay.controllers.dashboard.errors": (
+        "BadResponse",
+        "DashboardError",
+        "DashboardUnreachable",
+        "DuplicateSubmissionId",
+        "JobNotFound",
+    ),
+    "kuberay.controllers.dashboard.factory": ("DashboardClientFactory",),
+    "kuberay.controllers.dashboard.guard": ("ALLOWED_NETWORKS_ENV", "DialGuard"),
+    "kuberay.controllers.dashboard.models": (
+        "JobInfo",
+        "ServeApplicationStatus",
+        "ServeDeploymentStatus",
+        "ServeDetails",
+    ),
+    "kuberay.controllers.dashboard.poller": ("DashboardPoller", "ObjectKey", "Observed"),
+    "kuberay.controllers.dashboard.setup": ("cached_secret_reader", "setup_dashboard_poller"),
+    "kuberay.controllers.dashboard.target": ("DashboardTarget", "ServeProxyTarget"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ALLOWED_NETWORKS_ENV",

@@ -54,7 +54,7 @@ from kuberay.controllers.builders.service import (
     build_serve_service,
     needs_headless_service,
 )
-from kuberay.controllers.raycluster.context import Ctx
+from kuberay.controllers.raycluster.context import ROUTE_API_VERSION, ROUTE_KIND, Ctx
 from kuberay.controllers.raycluster.status import ReconcileError
 from kuberay.gocompat.quantity import Quantity, QuantityError
 from kuberay.kube import ApiError, NotFound
@@ -64,8 +64,6 @@ from kuberay.reconcile import NORMAL, WARNING
 
 log = structlog.get_logger("kuberay.raycluster")
 
-ROUTE_API_VERSION = "route.openshift.io/v1"
-ROUTE_KIND = "Route"
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 CONFLICT_CONDITION = "ChildResourceConflict"
 
@@ -385,9 +383,7 @@ class ChildReconciler:
         if not (is_gcs_fault_tolerance_embedded(cluster) and gate_enabled):
             return
         ns = cluster["metadata"]["namespace"]
-        storage = (k8s.spec(cluster).get("gcsFaultToleranceOptions") or {}).get(
-            "storage"
-        ) or {}
+        storage = (k8s.spec(cluster).get("gcsFaultToleranceOptions") or {}).get("storage") or {}
         claim = storage.get("claimName")
         if claim:
             if self.ctx.cached("v1", "PersistentVolumeClaim", ns, claim) is None:

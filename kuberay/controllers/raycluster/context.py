@@ -21,6 +21,8 @@ from kuberay.reconcile.clock import format_time
 from kuberay.reconcile.clock import utc_now as real_now
 
 ROUTE_API_GROUP = "route.openshift.io"
+ROUTE_API_VERSION = "route.openshift.io/v1"
+ROUTE_KIND = "Route"
 #: API groups whose presence means "OpenShift" (KubeRay ``IsOpenShiftCluster``).
 OPENSHIFT_API_GROUPS = (ROUTE_API_GROUP, "security.openshift.io", "config.openshift.io")
 #: Index of cached children by ``<namespace>/<ray.io/cluster label>``.

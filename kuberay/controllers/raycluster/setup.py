@@ -6,16 +6,16 @@ import structlog
 
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
 from kuberay.controllers.batchscheduler import new_batch_scheduler
-from kuberay.controllers.raycluster.children import ROUTE_API_VERSION, ROUTE_KIND
 from kuberay.controllers.raycluster.context import (
     CLUSTER_INDEX,
     OPENSHIFT_API_GROUPS,
+    ROUTE_API_VERSION,
+    ROUTE_KIND,
     Ctx,
     RayClusterSettings,
     cluster_index,
 )
 from kuberay.controllers.raycluster.metrics import RayClusterMetrics
-from kuberay.controllers.raycluster.reconciler import RayClusterReconciler
 from kuberay.kube import Client
 from kuberay.reconcile import (
     AnnotationChangedPredicate,
@@ -24,8 +24,10 @@ from kuberay.reconcile import (
     GenerationChangedPredicate,
     LabelChangedPredicate,
     Manager,
+    Reconciler,
     or_,
 )
+from kuberay.reconcile.deferred import DeferredReconciler
 
 log = structlog.get_logger("kuberay.raycluster")
 
@@ -96,4 +98,11 @@ def setup_raycluster_controller(mgr: Manager, settings: RayClusterSettings) -> C
     )
     for api_version, kind in owned:
         builder = builder.owns(api_version, kind)
-    return builder.complete(RayClusterReconciler(ctx))
+    return builder.complete(DeferredReconciler(lambda: _reconciler(ctx)))
+
+
+def _reconciler(ctx: Ctx) -> Reconciler:
+    """The reconciler, its modules imported with the first RayCluster."""
+    from kuberay.controllers.raycluster.reconciler import RayClusterReconciler
+
+    return RayClusterReconciler(ctx)

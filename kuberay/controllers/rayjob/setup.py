@@ -9,9 +9,9 @@ from kuberay.controllers.batchscheduler import new_batch_scheduler
 from kuberay.controllers.common.mappers import head_pod_to_cluster_owner
 from kuberay.controllers.rayjob.context import Ctx, JobDashboard, ObjectKey, RayJobSettings
 from kuberay.controllers.rayjob.metrics import RayJobMetrics
-from kuberay.controllers.rayjob.reconciler import RayJobReconciler
 from kuberay.kube.objects import Object as Obj
-from kuberay.reconcile import Controller, Manager, Request
+from kuberay.reconcile import Controller, Manager, Reconciler, Request
+from kuberay.reconcile.deferred import DeferredReconciler
 
 #: controller-runtime's name for ``For(&rayv1.RayJob{})``.
 CONTROLLER_NAME = "rayjob"
@@ -30,6 +30,13 @@ def head_pod_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
     """Map a head pod to the RayJob owning its RayCluster (the pod's state feeds
     SidecarMode and the "why it waits" message; KubeRay does not watch pods)."""
     return head_pod_to_cluster_owner(mgr, KIND_RAYJOB)
+
+
+def _reconciler(ctx: Ctx) -> Reconciler:
+    """The reconciler, its modules imported with the first RayJob."""
+    from kuberay.controllers.rayjob.reconciler import RayJobReconciler
+
+    return RayJobReconciler(ctx)
 
 
 def setup_rayjob_controller(
@@ -53,7 +60,7 @@ def setup_rayjob_controller(
     for api_version, kind in OWNED_KINDS:
         builder = builder.owns(api_version, kind)
     builder = builder.watches("v1", "Pod", head_pod_owner(mgr))
-    controller = builder.complete(RayJobReconciler(ctx))
+    controller = builder.complete(DeferredReconciler(lambda: _reconciler(ctx)))
 
     def on_result(owner: ObjectKey) -> None:
         controller.enqueue(Request(owner[0], owner[1]))

@@ -68,8 +68,6 @@ __all__ = [
 ]
 
 
-
-
 def format_go_time(when: dt.datetime) -> str:
     """Go's ``%v`` of a ``metav1.Time`` read back from the apiserver
     (``2006-01-02 15:04:05 +0000 UTC``)."""

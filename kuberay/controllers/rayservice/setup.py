@@ -18,7 +18,6 @@ from kuberay.controllers.rayservice.context import (
     ServeDashboard,
 )
 from kuberay.controllers.rayservice.metrics import RayServiceMetrics
-from kuberay.controllers.rayservice.reconciler import RayServiceReconciler
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import (
@@ -27,9 +26,11 @@ from kuberay.reconcile import (
     GenerationChangedPredicate,
     LabelChangedPredicate,
     Manager,
+    Reconciler,
     Request,
     or_,
 )
+from kuberay.reconcile.deferred import DeferredReconciler
 
 #: controller-runtime's name for ``For(&rayv1.RayService{})``.
 CONTROLLER_NAME = "rayservice"
@@ -65,6 +66,13 @@ def endpoint_slice_owner(mgr: Manager) -> Callable[[Obj], Iterable[Request]]:
     return map_slice
 
 
+def _reconciler(ctx: Ctx) -> Reconciler:
+    """The reconciler, its modules imported with the first RayService."""
+    from kuberay.controllers.rayservice.reconciler import RayServiceReconciler
+
+    return RayServiceReconciler(ctx)
+
+
 def setup_rayservice_controller(
     mgr: Manager, settings: RayServiceSettings, dashboard: ServeDashboard
 ) -> Controller:
@@ -90,7 +98,7 @@ def setup_rayservice_controller(
     builder = builder.owns(API_VERSION, KIND_RAYCLUSTER).owns("v1", "Service")
     builder = builder.watches("v1", "Pod", head_pod_owner(mgr))
     builder = builder.watches("discovery.k8s.io/v1", "EndpointSlice", endpoint_slice_owner(mgr))
-    controller = builder.complete(RayServiceReconciler(ctx))
+    controller = builder.complete(DeferredReconciler(lambda: _reconciler(ctx)))
     previous = dashboard.on_result
 
     def on_result(owner: ObjectKey) -> None:

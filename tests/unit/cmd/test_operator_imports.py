@@ -28,6 +28,13 @@ LAZY = (
     "kuberay.webhooks.server",
     "kuberay.webhooks.admission",
     "kuberay.controllers.raycronjob",
+    # the reconcilers (and the builders they call): with the first object of their kind
+    "kuberay.controllers.raycluster.reconciler",
+    "kuberay.controllers.rayjob.reconciler",
+    "kuberay.controllers.rayservice.reconciler",
+    "kuberay.controllers.builders.pod",
+    "kuberay.controllers.builders.service",
+    "kuberay.controllers.batchscheduler.volcano",
     "kuberay.controllers.networkpolicy",
     "kuberay.controllers.mtls",
     "kuberay.historyserver",
@@ -68,7 +75,7 @@ def _loaded(code: str) -> set[str]:
 
 def test_start_up_imports_none_of_the_lazily_needed_packages() -> None:
     loaded = _loaded(PROBE)
-    assert "kuberay.controllers.raycluster.reconciler" in loaded  # the probe did import them
+    assert "kuberay.controllers.raycluster.setup" in loaded  # the probe did import them
     assert sorted(m for m in loaded if m.split(".")[0] in LAZY or m.startswith(LAZY)) == []
 
 
@@ -146,3 +153,45 @@ print(json.dumps([text, refused, loaded_before, hasattr(http.server.BaseHTTPRequ
     assert "not loaded in kuberay-operator" in refused and "/metrics" in refused
     assert not loaded_before
     assert real_server and real_request  # a later import gets the standard library's modules
+
+
+def test_registered_controllers_load_their_reconcilers_with_their_first_request() -> None:
+    code = """
+import asyncio, json, sys
+from kubernetes_asyncio.client import Configuration
+from prometheus_client import CollectorRegistry
+from kuberay.cmd.config import parse_config
+from kuberay.controllers.setup import register_all
+from kuberay.featuregates.kuberay_gates import new_feature_gate
+from kuberay.kube import Client
+from kuberay.reconcile import Manager
+from kuberay.reconcile.options import ManagerOptions
+
+async def main():
+    cfg = Configuration()
+    cfg.host = "http://127.0.0.1:9"
+    mgr = Manager(Client(cfg), ManagerOptions(), registry=CollectorRegistry())
+    gates = new_feature_gate()
+    config, _ = parse_config([], gates)
+    names = register_all(mgr, config.controller_config(), gates, env={})
+    reconcilers = ["kuberay.controllers.%s.reconciler" % n for n in names]
+    before = [m for m in reconcilers if m in sys.modules]
+    built = type(mgr.controllers[0].reconciler.get()).__name__
+    after = [m for m in reconcilers if m in sys.modules]
+    print(json.dumps([names, before, built, after]))
+
+asyncio.run(main())
+"""
+    names, before, built, after = json.loads(_run(code))
+    assert names == ["raycluster", "rayjob", "rayservice"]
+    assert before == []  # registering watches imports no reconciler
+    assert built == "RayClusterReconciler"
+    assert after == ["kuberay.controllers.raycluster.reconciler"]  # only the one asked for
+
+
+def _run(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]

@@ -284,3 +284,14 @@ def test_registry_names_match_kuberay_flag_values() -> None:
     assert new_batch_scheduler("", None) is None
     with pytest.raises(ValueError, match="not supported"):
         new_batch_scheduler("slurm", None)
+
+
+def test_registry_names_match_the_plugins_and_load_them_when_selected() -> None:
+    from kuberay.controllers.batchscheduler import KUBERNETES_WAS_PLUGIN
+    from kuberay.controllers.batchscheduler.kubernetes_was import PLUGIN_NAME
+
+    assert KUBERNETES_WAS_PLUGIN == PLUGIN_NAME
+    for name in SCHEDULERS:
+        assert SCHEDULERS[name].plugin_name == name
+    was = new_batch_scheduler(KUBERNETES_WAS_PLUGIN, None)
+    assert was is not None and was.plugin_name == KUBERNETES_WAS_PLUGIN
