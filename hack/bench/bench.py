@@ -476,11 +476,12 @@ async def run(opts: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             await asyncio.sleep(opts.settle_seconds)
             op.sample()
             report["operator_peak_rss_mib"] = round(op.peak_rss_kib / 1024, 1)
-            report["rss_mib_per_managed_pod"] = round(
-                max(0.0, report["operator_peak_rss_mib"] - report["operator_idle_rss_mib"])
-                / max(1, 3 * n),
-                4,
-            )
+            if n:  # an idle run manages no pod: its peak over idle is not per pod
+                report["rss_mib_per_managed_pod"] = round(
+                    max(0.0, report["operator_peak_rss_mib"] - report["operator_idle_rss_mib"])
+                    / (3 * n),
+                    4,
+                )
             with contextlib.suppress(Exception):
                 report["reconciles"] = int(
                     sum_metric(await op.metrics(), "controller_runtime_reconcile_total")
