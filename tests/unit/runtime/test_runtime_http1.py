@@ -79,6 +79,22 @@ def keep_answering(body: bytes, *headers: str) -> Callable[[Server], Script]:
     return script
 
 
+def sends(data: bytes, *, then_stall: bool = False) -> Callable[[Server], Script]:
+    """Reads one request, sends ``data``, then hangs up (or stalls with the connection open)."""
+
+    def script(server: Server) -> Script:
+        async def run(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await server.read_head(reader)
+            writer.write(data)
+            await writer.drain()
+            if then_stall:
+                await asyncio.sleep(30)
+
+        return run
+
+    return script
+
+
 async def test_keep_alive_reuses_one_connection_for_sequential_requests() -> None:
     async with serving(keep_answering(b'{"ok":true}')) as server:
         pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}", user_agent="ua/1")
@@ -134,15 +150,7 @@ async def test_gzip_answers_are_decoded_and_gzip_is_asked_for() -> None:
 
 
 async def test_a_body_cut_short_is_an_error_not_a_short_answer() -> None:
-    def script(server: Server) -> Script:
-        async def run(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await server.read_head(reader)
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this")
-            await writer.drain()
-
-        return run
-
-    async with serving(script) as server:
+    async with serving(sends(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this")) as server:
         pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
         resp = await pool.request("GET", "/x")
         with pytest.raises(http1.ServerDisconnected):
@@ -205,16 +213,9 @@ async def test_an_idle_connection_closed_by_the_server_is_not_reused() -> None:
 
 
 async def test_closing_a_response_ends_a_read_in_progress() -> None:
-    def script(server: Server) -> Script:
-        async def run(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await server.read_head(reader)
-            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
-            await writer.drain()
-            await asyncio.sleep(30)
-
-        return run
-
-    async with serving(script) as server:
+    async with serving(
+        sends(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", then_stall=True)
+    ) as server:
         pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
         resp = await pool.request("GET", "/watch")
         reading = asyncio.ensure_future(resp.readline())
@@ -227,16 +228,9 @@ async def test_closing_a_response_ends_a_read_in_progress() -> None:
 
 
 async def test_read_timeout_bounds_each_wait_for_data() -> None:
-    def script(server: Server) -> Script:
-        async def run(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await server.read_head(reader)
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
-            await writer.drain()
-            await asyncio.sleep(30)
-
-        return run
-
-    async with serving(script) as server:
+    async with serving(
+        sends(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", then_stall=True)
+    ) as server:
         pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
         resp = await pool.request("GET", "/stall")
         resp.read_timeout = 0.2
@@ -274,15 +268,7 @@ async def test_an_http_origin_through_a_proxy_uses_absolute_targets_and_proxy_au
 
 
 async def test_a_proxy_refusing_the_tunnel_is_a_proxy_error_with_its_status() -> None:
-    def script(server: Server) -> Script:
-        async def run(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await server.read_head(reader)
-            writer.write(answer(b"", status="407 Proxy Authentication Required"))
-            await writer.drain()
-
-        return run
-
-    async with serving(script) as proxy:
+    async with serving(sends(answer(b"", status="407 Proxy Authentication Required"))) as proxy:
         pool = http1.ConnectionPool(
             "https://apiserver.kuberay.invalid:6443", proxy=f"http://127.0.0.1:{proxy.port}"
         )
