@@ -569,6 +569,10 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[int, str, Headers]:
             headers.append((name.strip(), value.strip()))
     if status == 100:  # "100 Continue" before the real answer
         return await _read_head(reader)
+    if parts[0] == "HTTP/1.0" and not any(
+        n.lower() == "connection" and "keep-alive" in v.lower() for n, v in headers
+    ):
+        headers.append(("Connection", "close"))  # HTTP/1.0 closes unless asked not to
     return status, parts[2] if len(parts) > 2 else "", Headers(headers)
 
 

@@ -333,3 +333,28 @@ async def test_a_connection_unused_for_the_idle_timeout_is_closed() -> None:
             assert await resp.read() == b"ok"
         await pool.close()
     assert server.connections == 3
+
+
+async def test_an_http_1_0_answer_closes_its_connection_unless_kept_alive() -> None:
+    async with serving(keep_answering(b"old")) as server:
+        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        async with await pool.request("GET", "/") as resp:
+            assert await resp.read() == b"old"
+        assert pool.idle == 1  # HTTP/1.1: kept
+        await pool.close()
+
+    def old_server(server: Server) -> Script:
+        async def run(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            while True:
+                await server.read_head(reader)
+                writer.write(b"HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nold")
+                await writer.drain()
+
+        return run
+
+    async with serving(old_server) as server:
+        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        async with await pool.request("GET", "/") as resp:
+            assert await resp.read() == b"old"
+        assert pool.idle == 0  # HTTP/1.0 without keep-alive: not reused
+        await pool.close()
