@@ -65,6 +65,7 @@ __all__ = [
     "ReportedCapacity",
     "abandon_if_overdue",
     "abandoning",
+    "capacity_reached",
     "capacity_restored",
     "explain_abandoning",
     "keep_pending_on_abandon",
@@ -106,6 +107,22 @@ def reported_capacity(details: ServeDetails | None) -> ReportedCapacity | None:
 
 def _full(capacity: float | None) -> bool:
     return capacity is None or capacity >= FULL
+
+
+def capacity_reached(reported: ReportedCapacity | None, capacity: int | None) -> bool:
+    """Serve reports the cluster at ``capacity`` or more (unset: full) and settled: the
+    ``target_capacity`` sent has reached Serve and its replicas are up (no answer: no).
+
+    Beyond KubeRay, which moves traffic to the pending cluster as soon as it has sent the
+    capacity: the replicas that capacity asks for take seconds to start, and a request routed
+    to a cluster whose replicas are still starting waits in its proxy for them."""
+    if reported is None or not reported.settled:
+        return False
+    return _full(reported.target_capacity) or (
+        capacity is not None
+        and reported.target_capacity is not None
+        and reported.target_capacity >= capacity
+    )
 
 
 def capacity_restored(reported: ReportedCapacity | None) -> bool:

@@ -44,6 +44,7 @@ from kuberay.controllers.rayservice.abandon import (
     AbandonWorld,
     ReportedCapacity,
     abandoning,
+    capacity_reached,
     keep_pending_on_abandon,
     plan_abandon,
     reported_capacity,
@@ -228,6 +229,18 @@ class TrafficReconciler:
             return await self._abandon(rs, gateway, live_route, active, pending, serve, reported)
         else:
             routing.ready = is_gateway_ready(gateway) and is_http_route_ready(live_route, gateway)
+            pending_read = serve.get(pending["metadata"]["name"])
+            # traffic moves to the pending cluster once Serve there runs the capacity it was given
+            serving = pending_ready and capacity_reached(
+                reported_capacity(pending_read.details if pending_read else None),
+                pending_share.capacity,
+            )
+            if pending_ready and not serving:
+                log.debug(
+                    "waiting for the pending cluster's replicas",
+                    cluster=pending["metadata"]["name"],
+                    capacity=pending_share.capacity,
+                )
             routing.plan = plan_incremental_step(
                 IncrementalWorld(
                     active=active_share,
@@ -235,7 +248,7 @@ class TrafficReconciler:
                     options=options,
                     rollback=rollback,
                     # a rollback ends early when the pending head is not ready (KubeRay)
-                    pending_ready=pending_head_ready if rollback else pending_ready,
+                    pending_ready=pending_head_ready if rollback else serving,
                     routing_ready=routing.ready,
                     now=self.ctx.now(),
                     settle_seconds=ROUTE_SETTLE_SECONDS,

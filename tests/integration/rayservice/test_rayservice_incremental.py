@@ -126,6 +126,40 @@ async def test_incremental_upgrade_steps_traffic_and_capacity_to_promotion(
         assert len(new_fake.serve_config_history) == new_puts
 
 
+async def test_traffic_moves_to_the_pending_cluster_only_once_its_replicas_are_up(
+    service_operator: ServiceOperator,
+    kclient: Client,
+    namespace: str,
+    routes: FakeRouteController,
+) -> None:
+    """Beyond KubeRay: the capacity sent to the pending cluster must have reached Serve and
+    its deployments be up (none UPSCALING/UPDATING) before traffic moves there; a request
+    routed to replicas still starting waits in the proxy (lost requests, issue 26)."""
+    written = record_route_writes(service_operator)
+    async with fake_dashboard() as old_fake, fake_dashboard() as new_fake:
+        rs = await deploy_incremental(kclient, namespace, "svc", old_fake, routes)
+        new = await _start_upgrade(kclient, namespace, rs)
+        await serve_head(kclient, namespace, new, new_fake)
+        await wait_put(new_fake)
+        starting = {
+            app: {dep: "UPSCALING" for dep in new_fake.applications[app]["deployments"]}
+            for app in new_fake.applications
+        }
+        assert any(starting.values())  # the sample's applications have deployments
+        for app, deployments in starting.items():
+            new_fake.set_app_status(app, "RUNNING", deployments=deployments)
+        await eventually(
+            lambda: capacities(new_fake)[-1] == 50, timeout=30, message="capacity 50 sent"
+        )
+        await count_passes(service_operator, 4)  # intervalSeconds is 1
+        await asyncio.sleep(2)
+        assert written[-1] == (100, 0)  # no traffic to replicas still starting
+        run_apps(new_fake)  # the replicas are up
+        await eventually(lambda: (50, 50) in written, timeout=30, message="traffic 50/50")
+        done = await wait_rs(kclient, namespace, "svc", lambda r: active_name(r) == new, timeout=90)
+        assert active_name(done) == new
+
+
 async def test_reverting_the_spec_half_way_rolls_traffic_back(
     service_operator: ServiceOperator,
     kclient: Client,

@@ -299,3 +299,14 @@ def test_a_whole_abandon_pass_by_pass_never_routes_back_before_the_restore() -> 
         sent = sent or plan.send_active == 100
     assert weights == [(50, 50)] * 4 + [(100, 0)] * 2
     assert plan.retire
+
+
+def test_capacity_reached_needs_serve_to_report_it_settled() -> None:
+    from kuberay.controllers.rayservice.abandon import ReportedCapacity, capacity_reached
+
+    assert not capacity_reached(None, 50)  # no answer
+    assert not capacity_reached(ReportedCapacity(0.0, True), 50)  # the send has not arrived
+    assert not capacity_reached(ReportedCapacity(50.0, False), 50)  # replicas still starting
+    assert capacity_reached(ReportedCapacity(50.0, True), 50)
+    assert capacity_reached(ReportedCapacity(100.0, True), 50)
+    assert capacity_reached(ReportedCapacity(None, True), 50)  # unset: full
