@@ -70,6 +70,7 @@ __all__ = [
     "explain_abandoning",
     "keep_pending_on_abandon",
     "plan_abandon",
+    "replicas_starting",
     "reported_capacity",
     "retire_pending",
 ]
@@ -123,6 +124,26 @@ def capacity_reached(reported: ReportedCapacity | None, capacity: int | None) ->
         and reported.target_capacity is not None
         and reported.target_capacity >= capacity
     )
+
+
+def replicas_starting(cluster: str, capacity: int | None, details: ServeDetails | None) -> str:
+    """Why traffic waits for ``cluster`` (:func:`capacity_reached` is False), in words."""
+    wanted = f"target_capacity {capacity if capacity is not None else FULL}"
+    if details is None:
+        return f"waiting for the Serve status of RayCluster {cluster} ({wanted})"
+    scaling = sorted(
+        f"{app_name}/{dep_name} {dep.status}"
+        for app_name, app in details.applications.items()
+        for dep_name, dep in app.deployments.items()
+        if dep.status in SCALING
+    )
+    if scaling:
+        return f"waiting for the Serve replicas of RayCluster {cluster} ({wanted}): " + ", ".join(
+            scaling
+        )
+    if not details.all_running:
+        return f"waiting for the Serve applications of RayCluster {cluster} to run ({wanted})"
+    return f"waiting for Serve on RayCluster {cluster} to take {wanted}"
 
 
 def capacity_restored(reported: ReportedCapacity | None) -> bool:

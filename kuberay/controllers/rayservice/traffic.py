@@ -47,6 +47,7 @@ from kuberay.controllers.rayservice.abandon import (
     capacity_reached,
     keep_pending_on_abandon,
     plan_abandon,
+    replicas_starting,
     reported_capacity,
 )
 from kuberay.controllers.rayservice.cluster_builder import goal_cluster_hash, serve_config_payload
@@ -236,10 +237,10 @@ class TrafficReconciler:
                 pending_share.capacity,
             )
             if pending_ready and not serving:
-                log.debug(
-                    "waiting for the pending cluster's replicas",
-                    cluster=pending["metadata"]["name"],
-                    capacity=pending_share.capacity,
+                routing.problem = replicas_starting(
+                    pending["metadata"]["name"],
+                    pending_share.capacity,
+                    pending_read.details if pending_read else None,
                 )
             routing.plan = plan_incremental_step(
                 IncrementalWorld(

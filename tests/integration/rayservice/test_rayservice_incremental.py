@@ -154,6 +154,12 @@ async def test_traffic_moves_to_the_pending_cluster_only_once_its_replicas_are_u
         await count_passes(service_operator, 4)  # intervalSeconds is 1
         await asyncio.sleep(2)
         assert written[-1] == (100, 0)  # no traffic to replicas still starting
+        waiting = cond(await get_rs(kclient, namespace, "svc"), "UpgradeInProgress")
+        assert (
+            waiting is not None
+            and "traffic cannot move: waiting for the Serve replicas" in (waiting["message"])
+        )
+        assert "UPSCALING" in waiting["message"] and "target_capacity 50" in waiting["message"]
         run_apps(new_fake)  # the replicas are up
         await eventually(lambda: (50, 50) in written, timeout=30, message="traffic 50/50")
         done = await wait_rs(kclient, namespace, "svc", lambda r: active_name(r) == new, timeout=90)

@@ -310,3 +310,29 @@ def test_capacity_reached_needs_serve_to_report_it_settled() -> None:
     assert capacity_reached(ReportedCapacity(50.0, True), 50)
     assert capacity_reached(ReportedCapacity(100.0, True), 50)
     assert capacity_reached(ReportedCapacity(None, True), 50)  # unset: full
+
+
+def test_replicas_starting_names_the_deployments_still_scaling() -> None:
+    from kuberay.controllers.dashboard.models import ServeDetails
+    from kuberay.controllers.rayservice.abandon import replicas_starting
+
+    details = ServeDetails.from_json(
+        {
+            "target_capacity": 50,
+            "applications": {
+                "math": {
+                    "status": "RUNNING",
+                    "deployments": {
+                        "Adder": {"name": "Adder", "status": "UPSCALING"},
+                        "Router": {"name": "Router", "status": "HEALTHY"},
+                    },
+                }
+            },
+        }
+    )
+    text = replicas_starting("rs-new", 50, details)
+    assert text == (
+        "waiting for the Serve replicas of RayCluster rs-new (target_capacity 50): "
+        "math/Adder UPSCALING"
+    )
+    assert "Serve status" in replicas_starting("rs-new", 50, None)
