@@ -349,7 +349,8 @@ class Transport:
         headers.extend(getattr(self.configuration, "extra_headers", None) or ())
         auth = await self.configuration.auth_settings()
         bearer = auth.get("BearerToken")
-        if bearer and bearer.get("value"):
+        if bearer and bearer.get("value"):  # replaces a basic-auth header of the configuration
+            headers = [h for h in headers if h[0].lower() != "authorization"]
             headers.append(("Authorization", bearer["value"]))
         return headers
 

@@ -280,3 +280,39 @@ async def test_a_write_guard_refuses_writes_without_sending_them() -> None:
         finally:
             await client.close()
     assert methods == ["POST", "GET", "POST"], "refused writes never reached the server"
+
+
+async def test_request_headers_keep_repeated_names_and_the_token_replaces_basic_auth() -> None:
+    seen: list[list[tuple[str, str]]] = []
+
+    async def echo(request: web.Request) -> web.StreamResponse:
+        seen.append(list(request.headers.items()))
+        return web.json_response({"kind": "ConfigMap", "metadata": {"name": "x"}})
+
+    class Config:
+        host = ""
+        ssl_ca_cert = cert_file = key_file = None
+        verify_ssl = True
+        extra_headers = [
+            ("Impersonate-Group", "g1"),
+            ("Impersonate-Group", "g2"),
+            ("Authorization", "Basic dTpw"),
+        ]
+
+        def __init__(self, token: str) -> None:
+            self.token = token
+
+        async def auth_settings(self) -> dict[str, Any]:
+            return {"BearerToken": {"value": self.token}} if self.token else {}
+
+    async with http_server(echo) as port:
+        for token in ("", "Bearer t0ken"):
+            cfg = Config(token)
+            cfg.host = f"http://127.0.0.1:{port}"
+            async with Client(cfg, qps=0) as client:  # type: ignore[arg-type]
+                await client.get("v1", "ConfigMap", "x", "default")
+    basic, bearer = seen
+    assert [v for k, v in basic if k == "Impersonate-Group"] == ["g1", "g2"]
+    assert [v for k, v in basic if k == "Authorization"] == ["Basic dTpw"]
+    assert [v for k, v in bearer if k == "Authorization"] == ["Bearer t0ken"]
+    assert [v for k, v in bearer if k == "Impersonate-Group"] == ["g1", "g2"]
