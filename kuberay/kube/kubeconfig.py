@@ -200,7 +200,7 @@ def _file(section: Obj, field: str, base: Path) -> str | None:
             raw = base64.b64decode(data)
         except ValueError as exc:
             raise ConfigError(f"kubeconfig {field}-data is not base64: {exc}") from exc
-        return _temp_file(raw)
+        return temp_file(raw)
     value = section.get(field)
     return _path(str(value), base) if value else None
 
@@ -208,12 +208,13 @@ def _file(section: Obj, field: str, base: Path) -> str | None:
 _TEMP_FILES: dict[bytes, str] = {}
 
 
-def _temp_file(data: bytes) -> str:
-    """A private (0600) file holding ``data`` (one per distinct content), removed at exit."""
+def temp_file(data: bytes, *, prefix: str = "kuberay-kubeconfig-") -> str:
+    """A private (0600) file holding ``data`` (one per distinct content, named ``prefix…``
+    when made), removed at exit: for certificates and keys given inline (``*-data``)."""
     existing = _TEMP_FILES.get(data)
     if existing and os.path.exists(existing):
         return existing
-    fd, name = tempfile.mkstemp(prefix="kuberay-kubeconfig-")
+    fd, name = tempfile.mkstemp(prefix=prefix)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     if not _TEMP_FILES:

@@ -11,13 +11,10 @@ when ``interactiveMode`` allows and stdin is a terminal; its stdout is an
 from __future__ import annotations
 
 import asyncio
-import atexit
-import contextlib
 import datetime as dt
 import json
 import os
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -159,28 +156,11 @@ class Credentials:
                 pass
 
 
-_TEMP_FILES: dict[bytes, str] = {}
-
-
 def temp_file(data: bytes) -> str:
     """A private (0600) file holding ``data`` (one per content), removed at exit."""
-    existing = _TEMP_FILES.get(data)
-    if existing and os.path.exists(existing):
-        return existing
-    fd, name = tempfile.mkstemp(prefix="kubectl-ray-")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    if not _TEMP_FILES:
-        atexit.register(_remove_temp_files)
-    _TEMP_FILES[data] = name
-    return name
+    from kuberay.kube.kubeconfig import temp_file as private_file  # not at `--help`
 
-
-def _remove_temp_files() -> None:
-    for name in _TEMP_FILES.values():
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-    _TEMP_FILES.clear()
+    return private_file(data, prefix="kubectl-ray-")
 
 
 __all__ = ["CredentialError", "Credentials", "ExecPlugin", "temp_file"]
