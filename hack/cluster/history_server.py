@@ -23,20 +23,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO
 
-HACK = Path(__file__).resolve().parents[1]
-if str(HACK) not in sys.path:
-    sys.path.insert(0, str(HACK))
+CLUSTER = Path(__file__).resolve().parent
+if str(CLUSTER) not in sys.path:
+    sys.path.insert(0, str(CLUSTER))
 
-from object_store import listening_port, stop_process_group  # noqa: E402  (hack/object_store.py)
+from server_process import ServerProcess, listening_port  # noqa: E402  (server_process.py)
 
 URL_FILE = "history-server.url"
 LOG_FILE = "history-server.log"
@@ -71,13 +68,6 @@ def read_url(workdir: Path) -> str | None:
         return (workdir / URL_FILE).read_text().strip() or None
     except OSError:
         return None
-
-
-def _tail(path: Path, chars: int = 2000) -> str:
-    try:
-        return path.read_text(errors="replace")[-chars:]
-    except OSError:
-        return "(no log)"
 
 
 #: loopback requests never go through an HTTP proxy the environment names
@@ -120,18 +110,22 @@ class HistoryServer:
         self.host = host
         self.store_env = dict(store_env)
         self.extra_args = extra_args
-        self.start_timeout = start_timeout
         self.url_file = workdir / URL_FILE
         self.log_path = workdir / LOG_FILE
         self.url: str | None = None
-        self._preexec = preexec_fn
-        self._popen: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
+        self._process = ServerProcess(
+            BINARY,
+            self.log_path,
+            workdir / PID_FILE,
+            HistoryServerError,
+            start_timeout=start_timeout,
+            preexec_fn=preexec_fn,
+        )
 
     @property
     def pid(self) -> int | None:
         """The server's pid while it runs."""
-        return self._popen.pid if self._popen is not None else None
+        return self._process.pid
 
     def command(self) -> list[str]:
         """The server's command line."""
@@ -149,29 +143,15 @@ class HistoryServer:
         """Start the server, wait (bounded) until ``/readz`` answers, write the url file and
         return the URL; on any failure the process is stopped and ``HistoryServerError``
         raised."""
-        if self._popen is not None:
+        if self._process.running:
             raise HistoryServerError("history server already started")
         command = self.command()
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.url_file.unlink(missing_ok=True)
-        self._log = self.log_path.open("ab")
-        self._log.write(f"==== {time.strftime('%F %T')} starting {BINARY}\n".encode())
-        self._log.flush()
         env = {k: v for k, v in os.environ.items() if not k.startswith(_STORAGE_PREFIXES)}
         env.update(self.store_env)
         try:
-            self._popen = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=self._log,
-                stderr=subprocess.STDOUT,
-                cwd=self.dir,
-                env=env,
-                start_new_session=True,
-                preexec_fn=self._preexec,
-            )
-            (self.dir / PID_FILE).write_text(f"{self._popen.pid}\n")
-            url = self._wait_ready()
+            self._process.launch(command, self.dir, env)
+            url = self._process.wait_until(self._ready_url, "ready")
             tmp = self.url_file.with_suffix(".url.partial")
             tmp.write_text(url + "\n")
             tmp.replace(self.url_file)
@@ -181,38 +161,18 @@ class HistoryServer:
         self.url = url
         return url
 
-    def _wait_ready(self) -> str:
-        assert self._popen is not None
-        deadline = time.monotonic() + self.start_timeout
-        url = ""
-        while time.monotonic() < deadline:
-            code = self._popen.poll()
-            if code is not None:
-                raise HistoryServerError(
-                    f"{BINARY} exited with code {code}; {self.log_path}:\n{_tail(self.log_path)}"
-                )
-            if not url:
-                port = listening_port(self._popen.pid)
-                if port is not None:
-                    host = f"[{self.host}]" if ":" in self.host else self.host
-                    url = f"http://{host}:{port}"
-            if url and _ready(url):
-                return url
-            time.sleep(0.05)
-        raise HistoryServerError(
-            f"{BINARY} not ready after {self.start_timeout:.0f}s; {self.log_path}:\n"
-            f"{_tail(self.log_path)}"
-        )
+    def _ready_url(self, pid: int) -> str | None:
+        """The server's URL once it listens and ``/readz`` answers ``ok``, else None."""
+        port = listening_port(pid)
+        if port is None:
+            return None
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        url = f"http://{host}:{port}"
+        return url if _ready(url) else None
 
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM the server's process group, SIGKILL after ``timeout``; remove the url and
         pid files (what they describe is gone)."""
-        popen, self._popen = self._popen, None
-        if popen is not None:
-            stop_process_group(popen, timeout)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        self._process.stop(timeout)
         self.url = None
         self.url_file.unlink(missing_ok=True)
-        (self.dir / PID_FILE).unlink(missing_ok=True)

@@ -25,17 +25,21 @@ Library use (``ControlPlane(history_server=True)`` does this after the real node
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+
+CLUSTER = Path(__file__).resolve().parent
+if str(CLUSTER) not in sys.path:
+    sys.path.insert(0, str(CLUSTER))
+
+from server_process import ServerProcess  # noqa: E402  (hack/cluster/server_process.py)
+
+# re-exported: the history server's launcher, the history bench and the storage tests use them
+from server_process import listening_port as listening_port  # noqa: E402
+from server_process import stop_process_group as stop_process_group  # noqa: E402
 
 BUCKET = "ray-historyserver"  # KubeRay's default S3_BUCKET
 REGION = "us-east-1"
@@ -136,29 +140,6 @@ def moto_server_binary() -> Path:
     )
 
 
-def listening_port(pid: int) -> int | None:
-    """The TCP port process ``pid`` listens on (its socket inodes in ``/proc/net/tcp*``)."""
-    inodes: set[str] = set()
-    try:
-        for fd in os.listdir(f"/proc/{pid}/fd"):
-            with contextlib.suppress(OSError):
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                if target.startswith("socket:["):
-                    inodes.add(target[8:-1])
-    except OSError:
-        return None
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            rows = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            fields = row.split()
-            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
-                return int(fields[1].rsplit(":", 1)[1], 16)
-    return None
-
-
 def create_bucket(endpoint: str, bucket: str = BUCKET, timeout: float = 10.0) -> None:
     """Create ``bucket`` (path style, signed with the placeholder credentials); an existing
     one is fine. botocore comes with the dev extra (aiobotocore)."""
@@ -191,29 +172,6 @@ def create_bucket(endpoint: str, bucket: str = BUCKET, timeout: float = 10.0) ->
         client.close()
 
 
-def stop_process_group(popen: subprocess.Popen[bytes], timeout: float) -> None:
-    """SIGTERM ``popen``'s process group (it was started with ``start_new_session``), wait
-    ``timeout`` seconds, then SIGKILL the group; anything left in it is killed too."""
-    if popen.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(popen.pid, signal.SIGTERM)
-        try:
-            popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(popen.pid, signal.SIGKILL)
-            popen.wait()
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(popen.pid, signal.SIGKILL)
-
-
-def _tail(path: Path, chars: int = 2000) -> str:
-    try:
-        return path.read_text(errors="replace")[-chars:]
-    except OSError:
-        return "(no log)"
-
-
 class ObjectStoreServer:
     """moto's S3 server for one control plane: files in ``workdir`` (``object-store.env``,
     ``object-store.log``, ``object-store.pid``), listening on ``host`` only.
@@ -240,42 +198,33 @@ class ObjectStoreServer:
         self.host = host
         self.port = port
         self.bucket = bucket
-        self.start_timeout = start_timeout
         self.env_file = workdir / ENV_FILE
         self.log_path = workdir / LOG_FILE
         self.info: ObjectStoreInfo | None = None
-        self._preexec = preexec_fn
-        self._popen: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
+        self._process = ServerProcess(
+            "moto_server",
+            self.log_path,
+            workdir / PID_FILE,
+            ObjectStoreError,
+            start_timeout=start_timeout,
+            preexec_fn=preexec_fn,
+        )
 
     @property
     def pid(self) -> int | None:
         """moto_server's pid while it runs."""
-        return self._popen.pid if self._popen is not None else None
+        return self._process.pid
 
     def start(self) -> ObjectStoreInfo:
         """Start moto_server, wait (bounded) until it listens, create the bucket and write the
         env file; on any failure the process is stopped and ``ObjectStoreError`` raised."""
-        if self._popen is not None:
+        if self._process.running:
             raise ObjectStoreError("object store already started")
         binary = moto_server_binary()
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.env_file.unlink(missing_ok=True)
-        self._log = self.log_path.open("ab")
-        self._log.write(f"==== {time.strftime('%F %T')} starting moto_server\n".encode())
-        self._log.flush()
         try:
-            self._popen = subprocess.Popen(
-                [str(binary), "-H", self.host, "-p", str(self.port)],
-                stdin=subprocess.DEVNULL,
-                stdout=self._log,
-                stderr=subprocess.STDOUT,
-                cwd=self.dir,
-                start_new_session=True,
-                preexec_fn=self._preexec,
-            )
-            (self.dir / PID_FILE).write_text(f"{self._popen.pid}\n")
-            port = self._wait_listening()
+            self._process.launch([str(binary), "-H", self.host, "-p", str(self.port)], self.dir)
+            port = self._process.wait_until(listening_port, "listening")
             info = ObjectStoreInfo(self.host, port, self.bucket, self.env_file)
             create_bucket(info.endpoint, self.bucket)
             tmp = self.env_file.with_suffix(".env.partial")
@@ -287,33 +236,9 @@ class ObjectStoreServer:
         self.info = info
         return info
 
-    def _wait_listening(self) -> int:
-        assert self._popen is not None
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            code = self._popen.poll()
-            if code is not None:
-                raise ObjectStoreError(
-                    f"moto_server exited with code {code}; {self.log_path}:\n{_tail(self.log_path)}"
-                )
-            port = listening_port(self._popen.pid)
-            if port is not None:
-                return port
-            time.sleep(0.05)
-        raise ObjectStoreError(
-            f"moto_server not listening after {self.start_timeout:.0f}s; {self.log_path}:\n"
-            f"{_tail(self.log_path)}"
-        )
-
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM moto_server's process group, SIGKILL after ``timeout``; remove the env and
         pid files (what they describe is gone)."""
-        popen, self._popen = self._popen, None
-        if popen is not None:
-            stop_process_group(popen, timeout)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        self._process.stop(timeout)
         self.info = None
         self.env_file.unlink(missing_ok=True)
-        (self.dir / PID_FILE).unlink(missing_ok=True)
