@@ -21,7 +21,7 @@ order, i.e. randomly; we use ascending port-name order so the output is determin
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
@@ -114,6 +114,44 @@ def is_serving_port_name(name: str) -> bool:
     return name == c.SERVING_PORT_NAME or name.startswith(c.SERVING_PORT_NAME + "-")
 
 
+def _from_user_service(
+    template: Mapping[str, Any],
+    *,
+    default_name: str,
+    namespace: str,
+    selector: Mapping[str, str],
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    default_type: str,
+    ports: Callable[[Sequence[Any]], list[Any] | None],
+) -> dict[str, Any]:
+    """A Service from the user's template (``headService``, ``serveService``): KubeRay's
+    selector, ``labels`` and ``annotations`` over the user's, its name unless the user named
+    it, the namespace, ``default_type`` unless the user set one, and the ports ``ports(user
+    ports)`` returns (None: the user's as they are). Pure; the template is not modified."""
+    service: dict[str, Any] = copy.deepcopy(dict(template))
+    service["apiVersion"] = "v1"
+    service["kind"] = "Service"
+    meta = dict(as_map(service.get("metadata")))
+    service_spec = dict(as_map(service.get("spec")))
+    service_spec["selector"] = dict(selector)
+    meta["annotations"] = {**str_map(meta.get("annotations")), **annotations}
+    merged = ports(as_list(service_spec.get("ports")))
+    if merged is not None:
+        service_spec["ports"] = merged
+    meta["labels"] = {**str_map(meta.get("labels")), **labels}
+    if not meta.get("name"):
+        meta["name"] = default_name
+    meta["namespace"] = namespace
+    if not service_spec.get("type") and default_type:
+        service_spec["type"] = default_type
+    if not meta["annotations"]:
+        meta.pop("annotations")
+    service["metadata"] = meta
+    service["spec"] = service_spec
+    return service
+
+
 def _service(
     name: str,
     namespace: str,
@@ -146,27 +184,18 @@ def _build_service_for_head_pod(
 
     custom = head.get("headService")
     if isinstance(custom, Mapping):
-        service: dict[str, Any] = copy.deepcopy(dict(custom))
-        service["apiVersion"] = "v1"
-        service["kind"] = "Service"
-        meta = dict(as_map(service.get("metadata")))
-        service_spec = dict(as_map(service.get("spec")))
-        service_spec["selector"] = dict(selector)
-        meta["annotations"] = {**str_map(meta.get("annotations")), **annotations}
-        service_spec["ports"] = [*as_list(service_spec.get("ports")), *ports]
-        meta["labels"] = {**str_map(meta.get("labels")), **selector}
-        if not meta.get("name"):
-            meta["name"] = head_service_name(cluster)
-        meta["namespace"] = namespace
-        if not service_spec.get("type") and default_type:
-            service_spec["type"] = default_type
-        if not meta["annotations"]:
-            meta.pop("annotations")
-        service["metadata"] = meta
-        service["spec"] = service_spec
-        return service
+        return _from_user_service(
+            custom,
+            default_name=head_service_name(cluster),
+            namespace=namespace,
+            selector=selector,
+            labels=selector,
+            annotations=annotations,
+            default_type=default_type,
+            ports=lambda user: [*user, *ports],  # the user's, then the operator's
+        )
 
-    service_spec = {"selector": dict(selector), "ports": ports}
+    service_spec: dict[str, Any] = {"selector": dict(selector), "ports": ports}
     if default_type:
         service_spec["type"] = default_type
     if not options.enable_ray_head_cluster_ip_service and default_type in ("", "ClusterIP"):
@@ -338,29 +367,24 @@ def build_serve_service_for_ray_service(
     if not ports and not isinstance(custom, Mapping):
         raise ServiceBuildError(_SERVE_PORT_MISSING)
     if isinstance(custom, Mapping) and not incremental:
-        service: dict[str, Any] = copy.deepcopy(dict(custom))
-        service["apiVersion"] = "v1"
-        service["kind"] = "Service"
-        meta = dict(as_map(service.get("metadata")))
-        service_spec = dict(as_map(service.get("spec")))
-        service_spec["selector"] = selector
-        meta["annotations"] = str_map(meta.get("annotations"))
-        if ports:
-            user_ports = {
-                as_str(as_map(p).get("name")): p for p in as_list(service_spec.get("ports"))
-            }
-            service_spec["ports"] = [user_ports.get(p["name"], p) for p in ports]
-        meta["labels"] = {**str_map(meta.get("labels")), **labels}
-        if not meta.get("name"):
-            meta["name"] = serve_service_name(name)
-        meta["namespace"] = namespace
-        if not service_spec.get("type") and service_type:
-            service_spec["type"] = service_type
-        if not meta["annotations"]:
-            meta.pop("annotations")
-        service["metadata"] = meta
-        service["spec"] = service_spec
-        return service
+
+        def serve_ports(user: Sequence[Any]) -> list[Any] | None:
+            # the operator's ports, each replaced by the user's port of the same name
+            if not ports:
+                return None
+            by_name = {as_str(as_map(p).get("name")): p for p in user}
+            return [by_name.get(p["name"], p) for p in ports]
+
+        return _from_user_service(
+            custom,
+            default_name=serve_service_name(name),
+            namespace=namespace,
+            selector=selector,
+            labels=labels,
+            annotations={},
+            default_type=service_type,
+            ports=serve_ports,
+        )
     if not ports:
         raise ServiceBuildError(_SERVE_PORT_MISSING)
     service_spec = {"selector": selector, "ports": ports}
