@@ -11,7 +11,8 @@ Contracts of :class:`ConnectionPool`:
 * One origin (``scheme://host:port``); ``https`` with the given :class:`ssl.SSLContext`
   and server name (``tls-server-name``, else the host). Every socket is made by
   ``socket_factory`` (the transport sets Go's TCP keepalive) and connected to each
-  resolved address in turn; a host name's resolution time goes to ``on_dns``.
+  resolved address in turn; a host name's resolution time goes to ``on_dns``. A name in the
+  ``.invalid`` domain fails at once without a lookup (RFC 6761), as does the proxy's.
 * Through an HTTP proxy when ``proxy`` is set: ``CONNECT`` for an ``https`` origin (then
   TLS inside the tunnel), absolute-form request targets for ``http``; the proxy URL's
   user and password become ``Proxy-Authorization: Basic``.
@@ -349,6 +350,9 @@ class ConnectionPool:
 
     # ----- connections ----------------------------------------------------
     async def _dial(self, host: str, port: int) -> socket.socket:
+        if is_invalid_name(host):
+            # RFC 6761 6.4: such names never resolve, so none is sent to a resolver
+            raise socket.gaierror(socket.EAI_NONAME, f"{host}: an .invalid name never resolves")
         loop = asyncio.get_running_loop()
         try:
             ipaddress.ip_address(host)
@@ -542,6 +546,12 @@ class ConnectionPool:
         return len(self._idle)
 
 
+def is_invalid_name(host: str) -> bool:
+    """``host`` is in the ``invalid.`` domain (RFC 6761: lookups fail at once, locally)."""
+    name = host.rstrip(".").lower()
+    return name == "invalid" or name.endswith(".invalid")
+
+
 async def _read_head(reader: asyncio.StreamReader) -> tuple[int, str, Headers]:
     """Status code, reason and headers of the next answer on ``reader``."""
     try:
@@ -586,4 +596,5 @@ __all__ = [
     "ProxyError",
     "Response",
     "ServerDisconnected",
+    "is_invalid_name",
 ]

@@ -248,10 +248,29 @@ async def test_refused_and_unknown_hosts_are_connect_errors_naming_the_cause() -
     with pytest.raises(http1.ConnectError) as refused:
         await pool.request("GET", "/")
     assert isinstance(refused.value.os_error, ConnectionRefusedError)
-    pool = http1.ConnectionPool("http://no-such-host.invalid:80")
-    with pytest.raises(http1.ConnectError) as unknown:
-        await pool.request("GET", "/")
+    loop = asyncio.get_running_loop()
+    lookups: list[object] = []
+    real_getaddrinfo = loop.getaddrinfo
+
+    async def recording(host: object, *args: object, **kwargs: object) -> object:
+        lookups.append(host)
+        return await real_getaddrinfo(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    loop.getaddrinfo = recording  # type: ignore[method-assign,assignment]
+    try:
+        pool = http1.ConnectionPool("http://no-such-host.invalid:80")
+        with pytest.raises(http1.ConnectError) as unknown:
+            await pool.request("GET", "/")
+        proxied = http1.ConnectionPool(
+            "https://apiserver:6443", proxy="http://proxy.kuberay.invalid:3128"
+        )
+        with pytest.raises(http1.ProxyError) as no_proxy:
+            await proxied.request("GET", "/")
+    finally:
+        del loop.getaddrinfo  # type: ignore[method-assign]
     assert isinstance(unknown.value.os_error, socket.gaierror)
+    assert isinstance(no_proxy.value.os_error, socket.gaierror)
+    assert lookups == []  # RFC 6761: an .invalid name is never sent to a resolver
 
 
 async def test_an_http_origin_through_a_proxy_uses_absolute_targets_and_proxy_auth() -> None:
