@@ -134,6 +134,9 @@ class FakeDashboard:
         self.serve_config: dict[str, Any] | None = None
         #: Every body ``PUT /api/serve/applications/`` accepted, in order.
         self.serve_config_history: list[dict[str, Any]] = []
+        #: Called with each accepted ``PUT /api/serve/applications/`` body, as it is accepted:
+        #: a test records what else was true at that moment (ordering, not polling).
+        self.on_serve_config: Callable[[dict[str, Any]], None] | None = None
         self.hang = False
         self.fail_with: int | None = None
         self.require_token: str | None = None
@@ -482,6 +485,8 @@ class FakeDashboard:
         self.applications = new
         self.serve_config = body
         self.serve_config_history.append(body)
+        if self.on_serve_config is not None:
+            self.on_serve_config(body)
         return web.Response(status=200)
 
     async def _proxy_healthz(self, request: web.Request) -> web.Response:

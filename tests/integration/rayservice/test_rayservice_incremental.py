@@ -319,11 +319,16 @@ async def test_no_capacity_is_taken_from_a_cluster_the_gateway_still_sends_traff
             await asyncio.sleep(0.5)
         assert routes.observed[-1] == (100, 0)
 
+        # What the gateway had accepted when each capacity reached the old cluster.
+        seen_by_gateway: dict[Any, list[tuple[int, ...]]] = {}
+        old_fake.on_serve_config = lambda body: seen_by_gateway.setdefault(
+            body.get("target_capacity"), list(routes.observed)
+        )
         routes.hold = lambda _weights: False
         await eventually(
             lambda: capacities(old_fake) == [100, 50], timeout=30, message="old capacity 50"
         )
-        assert routes.observed[-1] == (50, 50)
+        assert seen_by_gateway[50][-1] == (50, 50)
         done = await wait_rs(kclient, namespace, "svc", lambda r: active_name(r) == new, timeout=90)
         assert capacities(old_fake) == [100, 50, 0]
         assert done["status"]["activeServiceStatus"]["trafficRoutedPercent"] == 100
