@@ -29,7 +29,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-import aiohttp  # noqa: E402
 import structlog  # noqa: E402
 
 from kuberay.controllers.dashboard import (  # noqa: E402
@@ -38,20 +37,22 @@ from kuberay.controllers.dashboard import (  # noqa: E402
     DashboardTarget,
     ServeProxyTarget,
 )
+from kuberay.controllers.dashboard.client import client_at  # noqa: E402
+from kuberay.kube.http1_origins import OriginPools  # noqa: E402
 from kuberay.testing import FakeDashboard  # noqa: E402
 
 REQUEUE = 3.0
 
 
 class Source:
-    def __init__(self, session: aiohttp.ClientSession, urls: dict[str, str]) -> None:
-        self.session = session
+    def __init__(self, pools: OriginPools, urls: dict[str, str]) -> None:
+        self.pools = pools
         self.urls = urls
 
     async def client_for(self, t: DashboardTarget | ServeProxyTarget) -> DashboardClient:
         assert isinstance(t, DashboardTarget)
         url = self.urls["dead" if t.cluster_name.startswith("dead") else t.cluster_name]
-        return DashboardClient(self.session, url, timeout=2.0)
+        return client_at(self.pools, url, timeout=2.0)
 
 
 def target(name: str) -> DashboardTarget:
@@ -62,13 +63,13 @@ async def run(dead: int, seconds: float, max_in_flight: int) -> dict[str, Any]:
     async with (
         FakeDashboard("127.0.0.201", 0) as dead_dash,
         FakeDashboard("127.0.0.202", 0) as live_dash,
-        aiohttp.ClientSession() as session,
     ):
+        pools = OriginPools()
         dead_dash.hang = True
         dead_dash.add_job("job")
         live_dash.add_job("job", status="RUNNING")
         poller = DashboardPoller(
-            Source(session, {"dead": dead_dash.url, "live": live_dash.url}),
+            Source(pools, {"dead": dead_dash.url, "live": live_dash.url}),
             max_in_flight=max_in_flight,
         )
         live_owner = ("bench", "live")
@@ -98,6 +99,7 @@ async def run(dead: int, seconds: float, max_in_flight: int) -> dict[str, Any]:
                 await asyncio.sleep(REQUEUE)
         finally:
             await poller.close()
+            await pools.close()
         return {
             "dead_owners": dead,
             "max_in_flight": max_in_flight,

@@ -16,9 +16,9 @@ operator's memory is mostly the code it loaded.
   ``start_http_server``, ``start_wsgi_server`` and gateway functions raise
   :class:`NotLoaded`; metrics, registries and ``generate_latest`` are unchanged.
 
-aiohttp is not imported at start-up at all: the apiserver client is
-:mod:`kuberay.kube.http1`, and :func:`kuberay.kube.aiohttp_import.import_aiohttp` loads
-aiohttp (without its own waste) for the first dashboard a controller dials.
+aiohttp is not imported by the operator at all: the apiserver and Ray dashboard clients
+speak HTTP/1.1 through :mod:`kuberay.kube.http1` (``kubectl ray`` loads aiohttp, through
+:func:`kuberay.kube.aiohttp_import.import_aiohttp`, for its websockets and log streams).
 
 Each step is skipped when its library is already imported (a test process, a library user).
 """

@@ -1,10 +1,11 @@
 """A small asyncio HTTP/1.1 client for one origin: what an apiserver client needs, no more.
 
-Why not aiohttp for the apiserver: an idle operator's memory is mostly the code it loaded,
-and aiohttp's client (with yarl, multidict, its cookie, multipart, websocket and
-happy-eyeballs modules) costs about 9 MiB of it; the operator asks one server for JSON
-and streams watch lines. aiohttp stays where its other parts are used (``kubectl ray``'s
-log streams and port-forwards, the Ray dashboard client), loaded when first used.
+Why not aiohttp for the apiserver and the Ray dashboards: an idle operator's memory is mostly
+the code it loaded, and aiohttp's client (with yarl, multidict, its cookie, multipart,
+websocket and happy-eyeballs modules) costs about 9 MiB of it; the operator asks servers for
+JSON and streams watch lines (:mod:`.http1_origins` keeps a pool per dashboard address).
+aiohttp stays where its other parts are used (``kubectl ray``'s log streams and
+port-forwards), loaded when first used.
 
 Contracts of :class:`ConnectionPool`:
 
@@ -544,6 +545,11 @@ class ConnectionPool:
     def idle(self) -> int:
         """How many kept-alive connections wait unused."""
         return len(self._idle)
+
+    @property
+    def connections(self) -> int:
+        """How many connections are open (idle or carrying an answer)."""
+        return len(self._open)
 
 
 def is_invalid_name(host: str) -> bool:

@@ -15,15 +15,14 @@ non-2xx answers raise :class:`BadResponse` where KubeRay ignores or mis-decodes 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kuberay.kube.aiohttp_import import import_aiohttp
-
-if TYPE_CHECKING:
-    import aiohttp
+from kuberay.kube.http1 import ConnectionPool, HTTPClientError
+from kuberay.kube.http1_origins import OriginPools
 
 from .errors import (
     BadResponse,
@@ -42,6 +41,7 @@ __all__ = [
     "DUPLICATE_SUBMISSION_TEXT",
     "PROXY_TIMEOUT",
     "DashboardClient",
+    "client_at",
 ]
 
 JOBS_PATH = "/api/jobs/"
@@ -96,30 +96,30 @@ def _address_of(base_url: str) -> str:
 
 
 class DashboardClient:
-    """Calls to one dashboard at ``base_url`` (``http://host:port`` or an apiserver proxy URL).
+    """Calls to one dashboard: ``pool``'s origin (``http://host:port``, or the apiserver
+    for a proxy URL) at ``path`` below the pool's base (``""``, or the apiserver proxy path).
 
-    ``session`` is shared and owned by the caller (the factory). ``headers`` supplies extra
+    ``pool`` is shared and owned by the caller (the factory). ``headers`` supplies extra
     headers per request (the apiserver credentials in proxy mode). ``on_unreachable`` is called
     when a call gets no answer (the factory drops its cached address).
     """
 
     def __init__(
         self,
-        session: aiohttp.ClientSession,
-        base_url: str,
+        pool: ConnectionPool,
+        path: str = "",
         *,
         timeout: float = DIRECT_TIMEOUT,
         auth_token: str | None = None,
         headers: HeaderSource | None = None,
-        server_hostname: str | None = None,
         on_unreachable: Callable[[], None] | None = None,
     ) -> None:
-        self.session = session
-        self.base_url = base_url.rstrip("/")
+        self.pool = pool
+        self.path = path.rstrip("/")
+        self.base_url = f"{pool.scheme}://{pool.authority}{pool.base_path}{self.path}"
         self.timeout = timeout
         self._auth_token = auth_token or None
         self._headers = headers
-        self._server_hostname = server_hostname
         self._on_unreachable = on_unreachable
         self.address = _address_of(self.base_url)
 
@@ -150,24 +150,17 @@ class DashboardClient:
             headers["Content-Type"] = "application/json"
         if self._auth_token is not None:
             headers[AUTH_HEADER] = f"Bearer {self._auth_token}"
-        import_aiohttp()  # loaded with the first dashboard request
-        import aiohttp
-        import yarl
-
-        extra: dict[str, Any] = {}
-        if self._server_hostname:
-            extra["server_hostname"] = self._server_hostname
         try:
-            async with self.session.request(
-                method,
-                yarl.URL(url, encoded=True),
-                data=body,
-                headers=headers,
-                timeout=aiohttp.ClientTimeout(total=self.timeout),
-                allow_redirects=False,
-                **extra,
-            ) as resp:
-                raw = await resp.read()
+            async with asyncio.timeout(self.timeout):
+                resp = await self.pool.request(
+                    method,
+                    self.path + path,
+                    params=dict(query) if query else None,
+                    headers=headers.items(),
+                    body=body,
+                )
+                async with resp:
+                    raw = await resp.read()
                 status = resp.status
         except TimeoutError as exc:
             self._unreachable()
@@ -177,7 +170,7 @@ class DashboardClient:
                 address=self.address,
                 detail=f"{self.timeout:g}s",
             ) from exc
-        except (aiohttp.ClientError, OSError, ValueError) as exc:
+        except (HTTPClientError, OSError, ValueError) as exc:
             self._unreachable()
             cause = classify(exc)
             inner = getattr(exc, "os_error", None) or exc
@@ -361,3 +354,10 @@ class DashboardClient:
         """``GET /api/gcs_healthz`` answers 200 with ``success`` (the submitter's wait loop)."""
         status, raw = await self._request("GET", "/api/gcs_healthz", what="GcsHealthz")
         return status == 200 and b"success" in raw
+
+
+def client_at(pools: OriginPools, url: str, **options: Any) -> DashboardClient:
+    """A :class:`DashboardClient` for the dashboard at ``url`` (``http://host:port`` or a
+    URL with a path, e.g. an apiserver proxy), over ``pools``' connections to its origin;
+    ``options`` are :class:`DashboardClient`'s keywords."""
+    return DashboardClient(pools.pool(url), urllib.parse.urlsplit(url).path, **options)

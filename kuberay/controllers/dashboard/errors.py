@@ -14,8 +14,8 @@ import enum
 import errno
 import socket
 import ssl
-import sys
-from typing import Any
+
+from kuberay.kube.http1 import HTTPClientError
 
 __all__ = [
     "ALLOWED_NETWORKS_ENV",
@@ -145,24 +145,16 @@ def _causes(exc: BaseException) -> list[BaseException]:
 
 
 def classify(exc: BaseException) -> Cause:
-    """The cause of a transport failure: an exception raised by aiohttp, asyncio, ssl or the
-    socket layer while dialling a dashboard (wrapped ones are looked through). Pure.
+    """The cause of a transport failure: an exception raised by the HTTP client
+    (:mod:`kuberay.kube.http1`), asyncio, ssl or the socket layer while dialling a dashboard
+    (wrapped ones are looked through). Pure.
 
     TLS before DNS before refused before timeout (the most specific first); any other
     connection or OS error is :attr:`Cause.UNREACHABLE`; anything else :attr:`Cause.OTHER`."""
     chain = _causes(exc)
-    # aiohttp's errors can only be here if it is loaded (dashboards are dialled with it)
-    aiohttp: Any = sys.modules.get("aiohttp")
-    tls: tuple[type[BaseException], ...] = (ssl.SSLError,)
-    dns: tuple[type[BaseException], ...] = (socket.gaierror,)
-    connection: tuple[type[BaseException], ...] = (OSError,)
-    if aiohttp is not None:
-        tls += (aiohttp.ClientSSLError,)
-        dns += (aiohttp.ClientConnectorDNSError,)
-        connection += (aiohttp.ClientConnectionError,)
     checks: list[tuple[Cause, type[BaseException] | tuple[type[BaseException], ...], int]] = [
-        (Cause.TLS, tls, 0),
-        (Cause.DNS, dns, 0),
+        (Cause.TLS, ssl.SSLError, 0),
+        (Cause.DNS, socket.gaierror, 0),
         (Cause.CONNECTION_REFUSED, ConnectionRefusedError, errno.ECONNREFUSED),
         (Cause.TIMEOUT, TimeoutError, errno.ETIMEDOUT),
     ]
@@ -170,7 +162,7 @@ def classify(exc: BaseException) -> Cause:
         for e in chain:
             if isinstance(e, types) or (code and isinstance(e, OSError) and e.errno == code):
                 return cause
-    if any(isinstance(e, connection) for e in chain):
+    if any(isinstance(e, (OSError, HTTPClientError)) for e in chain):
         return Cause.UNREACHABLE
     return Cause.OTHER
 

@@ -1,6 +1,7 @@
 """Builds a :class:`DashboardClient` for a target: where to dial, with which credentials.
 
-* One aiohttp session (connection pool) for every dashboard the operator talks to; closed by
+* Keep-alive connections per dashboard address (:class:`~kuberay.kube.http1_origins.OriginPools`,
+  the operator's own HTTP/1.1 client, as for the apiserver); closed by
   :meth:`DashboardClientFactory.close` on shutdown.
 * ``use_kubernetes_proxy`` (KubeRay's ``--use-kubernetes-proxy``): requests go to
   ``<apiserver>/api/v1/namespaces/<ns>/services/<head svc>:dashboard/proxy`` (a Serve proxy:
@@ -34,18 +35,16 @@ import binascii
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 import structlog
 
 from kuberay.api.v1 import constants as c
 from kuberay.controllers.common.constants import DEFAULT_DOMAIN_NAME
 from kuberay.controllers.dashboard.endpoints import ServiceNotReachable, in_cluster, service_address
-from kuberay.kube.aiohttp_import import import_aiohttp
 from kuberay.kube.errors import KubeError, NotFound
-
-if TYPE_CHECKING:
-    import aiohttp
+from kuberay.kube.http1 import ConnectionPool
+from kuberay.kube.http1_origins import OriginPools
 from kuberay.kube.interfaces import Reader
 
 from .client import DIRECT_TIMEOUT, PROXY_TIMEOUT, DashboardClient
@@ -76,7 +75,7 @@ class KubeAccess(Reader, Protocol):
     configuration: Any
 
     @property
-    def session(self) -> aiohttp.ClientSession: ...
+    def pool(self) -> ConnectionPool: ...
 
     def view(self, *, qps: float = ..., burst: int = ...) -> KubeAccess: ...
 
@@ -132,31 +131,20 @@ class DashboardClientFactory:
         self.address_ttl = address_ttl
         self._clock = clock
         self._addresses: dict[tuple[str, str, str], tuple[str, int, float]] = {}
-        self._session: aiohttp.ClientSession | None = None
-        self._closed = False
+        self._pools = OriginPools(user_agent="kuberay-operator")
 
     # ----- lifecycle ----------------------------------------------------------------------
-    @property
-    def session(self) -> aiohttp.ClientSession:
-        """The shared session for direct dashboard traffic (created on first use)."""
-        if self._closed:
-            raise DashboardUnreachable("the dashboard client factory is closed")
-        if self._session is None or self._session.closed:
-            import_aiohttp()  # loaded with the first dashboard a controller dials
-            import aiohttp
-
-            connector = aiohttp.TCPConnector(limit=256)
-            self._session = aiohttp.ClientSession(
-                connector=connector, headers={"User-Agent": "kuberay-operator"}
-            )
-        return self._session
+    def pool(self, host: str, port: int) -> ConnectionPool:
+        """The keep-alive connections to ``http://host:port`` (raises DashboardUnreachable
+        after :meth:`close`)."""
+        try:
+            return self._pools.pool(f"http://{host_port(host, port)}")
+        except RuntimeError as exc:
+            raise DashboardUnreachable("the dashboard client factory is closed") from exc
 
     async def close(self) -> None:
-        """Close the shared session (the kube client's own session is left alone)."""
-        self._closed = True
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        """Close the dashboards' connections (the kube client's own are left alone)."""
+        await self._pools.close()
 
     # ----- clients ------------------------------------------------------------------------
     async def client_for(self, target: Target) -> DashboardClient:
@@ -178,8 +166,7 @@ class DashboardClientFactory:
             )
         key = (target.namespace, target.head_service, target.port_name)
         return DashboardClient(
-            self.session,
-            f"http://{host_port(host, port)}",
+            self.pool(host, port),
             timeout=self.timeout,
             auth_token=token,
             on_unreachable=lambda: self.forget_address(key),
@@ -226,9 +213,7 @@ class DashboardClientFactory:
             )
             return self._through_apiserver(pod_proxy, None, timeout=self._fallback_timeout)
         self.guard.check(target.pod_ip, what=what, port=target.port)
-        return DashboardClient(
-            self.session, f"http://{host_port(target.pod_ip, target.port)}", timeout=self.timeout
-        )
+        return DashboardClient(self.pool(target.pod_ip, target.port), timeout=self.timeout)
 
     def _through_apiserver(
         self, path: str, token: str | None, *, timeout: float | None = None
@@ -243,12 +228,11 @@ class DashboardClientFactory:
             return {}
 
         return DashboardClient(
-            self._kube.session,
-            self._kube.host.rstrip("/") + path,
+            self._kube.pool,
+            path,
             timeout=timeout or self.timeout,
             auth_token=token,
             headers=credentials,
-            server_hostname=getattr(configuration, "tls_server_name", None),
         )
 
     # ----- lookups ------------------------------------------------------------------------

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
-import aiohttp
 import pytest
 
 from kuberay.controllers.dashboard import (
@@ -15,7 +15,8 @@ from kuberay.controllers.dashboard import (
     DuplicateSubmissionId,
     JobNotFound,
 )
-from kuberay.controllers.dashboard.client import DashboardClient
+from kuberay.controllers.dashboard.client import DashboardClient, client_at
+from kuberay.kube.http1_origins import OriginPools
 from kuberay.testing import FakeDashboard
 
 HOST = "127.0.0.31"
@@ -28,21 +29,20 @@ async def fake() -> AsyncIterator[FakeDashboard]:
 
 
 @pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as s:
-        yield s
+async def pools() -> AsyncIterator[OriginPools]:
+    made = OriginPools()
+    yield made
+    await made.close()
 
 
-def client_for(
-    fake: FakeDashboard, session: aiohttp.ClientSession, **kw: object
-) -> DashboardClient:
-    return DashboardClient(session, fake.url, **kw)  # type: ignore[arg-type]
+def client_for(fake: FakeDashboard, pools: OriginPools, **kw: Any) -> DashboardClient:
+    return client_at(pools, fake.url, **kw)
 
 
 async def test_submit_then_get_job_info_reads_what_ray_reports(
-    fake: FakeDashboard, session: aiohttp.ClientSession
+    fake: FakeDashboard, pools: OriginPools
 ) -> None:
-    c = client_for(fake, session)
+    c = client_for(fake, pools)
     body = {
         "entrypoint": "python train.py",
         "submission_id": "rayjob-abcde",
@@ -76,18 +76,14 @@ async def test_submit_then_get_job_info_reads_what_ray_reports(
     assert fake.request_headers[post]["Content-Type"] == "application/json"
 
 
-async def test_unknown_job_is_job_not_found(
-    fake: FakeDashboard, session: aiohttp.ClientSession
-) -> None:
+async def test_unknown_job_is_job_not_found(fake: FakeDashboard, pools: OriginPools) -> None:
     with pytest.raises(JobNotFound) as err:
-        await client_for(fake, session).get_job_info("nope")
+        await client_for(fake, pools).get_job_info("nope")
     assert "nope" in str(err.value) and "does not exist" in str(err.value)
 
 
-async def test_duplicate_submission_id_is_typed(
-    fake: FakeDashboard, session: aiohttp.ClientSession
-) -> None:
-    c = client_for(fake, session)
+async def test_duplicate_submission_id_is_typed(fake: FakeDashboard, pools: OriginPools) -> None:
+    c = client_for(fake, pools)
     await c.submit_job({"entrypoint": "echo", "submission_id": "same"})
     with pytest.raises(DuplicateSubmissionId) as err:
         await c.submit_job({"entrypoint": "echo", "submission_id": "same"})
@@ -96,16 +92,16 @@ async def test_duplicate_submission_id_is_typed(
 
 
 async def test_rejected_submission_is_bad_response_with_status(
-    fake: FakeDashboard, session: aiohttp.ClientSession
+    fake: FakeDashboard, pools: OriginPools
 ) -> None:
     with pytest.raises(BadResponse) as err:
-        await client_for(fake, session).submit_job({"submission_id": "x"})  # no entrypoint
+        await client_for(fake, pools).submit_job({"submission_id": "x"})  # no entrypoint
     assert err.value.status == 400
     assert "SubmitJob" in str(err.value)
 
 
-async def test_list_jobs_and_logs(fake: FakeDashboard, session: aiohttp.ClientSession) -> None:
-    c = client_for(fake, session)
+async def test_list_jobs_and_logs(fake: FakeDashboard, pools: OriginPools) -> None:
+    c = client_for(fake, pools)
     fake.add_job("a", status="RUNNING")
     fake.add_job("b", status="SUCCEEDED")
     fake.job_logs["a"] = "hello\nworld\n"
@@ -117,16 +113,16 @@ async def test_list_jobs_and_logs(fake: FakeDashboard, session: aiohttp.ClientSe
     assert await c.get_job_log("missing") is None
 
 
-async def test_stop_running_job(fake: FakeDashboard, session: aiohttp.ClientSession) -> None:
+async def test_stop_running_job(fake: FakeDashboard, pools: OriginPools) -> None:
     fake.add_job("j", status="RUNNING")
-    await client_for(fake, session).stop_job("j")
+    await client_for(fake, pools).stop_job("j")
     assert fake.jobs["j"]["status"] == "STOPPED"
 
 
 async def test_stop_not_stopped_is_fine_only_when_already_terminal(
-    fake: FakeDashboard, session: aiohttp.ClientSession
+    fake: FakeDashboard, pools: OriginPools
 ) -> None:
-    c = client_for(fake, session)
+    c = client_for(fake, pools)
     fake.add_job("done", status="SUCCEEDED")
     await c.stop_job("done")  # {"stopped": false}, but terminal: no error
     assert fake.jobs["done"]["status"] == "SUCCEEDED"
@@ -140,18 +136,16 @@ async def test_stop_not_stopped_is_fine_only_when_already_terminal(
     assert fake.requests[-2:] == [("POST", "/api/jobs/stuck/stop"), ("GET", "/api/jobs/stuck")]
 
 
-async def test_stop_and_delete_unknown_job(
-    fake: FakeDashboard, session: aiohttp.ClientSession
-) -> None:
-    c = client_for(fake, session)
+async def test_stop_and_delete_unknown_job(fake: FakeDashboard, pools: OriginPools) -> None:
+    c = client_for(fake, pools)
     with pytest.raises(JobNotFound):
         await c.stop_job("ghost")
     with pytest.raises(JobNotFound):
         await c.delete_job("ghost")
 
 
-async def test_delete_job(fake: FakeDashboard, session: aiohttp.ClientSession) -> None:
-    c = client_for(fake, session)
+async def test_delete_job(fake: FakeDashboard, pools: OriginPools) -> None:
+    c = client_for(fake, pools)
     fake.add_job("live", status="RUNNING")
     with pytest.raises(BadResponse) as err:
         await c.delete_job("live")  # Ray refuses to delete a running job
@@ -161,62 +155,58 @@ async def test_delete_job(fake: FakeDashboard, session: aiohttp.ClientSession) -
     assert "live" not in fake.jobs
 
 
-async def test_auth_header_sent_and_checked(
-    fake: FakeDashboard, session: aiohttp.ClientSession
-) -> None:
+async def test_auth_header_sent_and_checked(fake: FakeDashboard, pools: OriginPools) -> None:
     fake.require_token = "s3cret"
     fake.add_job("j")
     with pytest.raises(BadResponse) as err:
-        await client_for(fake, session).get_job_info("j")
+        await client_for(fake, pools).get_job_info("j")
     assert err.value.status == 401 and "token" in str(err.value)
     with pytest.raises(BadResponse) as err:
-        await client_for(fake, session, auth_token="wrong").get_job_info("j")
+        await client_for(fake, pools, auth_token="wrong").get_job_info("j")
     assert err.value.status == 403
-    info = await client_for(fake, session, auth_token="s3cret").get_job_info("j")
+    info = await client_for(fake, pools, auth_token="s3cret").get_job_info("j")
     assert info.submission_id == "j"
     assert fake.request_headers[-1]["x-ray-authorization"] == "Bearer s3cret"
 
 
-async def test_no_auth_header_without_token(
-    fake: FakeDashboard, session: aiohttp.ClientSession
-) -> None:
+async def test_no_auth_header_without_token(fake: FakeDashboard, pools: OriginPools) -> None:
     fake.add_job("j")
-    await client_for(fake, session).get_job_info("j")
+    await client_for(fake, pools).get_job_info("j")
     assert "x-ray-authorization" not in {k.lower() for k in fake.request_headers[-1]}
 
 
 async def test_hanging_dashboard_times_out_as_unreachable(
-    fake: FakeDashboard, session: aiohttp.ClientSession
+    fake: FakeDashboard, pools: OriginPools
 ) -> None:
     fake.hang = True
     lost: list[bool] = []
-    c = client_for(fake, session, timeout=0.2, on_unreachable=lambda: lost.append(True))
+    c = client_for(fake, pools, timeout=0.2, on_unreachable=lambda: lost.append(True))
     with pytest.raises(DashboardUnreachable) as err:
         await c.get_job_info("j")
     assert "no answer within 0.2s" in str(err.value)
     assert lost == [True]
 
 
-async def test_refused_connection_is_unreachable(session: aiohttp.ClientSession) -> None:
+async def test_refused_connection_is_unreachable(pools: OriginPools) -> None:
     async with FakeDashboard(HOST, 0) as fd:
         url = fd.url
     # The fake is stopped: nothing listens on that port any more.
     with pytest.raises(DashboardUnreachable):
-        await DashboardClient(session, url).list_jobs()
+        await client_at(pools, url).list_jobs()
 
 
 async def test_forced_failure_status_is_bad_response(
-    fake: FakeDashboard, session: aiohttp.ClientSession
+    fake: FakeDashboard, pools: OriginPools
 ) -> None:
     fake.fail_with = 502
-    c = client_for(fake, session)
+    c = client_for(fake, pools)
     for call in (c.get_job_info("j"), c.get_serve_details(), c.list_jobs()):
         with pytest.raises(BadResponse) as err:
             await call
         assert err.value.status == 502
 
 
-async def test_apiserver_status_404_is_not_job_not_found(session: aiohttp.ClientSession) -> None:
+async def test_apiserver_status_404_is_not_job_not_found(pools: OriginPools) -> None:
     """Through the apiserver proxy a 404 Status (Service gone) must not read as 'no job'."""
     from aiohttp import web
 
@@ -240,13 +230,13 @@ async def test_apiserver_status_404_is_not_job_not_found(session: aiohttp.Client
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     try:
         with pytest.raises(DashboardUnreachable) as err:
-            await DashboardClient(session, f"http://{HOST}:{port}/proxy").get_job_info("j")
+            await client_at(pools, f"http://{HOST}:{port}/proxy").get_job_info("j")
         assert "rc-head-svc" in str(err.value)
     finally:
         await runner.cleanup()
 
 
-async def test_undecodable_job_info_is_bad_response(session: aiohttp.ClientSession) -> None:
+async def test_undecodable_job_info_is_bad_response(pools: OriginPools) -> None:
     from aiohttp import web
 
     async def garbage(request: web.Request) -> web.Response:
@@ -261,16 +251,14 @@ async def test_undecodable_job_info_is_bad_response(session: aiohttp.ClientSessi
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     try:
         with pytest.raises(BadResponse) as err:
-            await DashboardClient(session, f"http://{HOST}:{port}").get_job_info("j")
+            await client_at(pools, f"http://{HOST}:{port}").get_job_info("j")
         assert err.value.status == 200 and "not json" in str(err.value)
     finally:
         await runner.cleanup()
 
 
-async def test_serve_update_then_status(
-    fake: FakeDashboard, session: aiohttp.ClientSession
-) -> None:
-    c = client_for(fake, session)
+async def test_serve_update_then_status(fake: FakeDashboard, pools: OriginPools) -> None:
+    c = client_for(fake, pools)
     assert (await c.get_serve_details()).applications == {}
     config = {
         "applications": [
@@ -305,14 +293,14 @@ async def test_serve_update_then_status(
     assert fake.requests_to("/api/serve/applications/")[-1] == ("GET", "/api/serve/applications/")
 
 
-async def test_serve_update_rejected(fake: FakeDashboard, session: aiohttp.ClientSession) -> None:
+async def test_serve_update_rejected(fake: FakeDashboard, pools: OriginPools) -> None:
     with pytest.raises(BadResponse) as err:
-        await client_for(fake, session).update_serve_applications({"applications": "nope"})
+        await client_for(fake, pools).update_serve_applications({"applications": "nope"})
     assert err.value.status == 400 and "UpdateDeployments" in str(err.value)
 
 
-async def test_serve_proxy_health(fake: FakeDashboard, session: aiohttp.ClientSession) -> None:
-    proxy = DashboardClient(session, f"http://{HOST}:{fake.serve_port}", auth_token="t")
+async def test_serve_proxy_health(fake: FakeDashboard, pools: OriginPools) -> None:
+    proxy = client_at(pools, f"http://{HOST}:{fake.serve_port}", auth_token="t")
     await proxy.check_proxy_health()
     fake.proxy_healthy = False
     with pytest.raises(BadResponse) as err:
@@ -321,6 +309,6 @@ async def test_serve_proxy_health(fake: FakeDashboard, session: aiohttp.ClientSe
     assert fake.requests_to("/-/healthz") == [("GET", "/-/healthz")] * 2
 
 
-async def test_gcs_health(fake: FakeDashboard, session: aiohttp.ClientSession) -> None:
+async def test_gcs_health(fake: FakeDashboard, pools: OriginPools) -> None:
     fake.require_token = "t"  # the health endpoint stays open
-    assert await client_for(fake, session).gcs_healthy()
+    assert await client_for(fake, pools).gcs_healthy()

@@ -8,9 +8,7 @@ import socket
 import ssl
 from collections.abc import AsyncIterator
 
-import aiohttp
 import pytest
-from aiohttp.client_reqrep import ConnectionKey
 
 from kuberay.controllers.dashboard import (
     BadResponse,
@@ -19,16 +17,14 @@ from kuberay.controllers.dashboard import (
     DialGuard,
     JobNotFound,
 )
-from kuberay.controllers.dashboard.client import DashboardClient
+from kuberay.controllers.dashboard.client import DashboardClient, client_at
 from kuberay.controllers.dashboard.errors import Cause, classify, describe
 from kuberay.controllers.dashboard.guard import parse_networks
+from kuberay.kube.http1 import ConnectError, ConnectionPool, ProtocolError, ServerDisconnected
+from kuberay.kube.http1_origins import OriginPools
 from kuberay.testing import FakeDashboard
 
 HOST = "127.0.0.33"
-
-
-def _key(host: str = "10.0.0.5", port: int = 8265) -> ConnectionKey:
-    return ConnectionKey(host, port, False, True, None, None, None, None)
 
 
 def _chained(outer: BaseException, inner: BaseException) -> BaseException:
@@ -36,37 +32,32 @@ def _chained(outer: BaseException, inner: BaseException) -> BaseException:
     return outer
 
 
-def _conn(os_error: OSError) -> aiohttp.ClientConnectorError:
-    return aiohttp.ClientConnectorError(_key(), os_error)
+def _conn(os_error: OSError) -> ConnectError:
+    error = ConnectError("10.0.0.5", 8265, os_error)
+    error.__cause__ = os_error  # as the client raises it
+    return error
 
 
 @pytest.mark.parametrize(
     ("exc", "cause"),
     [
-        (
-            aiohttp.ClientConnectorDNSError(_key("svc.example"), socket.gaierror(-2, "unknown")),
-            Cause.DNS,
-        ),
+        (_conn(socket.gaierror(-2, "Name or service not known")), Cause.DNS),
         (_conn(socket.gaierror(-3, "Temporary failure")), Cause.DNS),
         (socket.gaierror(-2, "Name or service not known"), Cause.DNS),
         (_conn(ConnectionRefusedError(errno.ECONNREFUSED, "failed")), Cause.CONNECTION_REFUSED),
         (_conn(OSError(errno.ECONNREFUSED, "refused")), Cause.CONNECTION_REFUSED),
         (ConnectionRefusedError(errno.ECONNREFUSED, "refused"), Cause.CONNECTION_REFUSED),
         (TimeoutError(), Cause.TIMEOUT),
-        (aiohttp.ConnectionTimeoutError("Connection timeout to host"), Cause.TIMEOUT),
-        (aiohttp.SocketTimeoutError("Timeout on reading data from socket"), Cause.TIMEOUT),
         (_conn(OSError(errno.ETIMEDOUT, "timed out")), Cause.TIMEOUT),
+        (_conn(ssl.SSLCertVerificationError("bad")), Cause.TLS),
+        (_conn(ssl.SSLError(1, "wrong version number")), Cause.TLS),
         (
-            aiohttp.ClientConnectorCertificateError(_key(), ssl.SSLCertVerificationError("bad")),
+            _chained(ServerDisconnected("lost"), ssl.SSLError(1, "handshake failure")),
             Cause.TLS,
         ),
-        (
-            aiohttp.ClientConnectorSSLError(_key(), ssl.SSLError(1, "wrong version number")),
-            Cause.TLS,
-        ),
-        (_chained(aiohttp.ClientOSError(), ssl.SSLError(1, "handshake failure")), Cause.TLS),
         (_conn(OSError(errno.EHOSTUNREACH, "No route to host")), Cause.UNREACHABLE),
-        (aiohttp.ServerDisconnectedError(), Cause.UNREACHABLE),
+        (ServerDisconnected("connection closed inside the body"), Cause.UNREACHABLE),
+        (ProtocolError("bad chunk size"), Cause.UNREACHABLE),
         (ConnectionResetError(errno.ECONNRESET, "reset"), Cause.UNREACHABLE),
         (ValueError("bad URL"), Cause.OTHER),
     ],
@@ -179,16 +170,17 @@ def test_dial_guard_error_names_address_and_networks() -> None:
 
 # ----- the client tags its errors (loopback only) -----------------------------------------
 @pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as s:
-        yield s
+async def pools() -> AsyncIterator[OriginPools]:
+    made = OriginPools()
+    yield made
+    await made.close()
 
 
-async def test_client_refused_connection(session: aiohttp.ClientSession) -> None:
+async def test_client_refused_connection(pools: OriginPools) -> None:
     async with FakeDashboard(HOST, 0) as fd:
         url = fd.url
     with pytest.raises(DashboardUnreachable) as err:
-        await DashboardClient(session, url).get_job_info("j")
+        await client_at(pools, url).get_job_info("j")
     address = url.removeprefix("http://")
     assert (err.value.cause, err.value.address) == (Cause.CONNECTION_REFUSED, address)
     assert describe(err.value) == (
@@ -196,30 +188,30 @@ async def test_client_refused_connection(session: aiohttp.ClientSession) -> None
     )
 
 
-async def test_client_timeout_and_auth(session: aiohttp.ClientSession) -> None:
+async def test_client_timeout_and_auth(pools: OriginPools) -> None:
     async with FakeDashboard(HOST, 0) as fd:
         address = fd.url.removeprefix("http://")
         fd.hang = True
         with pytest.raises(DashboardUnreachable) as err:
-            await DashboardClient(session, fd.url, timeout=0.2).get_job_info("j")
+            await client_at(pools, fd.url, timeout=0.2).get_job_info("j")
         assert describe(err.value) == f"dashboard address {address}: no answer within 0.2s"
         fd.hang = False
         fd.require_token = "secret"
         with pytest.raises(BadResponse) as bad:
-            await DashboardClient(session, fd.url).get_job_info("j")
+            await client_at(pools, fd.url).get_job_info("j")
         assert (bad.value.cause, bad.value.status, bad.value.address) == (
             Cause.AUTH,
             401,
             address,
         )
         with pytest.raises(BadResponse) as bad:
-            await DashboardClient(session, fd.url, auth_token="wrong").get_job_info("j")
+            await client_at(pools, fd.url, auth_token="wrong").get_job_info("j")
         assert "HTTP 403" in describe(bad.value)
 
 
 def test_client_address_is_the_authority_or_the_proxy_url() -> None:
-    session = aiohttp.ClientSession.__new__(aiohttp.ClientSession)
-    assert DashboardClient(session, "http://10.0.0.5:8265").address == "10.0.0.5:8265"
-    assert DashboardClient(session, "http://[fd00::5]:8265/").address == "[fd00::5]:8265"
-    proxy = "https://127.0.0.1:6443/api/v1/namespaces/ns/services/rc-head-svc:dashboard/proxy"
-    assert DashboardClient(session, proxy).address == proxy
+    assert DashboardClient(ConnectionPool("http://10.0.0.5:8265")).address == "10.0.0.5:8265"
+    assert DashboardClient(ConnectionPool("http://[fd00::5]:8265/")).address == "[fd00::5]:8265"
+    apiserver = ConnectionPool("https://127.0.0.1:6443")
+    path = "/api/v1/namespaces/ns/services/rc-head-svc:dashboard/proxy"
+    assert DashboardClient(apiserver, path).address == "https://127.0.0.1:6443" + path

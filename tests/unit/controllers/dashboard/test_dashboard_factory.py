@@ -6,7 +6,6 @@ import base64
 from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
 import pytest
 
 from kuberay.controllers.dashboard import (
@@ -17,6 +16,7 @@ from kuberay.controllers.dashboard import (
     ServeProxyTarget,
 )
 from kuberay.kube.errors import NotFound
+from kuberay.kube.http1 import ConnectionPool
 from kuberay.testing import FakeDashboard
 
 NS = "ns"
@@ -40,13 +40,13 @@ class FakeKube:
         self.objects = objects
         self.configuration = Configuration()
         self.reads: list[tuple[str, str]] = []
-        self._session: aiohttp.ClientSession | None = None
+        self._pool: ConnectionPool | None = None
 
     @property
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            self._session = aiohttp.ClientSession()
-        return self._session
+    def pool(self) -> ConnectionPool:
+        if self._pool is None:
+            self._pool = ConnectionPool(self.host)
+        return self._pool
 
     def view(self, *, qps: float = 0.0, burst: int = 1) -> FakeKube:
         return self
@@ -72,8 +72,8 @@ class FakeKube:
         return [o for o in self.objects if o["kind"] == kind], "1"
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+        if self._pool is not None:
+            await self._pool.close()
 
 
 def service(name: str = "rc-head-svc", port: int = 8265) -> dict[str, Any]:
@@ -168,11 +168,11 @@ async def test_dial_guard_refuses_a_pod_ip_without_connecting() -> None:
         message = str(err.value)
         assert "10.244.0.5" in message and ALLOWED_NETWORKS_ENV in message
         assert "127.0.0.0/8" in message
-        # Refused before any connection: the dashboard session was never even created.
-        assert factory._session is None
+        # Refused before any connection: no dashboard connection pool was even made.
+        assert len(factory._pools) == 0
         with pytest.raises(DashboardUnreachable):
             await factory.client_for(ServeProxyTarget(NS, "rc-head", "10.244.0.5", 8000))
-        assert factory._session is None
+        assert len(factory._pools) == 0
     finally:
         await factory.close()
         await kube.close()
@@ -189,12 +189,12 @@ async def test_refused_address_goes_through_the_apiserver_proxy_with_fallback() 
             "https://127.0.0.1:6443/api/v1/namespaces/ns/services/rc-head-svc:dashboard/proxy"
         )
         assert client.timeout == 10.0 and client._auth_token == "ray-token"
-        assert client.session is kube.session  # the apiserver's credentials and TLS
+        assert client.pool is kube.pool  # the apiserver's credentials and TLS
         proxy = await factory.client_for(ServeProxyTarget(NS, "rc-head-x", "10.244.0.5", 8000))
         assert proxy.base_url == (
             "https://127.0.0.1:6443/api/v1/namespaces/ns/pods/rc-head-x:8000/proxy"
         )
-        assert factory._session is None  # nothing dialled directly
+        assert len(factory._pools) == 0  # nothing dialled directly
         # An allowed address is still dialled directly.
         kube.objects[1] = endpoint_slice("127.0.0.51")
         factory.forget_address((NS, "rc-head-svc", "dashboard"))
@@ -255,7 +255,7 @@ async def test_kubernetes_proxy_urls_and_credentials() -> None:
             "https://127.0.0.1:6443/api/v1/namespaces/ns/services/rc-head-svc:dashboard/proxy"
         )
         assert client.timeout == 10.0
-        assert client.session is kube.session  # the kube client's pool, TLS and credentials
+        assert client.pool is kube.pool  # the kube client's pool, TLS and credentials
         assert client._headers is not None
         assert await client._headers() == {"Authorization": "Bearer kube-token"}
         assert client._auth_token == "ray-token"

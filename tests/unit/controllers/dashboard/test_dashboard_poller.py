@@ -8,7 +8,6 @@ import math
 from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
 import pytest
 
 from kuberay.controllers.dashboard import (
@@ -21,6 +20,8 @@ from kuberay.controllers.dashboard import (
     JobNotFound,
     ServeProxyTarget,
 )
+from kuberay.controllers.dashboard.client import client_at
+from kuberay.kube.http1_origins import OriginPools
 from kuberay.reconcile.options import ManagerOptions
 from kuberay.testing import FakeDashboard
 from tests.helpers import eventually
@@ -44,8 +45,8 @@ class Clock:
 class Source:
     """Clients for fake dashboards, by cluster name (stands in for the factory)."""
 
-    def __init__(self, session: aiohttp.ClientSession, timeout: float = 30.0) -> None:
-        self.session = session
+    def __init__(self, pools: OriginPools, timeout: float = 30.0) -> None:
+        self.pools = pools
         self.timeout = timeout
         self.urls: dict[str, str] = {}
         self.asked: list[str] = []
@@ -53,7 +54,7 @@ class Source:
     async def client_for(self, t: DashboardTarget | ServeProxyTarget) -> DashboardClient:
         assert isinstance(t, DashboardTarget)
         self.asked.append(t.cluster_name)
-        return DashboardClient(self.session, self.urls[t.cluster_name], timeout=self.timeout)
+        return client_at(self.pools, self.urls[t.cluster_name], timeout=self.timeout)
 
 
 class Notified:
@@ -85,9 +86,10 @@ async def loop_errors() -> AsyncIterator[list[dict[str, Any]]]:
 
 
 @pytest.fixture
-async def session() -> AsyncIterator[aiohttp.ClientSession]:
-    async with aiohttp.ClientSession() as s:
-        yield s
+async def pools() -> AsyncIterator[OriginPools]:
+    made = OriginPools()
+    yield made
+    await made.close()
 
 
 @pytest.fixture
@@ -103,10 +105,8 @@ async def dash_b() -> AsyncIterator[FakeDashboard]:
 
 
 @pytest.fixture
-async def source(
-    session: aiohttp.ClientSession, dash_a: FakeDashboard, dash_b: FakeDashboard
-) -> Source:
-    s = Source(session)
+async def source(pools: OriginPools, dash_a: FakeDashboard, dash_b: FakeDashboard) -> Source:
+    s = Source(pools)
     s.urls = {"rc-a": dash_a.url, "rc-b": dash_b.url}
     return s
 
@@ -446,7 +446,7 @@ async def test_manager_shutdown_closes_the_poller(dash_a: FakeDashboard) -> None
     run = asyncio.create_task(mgr.run())
     await asyncio.wait_for(mgr.leading.wait(), 10)
     # In a pod the factory needs the Service: answer it from a stub instead of an apiserver.
-    poller.factory = Source(aiohttp.ClientSession())  # type: ignore[assignment]
+    poller.factory = Source(OriginPools())  # type: ignore[assignment]
     poller.factory.urls["rc-a"] = dash_a.url  # type: ignore[attr-defined]
     poller.job_info(A, target("rc-a"), "j")
     await eventually(lambda: dash_a.requests, message="request never arrived")
@@ -454,7 +454,7 @@ async def test_manager_shutdown_closes_the_poller(dash_a: FakeDashboard) -> None
     await asyncio.wait_for(run, 30)
     assert poller.in_flight == 0
     assert poller.job_info(A, target("rc-a"), "j") is None and poller.in_flight == 0
-    await poller.factory.session.close()  # type: ignore[attr-defined]
+    await poller.factory.pools.close()  # type: ignore[attr-defined]
 
 
 async def test_serve_update_retried_on_failure_and_refreshes_status(
@@ -537,9 +537,9 @@ async def test_unreachable_dashboard_is_polled_with_backoff(source: Source) -> N
 
 
 async def test_dead_dashboards_cannot_take_every_slot(
-    session: aiohttp.ClientSession, dash_a: FakeDashboard, dash_b: FakeDashboard
+    pools: OriginPools, dash_a: FakeDashboard, dash_b: FakeDashboard
 ) -> None:
-    source = Source(session, timeout=0.05)
+    source = Source(pools, timeout=0.05)
     source.urls = {"rc-a": dash_a.url, "rc-b": dash_b.url}
     dash_a.hang = True
     dash_b.add_job("jb")

@@ -3,10 +3,10 @@ and a stop whose outcome the caller waits for (issue 26, items 1, 4 and 6)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import AsyncIterator
 
-import aiohttp
 import pytest
 
 from kuberay.controllers.dashboard import (
@@ -15,6 +15,7 @@ from kuberay.controllers.dashboard import (
     DashboardPoller,
     JobNotFound,
 )
+from kuberay.kube.http1_origins import OriginPools
 from kuberay.testing import FakeDashboard
 from tests.helpers import eventually
 from tests.unit.controllers.dashboard.test_dashboard_poller import A, B, Clock, Notified, Source
@@ -31,8 +32,10 @@ async def dash() -> AsyncIterator[FakeDashboard]:
 
 @pytest.fixture
 async def source(dash: FakeDashboard) -> AsyncIterator[Source]:
-    async with aiohttp.ClientSession() as session:
-        s = Source(session)
+    async with contextlib.AsyncExitStack() as stack:
+        pools = OriginPools()
+        stack.push_async_callback(pools.close)
+        s = Source(pools)
         s.urls = {"rc": dash.url}
         yield s
 
