@@ -4,8 +4,9 @@ moto's S3 server (``moto_server``, from the dev extra, beside this interpreter) 
 subprocess of the control plane, in memory, on one address only: ``127.0.0.1`` without a real
 node, the real node's bridge address (``realnode.NODE_IP``) with one, which both this machine
 and the node's pods reach (the node's INPUT rule answers only loopback and the bridge). Never
-a wildcard address. Its port is ephemeral (moto binds port 0; the port is read back from
-``/proc``), so two clusters never collide.
+a wildcard address, and never looked up: it runs through ``moto_main.py``, so binding sends
+no reverse DNS query for the bridge address to the machine's resolver. Its port is ephemeral
+(moto binds port 0; the port is read back from ``/proc``), so two clusters never collide.
 
 Once it listens, the bucket ``BUCKET`` is created and ``DIR/object-store.env`` is written:
 ``KEY=VALUE`` lines with KubeRay's variable names (``STORAGE_BACKEND=s3``, ``S3_BUCKET``,
@@ -140,6 +141,24 @@ def moto_server_binary() -> Path:
     )
 
 
+#: moto_server's entry without the reverse DNS query of its address (see that file).
+MOTO_MAIN = Path(__file__).resolve().with_name("moto_main.py")
+
+
+def moto_python(binary: Path) -> Path:
+    """The Python interpreter of the ``moto_server`` script ``binary`` (its ``#!`` line),
+    else this one."""
+    try:
+        first = binary.read_bytes().split(b"\n", 1)[0]
+    except OSError:
+        return Path(sys.executable)
+    if first.startswith(b"#!"):
+        words = first[2:].decode(errors="replace").split()
+        if words and Path(words[0]).name.startswith("python") and Path(words[0]).exists():
+            return Path(words[0])
+    return Path(sys.executable)
+
+
 def create_bucket(endpoint: str, bucket: str = BUCKET, timeout: float = 10.0) -> None:
     """Create ``bucket`` (path style, signed with the placeholder credentials); an existing
     one is fine. botocore comes with the dev extra (aiobotocore)."""
@@ -222,8 +241,10 @@ class ObjectStoreServer:
             raise ObjectStoreError("object store already started")
         binary = moto_server_binary()
         self.env_file.unlink(missing_ok=True)
+        # moto's own interpreter runs moto_main.py: moto without a reverse lookup of host
+        command = [str(moto_python(binary)), str(MOTO_MAIN), "-H", self.host, "-p", str(self.port)]
         try:
-            self._process.launch([str(binary), "-H", self.host, "-p", str(self.port)], self.dir)
+            self._process.launch(command, self.dir)
             port = self._process.wait_until(listening_port, "listening")
             info = ObjectStoreInfo(self.host, port, self.bucket, self.env_file)
             create_bucket(info.endpoint, self.bucket)
