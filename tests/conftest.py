@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
 KUBECONFIG_ENV = "KUBERAY_TEST_KUBECONFIG"
 
+#: Fails the run when a test's DNS question leaves the machine (see that module).
+pytest_plugins = ["tests.egress_guard"]
+
 
 @dataclass(frozen=True)
 class ExistingCluster:
