@@ -39,7 +39,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kuberay.kube import Client, NotFound
+from kuberay.kube import Client, Conflict, NotFound
 from tests.e2e.harness import TIMINGS, OperatorProcess, record_timing
 from tests.e2e.realcluster import (
     RealCluster,
@@ -272,9 +272,15 @@ async def upgrade_image(
     RayService."""
     meta = rs["metadata"]
     began = time.monotonic()
-    current = await admin.get("ray.io/v1", "RayService", meta["name"], meta["namespace"])
-    current["spec"] = with_image(rs, NEW_VERSION)["spec"]
-    await admin.update(current)
+    for attempt in range(5):  # client-go's RetryOnConflict: the operator writes status too
+        current = await admin.get("ray.io/v1", "RayService", meta["name"], meta["namespace"])
+        current["spec"] = with_image(rs, NEW_VERSION)["spec"]
+        try:
+            await admin.update(current)
+            break
+        except Conflict:
+            if attempt == 4:
+                raise
 
     async def promoted() -> dict[str, Any] | None:
         now = await admin.get("ray.io/v1", "RayService", meta["name"], meta["namespace"])
