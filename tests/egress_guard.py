@@ -22,7 +22,6 @@ import contextlib
 import socket
 import struct
 import threading
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,6 +139,7 @@ class EgressWatch:
     current: str = "(session start)"
     problem: str = ""
     _sockets: list[socket.socket] = field(default_factory=list)
+    _threads: list[threading.Thread] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> None:
@@ -164,7 +164,9 @@ class EgressWatch:
             self.problem = "not watching: no default route (nothing can leave)"
             return
         for sock in self._sockets:
-            threading.Thread(target=self._read, args=(sock,), daemon=True).start()
+            thread = threading.Thread(target=self._read, args=(sock,), daemon=True)
+            thread.start()
+            self._threads.append(thread)
 
     def _read(self, sock: socket.socket) -> None:
         while not self._stop.is_set():
@@ -174,7 +176,7 @@ class EgressWatch:
                 continue
             except OSError:
                 return
-            if address[2] != PACKET_OUTGOING:
+            if address[2] != PACKET_OUTGOING:  # the kernel filter's rule, checked once more
                 continue
             egress = parse_frame(frame)
             if egress is not None:
@@ -182,9 +184,10 @@ class EgressWatch:
                 self.by_test.setdefault(egress, self.current)
 
     def stop(self) -> None:
-        """End the threads (within half a second) and close the sockets."""
+        """End the threads (each within its 0.5 s read timeout) and close the sockets."""
         self._stop.set()
-        time.sleep(0.6)
+        for thread in self._threads:
+            thread.join(timeout=2.0)
         for sock in self._sockets:
             with contextlib.suppress(OSError):
                 sock.close()

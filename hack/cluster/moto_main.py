@@ -4,7 +4,7 @@ moto's server is werkzeug's, a :class:`http.server.HTTPServer`, whose ``server_b
 itself with :func:`socket.getfqdn` of its address. For an address ``/etc/hosts`` does not
 list (the real node's bridge, ``10.250.0.1``, or a loopback address other than
 ``127.0.0.1``) that is a PTR query to the machine's resolver: a packet leaving the machine,
-once per start. Here an address literal is its own name and the host's name is
+once per start. Here a name or address is its own name and the host's name is
 :func:`socket.gethostname` (no lookup); moto runs as ``moto_server`` would, with the same
 arguments.
 
@@ -13,20 +13,15 @@ Run: ``python hack/cluster/moto_main.py -H HOST -p PORT`` (the interpreter that 
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import sys
 
 
 def local_fqdn(name: str = "") -> str:
-    """:func:`socket.getfqdn` without DNS: an address literal or a name is returned as it
-    is, no name gives this host's name."""
+    """:func:`socket.getfqdn` without DNS: a name or address is returned as given; no name
+    (or a wildcard address) gives this host's name."""
     if not name or name in ("0.0.0.0", "::"):
         return socket.gethostname()
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return name
     return name
 
 
