@@ -38,7 +38,7 @@ from kuberay.controllers.dashboard import (  # noqa: E402
     ServeProxyTarget,
 )
 from kuberay.controllers.dashboard.client import client_at  # noqa: E402
-from kuberay.kube.http1_origins import OriginPools  # noqa: E402
+from kuberay.http import OriginPools  # noqa: E402
 from kuberay.testing import FakeDashboard  # noqa: E402
 
 REQUEUE = 3.0

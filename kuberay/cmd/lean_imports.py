@@ -17,7 +17,7 @@ operator's memory is mostly the code it loaded.
   :class:`NotLoaded`; metrics, registries and ``generate_latest`` are unchanged.
 
 aiohttp is not imported by the operator at all: the apiserver and Ray dashboard clients
-speak HTTP/1.1 through :mod:`kuberay.kube.http1` (``kubectl ray`` loads aiohttp, through
+speak HTTP/1.1 through :mod:`kuberay.http` (``kubectl ray`` loads aiohttp, through
 :func:`kuberay.kube.aiohttp_import.import_aiohttp`, for its websockets and log streams).
 
 Each step is skipped when its library is already imported (a test process, a library user).

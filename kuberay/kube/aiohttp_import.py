@@ -1,7 +1,7 @@
 """Import aiohttp without what an operator never uses, when it is first needed.
 
 The operator never loads aiohttp (its apiserver and dashboard clients are
-:mod:`kuberay.kube.http1`); ``kubectl ray``'s first log stream or port-forward loads it
+:mod:`kuberay.http`); ``kubectl ray``'s first log stream or port-forward loads it
 through :func:`import_aiohttp`, which leaves out two costs of its import:
 
 * aiohttp builds two default TLS contexts at import, each loading the system CA bundle

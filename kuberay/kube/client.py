@@ -27,7 +27,7 @@ from typing import Any, Literal, NamedTuple
 
 import orjson
 
-from kuberay.kube import http1
+from kuberay import http
 from kuberay.kube import objects as k8s
 from kuberay.kube.errors import (
     TransportError,
@@ -283,7 +283,7 @@ class Client(Transport):
         # Not rate limited, like client-go's Request.Watch: a watch is one long request.
         headers = await self._headers(None, ACCEPT_METADATA if metadata_only else ACCEPT_JSON)
         code = 0
-        resp: http1.Response | None = None
+        resp: http.Response | None = None
         try:
             try:
                 async with asyncio.timeout(self.request_timeout):
@@ -323,7 +323,7 @@ class Client(Transport):
                 if metadata_only:
                     _label(obj, api_version, kind)
                 yield WatchEvent(etype, obj)
-        except (http1.HTTPClientError, OSError) as exc:
+        except (http.HTTPClientError, OSError) as exc:
             if resp is not None and resp in self._aborted:
                 raise TransportError(f"watch {info.plural}: connection closed") from exc
             raise TransportError(f"watch {info.plural}: {exc!r}") from exc

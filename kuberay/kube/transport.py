@@ -4,7 +4,7 @@ Why not kubernetes-asyncio's generated APIs: they build model objects for every
 response (10-20x the cost of parsing JSON) and their watch re-serialises every
 event. The client reads its connection settings with :mod:`kuberay.kube.kubeconfig`
 (kubernetes-asyncio's loader only for exec plugins and auth-providers) and talks
-HTTP/1.1 itself (:mod:`kuberay.kube.http1`; aiohttp's client would cost an idle operator
+HTTP/1.1 itself (:mod:`kuberay.http`; aiohttp's client would cost an idle operator
 about 9 MiB), decoding bodies once with orjson. An aiohttp session on the same TLS
 settings (:attr:`Transport.session`) is made on first use for what needs more than
 requests and watches (``kubectl ray``'s log streams and port-forwards). This module
@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, Self
 import orjson
 import structlog
 
-from kuberay.kube import http1
+from kuberay import http
 from kuberay.kube.aiohttp_import import import_aiohttp
 from kuberay.kube.errors import (
     ApiError,
@@ -184,13 +184,13 @@ class Transport:
         self.throttle = TokenBucket(qps, burst)
         self.stats = RequestStats()
         self._session: aiohttp.ClientSession | None = None
-        self._pool: http1.ConnectionPool | None = None
+        self._pool: http.ConnectionPool | None = None
         self._ssl_server_name: str | None = getattr(configuration, "tls_server_name", None)
         self._resources: dict[tuple[str, str], ResourceInfo] = dict(BUILTIN_RESOURCES)
-        self._watches: set[http1.Response] = set()
+        self._watches: set[http.Response] = set()
         # Watches aborted by close_watches(): their end is an error, not the server's
         # orderly end of the stream.
-        self._aborted: set[http1.Response] = set()
+        self._aborted: set[http.Response] = set()
         # Set on views: the client whose session (connection pool) this one uses.
         self._parent: Transport | None = None
         self._write_guard: Callable[[], bool] | None = None
@@ -260,12 +260,12 @@ class Transport:
         return proxy if isinstance(proxy, str) and proxy else None
 
     @property
-    def pool(self) -> http1.ConnectionPool:
+    def pool(self) -> http.ConnectionPool:
         """The keep-alive connections requests and watches use (shared with views)."""
         if self._parent is not None:
             return self._parent.pool
         if self._pool is None:
-            self._pool = http1.ConnectionPool(
+            self._pool = http.ConnectionPool(
                 self.host,
                 ssl_context=self._ssl_context() if self.host.startswith("https:") else None,
                 server_hostname=self._ssl_server_name,
@@ -471,7 +471,7 @@ class Transport:
                 if code >= 400:
                     raise error_from_response(code, raw, resp.headers.as_dict())
                 return orjson.loads(raw) if raw else None
-        except (TimeoutError, http1.HTTPClientError, OSError) as exc:
+        except (TimeoutError, http.HTTPClientError, OSError) as exc:
             raise TransportError(f"{method} {path}: {exc!r}") from exc
         finally:
             self._count(method, verb, code)

@@ -23,14 +23,14 @@ def transport_cause(exc: BaseException, timeout: float | None = None) -> str:
     """Why a connection failed, in a few words (from the deepest known cause)."""
     import aiohttp
 
-    from kuberay.kube import http1  # not at import: `--help` and completion load no client
+    from kuberay import http  # not at import: `--help` and completion load no client
 
     for cause in _cause_chain(exc):
-        if isinstance(cause, http1.ProxyError):
+        if isinstance(cause, http.ProxyError):
             if cause.status:
                 return f"the proxy answered {cause.status} {cause.reason}".rstrip()
             return f"cannot connect to the proxy: {_os_text(cause.os_error)}"
-        if isinstance(cause, http1.ConnectError):
+        if isinstance(cause, http.ConnectError):
             if isinstance(cause.os_error, socket.gaierror):
                 return f"unknown host {cause.host}"
             if isinstance(cause.os_error, ssl.SSLError) and not isinstance(
@@ -38,7 +38,7 @@ def transport_cause(exc: BaseException, timeout: float | None = None) -> str:
             ):
                 return f"TLS handshake failed: {_os_text(cause.os_error)}"
             return _os_text(cause.os_error)
-        if isinstance(cause, http1.ServerDisconnected):
+        if isinstance(cause, http.ServerDisconnected):
             return "the server closed the connection (is it speaking HTTPS on that port?)"
         if isinstance(cause, aiohttp.ClientConnectorCertificateError):
             err: Any = cause.certificate_error

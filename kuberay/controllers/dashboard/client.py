@@ -21,8 +21,7 @@ import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from kuberay.kube.http1 import ConnectionPool, HTTPClientError
-from kuberay.kube.http1_origins import OriginPools
+from kuberay.http import ConnectionPool, HTTPClientError, OriginPools
 
 from .errors import (
     BadResponse,

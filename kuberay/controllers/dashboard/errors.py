@@ -15,7 +15,7 @@ import errno
 import socket
 import ssl
 
-from kuberay.kube.http1 import HTTPClientError
+from kuberay.http import HTTPClientError
 
 __all__ = [
     "ALLOWED_NETWORKS_ENV",
@@ -146,7 +146,7 @@ def _causes(exc: BaseException) -> list[BaseException]:
 
 def classify(exc: BaseException) -> Cause:
     """The cause of a transport failure: an exception raised by the HTTP client
-    (:mod:`kuberay.kube.http1`), asyncio, ssl or the socket layer while dialling a dashboard
+    (:mod:`kuberay.http`), asyncio, ssl or the socket layer while dialling a dashboard
     (wrapped ones are looked through). Pure.
 
     TLS before DNS before refused before timeout (the most specific first); any other

@@ -1,6 +1,6 @@
 """Builds a :class:`DashboardClient` for a target: where to dial, with which credentials.
 
-* Keep-alive connections per dashboard address (:class:`~kuberay.kube.http1_origins.OriginPools`,
+* Keep-alive connections per dashboard address (:class:`~kuberay.http.origins.OriginPools`,
   the operator's own HTTP/1.1 client, as for the apiserver); closed by
   :meth:`DashboardClientFactory.close` on shutdown.
 * ``use_kubernetes_proxy`` (KubeRay's ``--use-kubernetes-proxy``): requests go to
@@ -42,9 +42,8 @@ import structlog
 from kuberay.api.v1 import constants as c
 from kuberay.controllers.common.constants import DEFAULT_DOMAIN_NAME
 from kuberay.controllers.dashboard.endpoints import ServiceNotReachable, in_cluster, service_address
+from kuberay.http import ConnectionPool, OriginPools
 from kuberay.kube.errors import KubeError, NotFound
-from kuberay.kube.http1 import ConnectionPool
-from kuberay.kube.http1_origins import OriginPools
 from kuberay.kube.interfaces import Reader
 
 from .client import DIRECT_TIMEOUT, PROXY_TIMEOUT, DashboardClient

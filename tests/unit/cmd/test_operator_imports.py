@@ -38,7 +38,7 @@ LAZY = (
     "kuberay.controllers.networkpolicy",
     "kuberay.controllers.mtls",
     "kuberay.historyserver",
-    # never at start-up: aiohttp (the apiserver client is kuberay.kube.http1, the metrics
+    # never at start-up: aiohttp (the apiserver client is kuberay.http, the metrics
     # and probe server a small asyncio one; the first dashboard dialled loads it) and what
     # structlog's console renderer would import when installed
     "aiohttp",

@@ -16,7 +16,7 @@ from kuberay.controllers.dashboard import (
     JobNotFound,
 )
 from kuberay.controllers.dashboard.client import DashboardClient, client_at
-from kuberay.kube.http1_origins import OriginPools
+from kuberay.http import OriginPools
 from kuberay.testing import FakeDashboard
 
 HOST = "127.0.0.31"

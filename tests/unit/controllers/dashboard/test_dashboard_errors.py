@@ -20,8 +20,13 @@ from kuberay.controllers.dashboard import (
 from kuberay.controllers.dashboard.client import DashboardClient, client_at
 from kuberay.controllers.dashboard.errors import Cause, classify, describe
 from kuberay.controllers.dashboard.guard import parse_networks
-from kuberay.kube.http1 import ConnectError, ConnectionPool, ProtocolError, ServerDisconnected
-from kuberay.kube.http1_origins import OriginPools
+from kuberay.http import (
+    ConnectError,
+    ConnectionPool,
+    OriginPools,
+    ProtocolError,
+    ServerDisconnected,
+)
 from kuberay.testing import FakeDashboard
 
 HOST = "127.0.0.33"

@@ -15,8 +15,8 @@ from kuberay.controllers.dashboard import (
     DashboardUnreachable,
     ServeProxyTarget,
 )
+from kuberay.http import ConnectionPool
 from kuberay.kube.errors import NotFound
-from kuberay.kube.http1 import ConnectionPool
 from kuberay.testing import FakeDashboard
 
 NS = "ns"

@@ -21,7 +21,7 @@ from kuberay.controllers.dashboard import (
     ServeProxyTarget,
 )
 from kuberay.controllers.dashboard.client import client_at
-from kuberay.kube.http1_origins import OriginPools
+from kuberay.http import OriginPools
 from kuberay.reconcile.options import ManagerOptions
 from kuberay.testing import FakeDashboard
 from tests.helpers import eventually

@@ -15,7 +15,7 @@ from kuberay.controllers.dashboard import (
     DashboardPoller,
     JobNotFound,
 )
-from kuberay.kube.http1_origins import OriginPools
+from kuberay.http import OriginPools
 from kuberay.testing import FakeDashboard
 from tests.helpers import eventually
 from tests.unit.controllers.dashboard.test_dashboard_poller import A, B, Clock, Notified, Source

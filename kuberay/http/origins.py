@@ -1,6 +1,6 @@
 """Keep-alive connection pools for a client of many servers, one pool per origin.
 
-A :class:`~kuberay.kube.http1.ConnectionPool` serves one origin; an operator dials the
+A :class:`~kuberay.kube.http.ConnectionPool` serves one origin; an operator dials the
 dashboard and Serve proxies of every Ray cluster it manages, addresses that come and go
 with the clusters. :class:`OriginPools` hands out the pool of an origin (the same one for
 as long as it is kept) and forgets pools with no open connection once it knows more than
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import urllib.parse
 
-from .http1 import IDLE_TIMEOUT, ConnectionPool
+from .pool import IDLE_TIMEOUT, ConnectionPool
 
 __all__ = ["OriginPools"]
 

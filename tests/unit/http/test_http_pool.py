@@ -1,4 +1,4 @@
-"""The apiserver client's HTTP/1.1 layer (kuberay.kube.http1) against scripted servers on
+"""The apiserver client's HTTP/1.1 layer (kuberay.http) against scripted servers on
 127.0.0.1: bodies framed every way a server frames them, keep-alive, a connection the
 server closed, proxies, TLS, and the errors a user reads."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kuberay.kube import http1
+from kuberay import http
 from kuberay.testing.pki import TinyCA
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -97,7 +97,7 @@ def sends(data: bytes, *, then_stall: bool = False) -> Callable[[Server], Script
 
 async def test_keep_alive_reuses_one_connection_for_sequential_requests() -> None:
     async with serving(keep_answering(b'{"ok":true}')) as server:
-        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}", user_agent="ua/1")
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}", user_agent="ua/1")
         for _ in range(3):
             async with await pool.request("GET", "/api", params={"a": "b c"}) as resp:
                 assert resp.status == 200 and await resp.read() == b'{"ok":true}'
@@ -128,7 +128,7 @@ async def test_chunked_body_is_read_as_lines_across_chunk_boundaries() -> None:
         return run
 
     async with serving(script) as server:
-        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}")
         resp = await pool.request("GET", "/watch")
         lines = [await resp.readline() for _ in range(4)]
         assert lines == [*events, b""]
@@ -142,7 +142,7 @@ async def test_chunked_body_is_read_as_lines_across_chunk_boundaries() -> None:
 async def test_gzip_answers_are_decoded_and_gzip_is_asked_for() -> None:
     payload = b'{"items":[' + b",".join(b'{"n":%d}' % i for i in range(2000)) + b"]}"
     async with serving(keep_answering(gzip.compress(payload), "Content-Encoding: gzip")) as server:
-        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}")
         async with await pool.request("GET", "/list") as resp:
             assert await resp.read() == payload
         await pool.close()
@@ -151,9 +151,9 @@ async def test_gzip_answers_are_decoded_and_gzip_is_asked_for() -> None:
 
 async def test_a_body_cut_short_is_an_error_not_a_short_answer() -> None:
     async with serving(sends(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this")) as server:
-        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}")
         resp = await pool.request("GET", "/x")
-        with pytest.raises(http1.ServerDisconnected):
+        with pytest.raises(http.ServerDisconnected):
             await resp.read()
         await pool.close()
 
@@ -172,7 +172,7 @@ def closes_after_first(server: Server) -> Script:
 
 async def test_a_get_on_a_connection_the_server_dropped_is_sent_again_once() -> None:
     async with serving(closes_after_first) as server:
-        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}")
         async with await pool.request("GET", "/a") as resp:
             assert await resp.read() == b"first"
         async with await pool.request("GET", "/b") as resp:
@@ -184,10 +184,10 @@ async def test_a_get_on_a_connection_the_server_dropped_is_sent_again_once() -> 
 
 async def test_a_post_whose_connection_drops_is_never_sent_twice() -> None:
     async with serving(closes_after_first) as server:
-        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}")
         async with await pool.request("GET", "/a") as resp:
             await resp.read()
-        with pytest.raises(http1.ServerDisconnected):
+        with pytest.raises(http.ServerDisconnected):
             await pool.request("POST", "/create", body=b"{}")
         await pool.close()
     assert [h.split(b" ", 2)[:2] for h in server.heads] == [[b"GET", b"/a"], [b"POST", b"/create"]]
@@ -203,7 +203,7 @@ async def test_an_idle_connection_closed_by_the_server_is_not_reused() -> None:
         return run
 
     async with serving(script) as server:
-        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}")
         for _ in range(2):
             async with await pool.request("POST", "/p", body=b"x") as resp:
                 assert await resp.read() == b"once"
@@ -216,13 +216,13 @@ async def test_closing_a_response_ends_a_read_in_progress() -> None:
     async with serving(
         sends(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", then_stall=True)
     ) as server:
-        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}")
         resp = await pool.request("GET", "/watch")
         reading = asyncio.ensure_future(resp.readline())
         await asyncio.sleep(0.05)
         resp.close()
         async with asyncio.timeout(2):
-            with pytest.raises(http1.ServerDisconnected):
+            with pytest.raises(http.ServerDisconnected):
                 await reading
         await pool.close()
 
@@ -231,7 +231,7 @@ async def test_read_timeout_bounds_each_wait_for_data() -> None:
     async with serving(
         sends(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", then_stall=True)
     ) as server:
-        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}")
         resp = await pool.request("GET", "/stall")
         resp.read_timeout = 0.2
         with pytest.raises(TimeoutError):
@@ -244,8 +244,8 @@ async def test_refused_and_unknown_hosts_are_connect_errors_naming_the_cause() -
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # bound, not listening: refused
-    pool = http1.ConnectionPool(f"http://127.0.0.1:{port}")
-    with pytest.raises(http1.ConnectError) as refused:
+    pool = http.ConnectionPool(f"http://127.0.0.1:{port}")
+    with pytest.raises(http.ConnectError) as refused:
         await pool.request("GET", "/")
     assert isinstance(refused.value.os_error, ConnectionRefusedError)
     loop = asyncio.get_running_loop()
@@ -258,13 +258,13 @@ async def test_refused_and_unknown_hosts_are_connect_errors_naming_the_cause() -
 
     loop.getaddrinfo = recording  # type: ignore[method-assign,assignment]
     try:
-        pool = http1.ConnectionPool("http://no-such-host.invalid:80")
-        with pytest.raises(http1.ConnectError) as unknown:
+        pool = http.ConnectionPool("http://no-such-host.invalid:80")
+        with pytest.raises(http.ConnectError) as unknown:
             await pool.request("GET", "/")
-        proxied = http1.ConnectionPool(
+        proxied = http.ConnectionPool(
             "https://apiserver:6443", proxy="http://proxy.kuberay.invalid:3128"
         )
-        with pytest.raises(http1.ProxyError) as no_proxy:
+        with pytest.raises(http.ProxyError) as no_proxy:
             await proxied.request("GET", "/")
     finally:
         del loop.getaddrinfo  # type: ignore[method-assign]
@@ -275,7 +275,7 @@ async def test_refused_and_unknown_hosts_are_connect_errors_naming_the_cause() -
 
 async def test_an_http_origin_through_a_proxy_uses_absolute_targets_and_proxy_auth() -> None:
     async with serving(keep_answering(b"via proxy")) as proxy:
-        pool = http1.ConnectionPool(
+        pool = http.ConnectionPool(
             "http://apiserver.kuberay.invalid:8080", proxy=f"http://u%40x:p@127.0.0.1:{proxy.port}"
         )
         async with await pool.request("GET", "/api") as resp:
@@ -288,10 +288,10 @@ async def test_an_http_origin_through_a_proxy_uses_absolute_targets_and_proxy_au
 
 async def test_a_proxy_refusing_the_tunnel_is_a_proxy_error_with_its_status() -> None:
     async with serving(sends(answer(b"", status="407 Proxy Authentication Required"))) as proxy:
-        pool = http1.ConnectionPool(
+        pool = http.ConnectionPool(
             "https://apiserver.kuberay.invalid:6443", proxy=f"http://127.0.0.1:{proxy.port}"
         )
-        with pytest.raises(http1.ProxyError) as refused:
+        with pytest.raises(http.ProxyError) as refused:
             await pool.request("GET", "/api")
         await pool.close()
     assert refused.value.status == 407
@@ -316,7 +316,7 @@ async def test_tls_verifies_the_server_against_the_given_ca_and_name(tmp_path: P
     cafile, server_ctx = tls_files(tmp_path, dns=("apiserver.cluster.local",))
     async with serving(keep_answering(b"secure"), ssl=server_ctx) as server:
         trusting = ssl.create_default_context(cafile=cafile)
-        pool = http1.ConnectionPool(
+        pool = http.ConnectionPool(
             f"https://127.0.0.1:{server.port}",
             ssl_context=trusting,
             server_hostname="apiserver.cluster.local",  # a kubeconfig's tls-server-name
@@ -324,23 +324,23 @@ async def test_tls_verifies_the_server_against_the_given_ca_and_name(tmp_path: P
         async with await pool.request("GET", "/") as resp:
             assert await resp.read() == b"secure"
         await pool.close()
-        wrong_name = http1.ConnectionPool(f"https://127.0.0.1:{server.port}", ssl_context=trusting)
-        with pytest.raises(http1.ConnectError) as mismatch:
+        wrong_name = http.ConnectionPool(f"https://127.0.0.1:{server.port}", ssl_context=trusting)
+        with pytest.raises(http.ConnectError) as mismatch:
             await wrong_name.request("GET", "/")
         assert isinstance(mismatch.value.os_error, ssl.SSLCertVerificationError)
-        untrusting = http1.ConnectionPool(
+        untrusting = http.ConnectionPool(
             f"https://127.0.0.1:{server.port}",
             ssl_context=ssl.create_default_context(),
             server_hostname="apiserver.cluster.local",
         )
-        with pytest.raises(http1.ConnectError) as unknown_ca:
+        with pytest.raises(http.ConnectError) as unknown_ca:
             await untrusting.request("GET", "/")
         assert isinstance(unknown_ca.value.os_error, ssl.SSLCertVerificationError)
 
 
 async def test_a_connection_unused_for_the_idle_timeout_is_closed() -> None:
     async with serving(keep_answering(b"ok")) as server:
-        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}", idle_timeout=0.2)
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}", idle_timeout=0.2)
         first, second = await asyncio.gather(pool.request("GET", "/a"), pool.request("GET", "/b"))
         for resp in (first, second):
             async with resp:
@@ -356,7 +356,7 @@ async def test_a_connection_unused_for_the_idle_timeout_is_closed() -> None:
 
 async def test_an_http_1_0_answer_closes_its_connection_unless_kept_alive() -> None:
     async with serving(keep_answering(b"old")) as server:
-        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}")
         async with await pool.request("GET", "/") as resp:
             assert await resp.read() == b"old"
         assert pool.idle == 1  # HTTP/1.1: kept
@@ -372,7 +372,7 @@ async def test_an_http_1_0_answer_closes_its_connection_unless_kept_alive() -> N
         return run
 
     async with serving(old_server) as server:
-        pool = http1.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}")
         async with await pool.request("GET", "/") as resp:
             assert await resp.read() == b"old"
         assert pool.idle == 0  # HTTP/1.0 without keep-alive: not reused

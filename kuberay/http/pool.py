@@ -3,7 +3,7 @@
 Why not aiohttp for the apiserver and the Ray dashboards: an idle operator's memory is mostly
 the code it loaded, and aiohttp's client (with yarl, multidict, its cookie, multipart,
 websocket and happy-eyeballs modules) costs about 9 MiB of it; the operator asks servers for
-JSON and streams watch lines (:mod:`.http1_origins` keeps a pool per dashboard address).
+JSON and streams watch lines (:mod:`.origins` keeps a pool per dashboard address).
 aiohttp stays where its other parts are used (``kubectl ray``'s log streams and
 port-forwards), loaded when first used.
 

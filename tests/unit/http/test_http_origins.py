@@ -1,4 +1,4 @@
-"""OriginPools (kuberay.kube.http1_origins): one keep-alive pool per dashboard address, the
+"""OriginPools (kuberay.http.origins): one keep-alive pool per dashboard address, the
 pools of addresses no longer dialled forgotten, nothing handed out after close. Loopback
 servers only."""
 
@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from kuberay.kube.http1_origins import OriginPools
+from kuberay.http import OriginPools
 
 
 @contextlib.asynccontextmanager
