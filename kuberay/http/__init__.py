@@ -2,30 +2,36 @@
 
 It imports nothing else of :mod:`kuberay` (an import contract says so): the apiserver client
 (:mod:`kuberay.kube`) and the Ray dashboard client (:mod:`kuberay.controllers.dashboard`) are
-built on it. :mod:`.pool` holds :class:`ConnectionPool` (one origin, keep-alive connections);
-:mod:`.origins` holds :class:`OriginPools` (one pool per origin, for clients of many servers).
+built on it. h11 frames every request and answer; this package keeps the connections:
+:mod:`.pool` (:class:`ConnectionPool`: one origin, keep-alive, proxies, TLS, the resend
+rule), :mod:`.response` (bodies read in pieces, decoded, capped), :mod:`.headers` (what a
+request head may hold), :mod:`.origins` (:class:`OriginPools`: one pool per origin).
 """
 
-from kuberay.http.origins import OriginPools
-from kuberay.http.pool import (
+from kuberay.http.connection import Connection
+from kuberay.http.dial import is_invalid_name
+from kuberay.http.errors import (
+    BodyTooLarge,
     ConnectError,
-    Connection,
-    ConnectionPool,
-    Headers,
     HTTPClientError,
+    InvalidRequest,
     ProtocolError,
     ProxyError,
-    Response,
     ServerDisconnected,
-    is_invalid_name,
 )
+from kuberay.http.headers import Headers
+from kuberay.http.origins import OriginPools
+from kuberay.http.pool import ConnectionPool
+from kuberay.http.response import Response
 
 __all__ = [
+    "BodyTooLarge",
     "ConnectError",
     "Connection",
     "ConnectionPool",
     "HTTPClientError",
     "Headers",
+    "InvalidRequest",
     "OriginPools",
     "ProtocolError",
     "ProxyError",

@@ -1,11 +1,11 @@
-"""A small asyncio HTTP/1.1 client for one origin: what an apiserver client needs, no more.
+"""Keep-alive HTTP/1.1 connections to one origin, framed by h11.
 
-Why not aiohttp for the apiserver and the Ray dashboards: an idle operator's memory is mostly
-the code it loaded, and aiohttp's client (with yarl, multidict, its cookie, multipart,
-websocket and happy-eyeballs modules) costs about 9 MiB of it; the operator asks servers for
-JSON and streams watch lines (:mod:`.origins` keeps a pool per dashboard address).
-aiohttp stays where its other parts are used (``kubectl ray``'s log streams and
-port-forwards), loaded when first used.
+Why not aiohttp for the apiserver and the Ray dashboards: an idle operator's memory is
+mostly the code it loaded, and aiohttp's client costs about 9 MiB of it; the operator asks
+servers for JSON and streams watch lines. Why h11 under it: the framing of requests and
+answers (request-target and header checks, Content-Length and chunked bodies, informational
+answers, trailers) is a protocol's, and a well-kept sans-I/O implementation speaks it,
+not a parser of our own (:mod:`.origins` keeps a pool per dashboard address).
 
 Contracts of :class:`ConnectionPool`:
 
@@ -17,289 +17,65 @@ Contracts of :class:`ConnectionPool`:
 * Through an HTTP proxy when ``proxy`` is set: ``CONNECT`` for an ``https`` origin (then
   TLS inside the tunnel), absolute-form request targets for ``http``; the proxy URL's
   user and password become ``Proxy-Authorization: Basic``.
-* Connections are kept alive and reused (the most recently used first); one unused for
-  ``idle_timeout`` seconds is closed, and an idle one the server has closed is dropped
-  before use, and a GET, HEAD, PUT or DELETE that finds its reused connection closed
-  before any answer byte is sent again once on a new connection (as Go's transport).
-* Bodies: ``Content-Length``, ``chunked`` (pieces as they arrive: a watch's events) or
-  up to the connection's end; ``gzip``/``deflate`` answers are decoded
-  (``Accept-Encoding: gzip`` is sent). A response must be read to its end or closed;
-  :meth:`Response.release` returns its connection to the pool only when it was.
-* Failures raise :class:`HTTPClientError` subclasses: :class:`ConnectError` (with the
-  ``OSError``: refused, unknown host, TLS), :class:`ProxyError`,
-  :class:`ServerDisconnected`, :class:`ProtocolError`. Time limits are the caller's
-  (``asyncio.timeout``); :attr:`Response.read_timeout` bounds each wait for body data.
+* Nothing malformed is sent: a method, request target or header that HTTP/1.1 cannot carry
+  (a space, CR, LF, NUL or other control character; see :mod:`.headers`) raises
+  :class:`InvalidRequest` naming the field before a connection is even taken.
+* Answers are framed by h11: informational answers (1xx, RFC 9110 15.2) are read past; an
+  unrequested ``101``, a malformed Content-Length or chunk size raise :class:`ProtocolError`.
+* Connections are kept alive and reused (the most recently used first) only when the
+  exchange ended cleanly and no byte beyond the answer arrived; one unused for
+  ``idle_timeout`` seconds is closed, and an idle one the server has closed (or wrote to)
+  is dropped before use. When a reused connection turns out closed before any answer
+  byte, the request is sent again once on a new connection if nothing of it was written,
+  or if its method is replayable (GET, HEAD, OPTIONS, TRACE): Go's transport's rule, so a
+  PUT or DELETE that may have reached the server is never sent twice.
+* Bodies: pieces as they arrive (a watch's events); ``gzip``/``deflate`` answers are
+  decoded in bounded pieces (``Accept-Encoding: gzip`` is sent); ``read(limit=...)`` caps
+  an answer. A response must be read to its end or closed; :meth:`Response.release`
+  returns its connection to the pool only when it was.
+* Failures raise :class:`HTTPClientError` subclasses: :class:`InvalidRequest`,
+  :class:`ConnectError` (with the ``OSError``: refused, unknown host, TLS),
+  :class:`ProxyError`, :class:`ServerDisconnected`, :class:`ProtocolError`,
+  :class:`BodyTooLarge`. Time limits are the caller's (``asyncio.timeout``);
+  :attr:`Response.read_timeout` bounds each wait for body data.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import ipaddress
 import socket
 import ssl
-import time
 import urllib.parse
-import zlib
 from collections.abc import Callable, Iterable
-from typing import Any
 
-#: Bytes asked of the connection per body read.
-READ_SIZE = 256 * 1024
-#: The stream buffer's limit (a status line or header block longer than this is refused).
-LINE_LIMIT = 256 * 1024
+import h11
+
+from kuberay.http.connection import MAX_HEAD, Connection
+from kuberay.http.dial import SocketFactory, dial
+from kuberay.http.errors import (
+    ConnectError,
+    HTTPClientError,
+    InvalidRequest,
+    ProtocolError,
+    ProxyError,
+    ServerDisconnected,
+)
+from kuberay.http.headers import Headers, header_pair, method_bytes, target_bytes
+from kuberay.http.response import Response
+
+#: The stream buffer's limit.
+LINE_LIMIT = MAX_HEAD
 #: Seconds an unused kept-alive connection stays open (aiohttp's default; each idle TLS
 #: connection holds buffers and OpenSSL state on both ends).
 IDLE_TIMEOUT = 15.0
-#: Methods sent again after their reused connection turned out closed.
-RETRIABLE = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+#: Methods sent again after their reused connection turned out closed even when the request
+#: was written (Go's ``isReplayable``); any method is sent again when nothing was written.
+REPLAYABLE = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
 
-class HTTPClientError(Exception):
-    """Any failure to get an answer (connecting, sending, reading)."""
-
-
-class ConnectError(HTTPClientError):
-    """The connection could not be made: ``os_error`` says why (refused, an unknown host
-    (:class:`socket.gaierror`), a TLS failure (:class:`ssl.SSLError`))."""
-
-    def __init__(self, host: str, port: int, os_error: OSError) -> None:
-        super().__init__(f"cannot connect to {host}:{port}: {os_error}")
-        self.host = host
-        self.port = port
-        self.os_error = os_error
-
-
-class ProxyError(ConnectError):
-    """The proxy could not be reached (``os_error``) or refused the tunnel (``status``)."""
-
-    def __init__(
-        self, host: str, port: int, os_error: OSError, status: int = 0, reason: str = ""
-    ) -> None:
-        super().__init__(host, port, os_error)
-        self.status = status
-        self.reason = reason
-
-
-class ServerDisconnected(HTTPClientError):
-    """The server closed the connection before the answer was complete."""
-
-
-class ProtocolError(HTTPClientError):
-    """The answer was not HTTP/1.x as this client reads it."""
-
-
-class Headers:
-    """Response headers: names case-insensitive, a repeated header's values joined by
-    ``", "`` (as HTTP allows)."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: Iterable[tuple[str, str]] = ()) -> None:
-        self._items: dict[str, str] = {}
-        for name, value in items:
-            key = name.lower()
-            self._items[key] = f"{self._items[key]}, {value}" if key in self._items else value
-
-    def get(self, name: str, default: str | None = None) -> str | None:
-        """The value of ``name`` (any case), or ``default``."""
-        return self._items.get(name.lower(), default)
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._items
-
-    def as_dict(self) -> dict[str, str]:
-        """A copy, names in lower case."""
-        return dict(self._items)
-
-
-class Connection:
-    """One open connection: its stream pair and whether it has served a request."""
-
-    __slots__ = ("expiry", "reader", "reused", "writer")
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.reused = False
-        #: While idle in the pool: the timer that closes it.
-        self.expiry: asyncio.TimerHandle | None = None
-
-    def usable(self) -> bool:
-        """Still open at our end and not closed by the server while idle."""
-        return not (self.writer.is_closing() or self.reader.at_eof() or self.reader.exception())
-
-    def abort(self) -> None:
-        """Drop the connection now (no TLS close-notify, no waiting)."""
-        transport = self.writer.transport
-        if not transport.is_closing():
-            transport.abort()
-
-
-class Response:
-    """An answer: ``status``, ``reason``, ``headers`` and a body read with :meth:`read`,
-    :meth:`readline` or :meth:`read_some`. Close it (:meth:`close`) to abort, or
-    :meth:`release` when done."""
-
-    def __init__(
-        self,
-        pool: ConnectionPool,
-        conn: Connection,
-        method: str,
-        status: int,
-        reason: str,
-        headers: Headers,
-        keep_alive: bool,
-    ) -> None:
-        self.status = status
-        self.reason = reason
-        self.headers = headers
-        #: Seconds each wait for body data may take (None: no bound).
-        self.read_timeout: float | None = None
-        self._pool = pool
-        self._conn: Connection | None = conn
-        self._keep_alive = keep_alive
-        self._pending = bytearray()
-        self._chunk_left = 0
-        self._length: int | None = None
-        self._chunked = False
-        self._done = False
-        self._decoder: Any = None
-        encoding = (headers.get("content-encoding") or "").strip().lower()
-        if encoding == "gzip":
-            self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            self._decoder = zlib.decompressobj()
-        transfer = (headers.get("transfer-encoding") or "").lower()
-        if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
-            self._done = True
-        elif "chunked" in transfer:
-            self._chunked = True
-        elif "content-length" in headers:
-            try:
-                self._length = int(headers.get("content-length") or "")
-            except ValueError as exc:
-                length = headers.get("content-length")
-                raise ProtocolError(f"bad Content-Length {length!r}") from exc
-            self._done = self._length == 0
-        else:
-            self._keep_alive = False  # the body ends with the connection
-
-    @property
-    def closed(self) -> bool:
-        """The body is fully read or the response was closed."""
-        return self._conn is None or (self._done and not self._pending)
-
-    async def _wire(self) -> bytes:
-        """The next piece of the body as sent (before content decoding); b"" at its end."""
-        conn = self._conn
-        if self._done or conn is None:
-            return b""
-        reader = conn.reader
-        try:
-            if self._chunked:
-                if self._chunk_left == 0:
-                    line = await reader.readuntil(b"\r\n")
-                    try:
-                        size = int(line.split(b";", 1)[0].strip(), 16)
-                    except ValueError as exc:
-                        raise ProtocolError(f"bad chunk size {line[:40]!r}") from exc
-                    if size == 0:
-                        while (await reader.readuntil(b"\r\n")) != b"\r\n":
-                            pass  # trailers
-                        self._done = True
-                        return b""
-                    self._chunk_left = size
-                data = await reader.read(min(self._chunk_left, READ_SIZE))
-                if not data:
-                    raise ServerDisconnected("connection closed inside a chunk")
-                self._chunk_left -= len(data)
-                if self._chunk_left == 0 and await reader.readexactly(2) != b"\r\n":
-                    raise ProtocolError("chunk not followed by CRLF")
-                return data
-            if self._length is not None:
-                data = await reader.read(min(self._length, READ_SIZE))
-                if not data:
-                    raise ServerDisconnected(f"connection closed {self._length} bytes short")
-                self._length -= len(data)
-                self._done = self._length == 0
-                return data
-            data = await reader.read(READ_SIZE)
-            if not data:
-                self._done = True
-            return data
-        except asyncio.IncompleteReadError as exc:
-            raise ServerDisconnected("connection closed inside the body") from exc
-        except asyncio.LimitOverrunError as exc:
-            raise ProtocolError("chunk header too long") from exc
-        except (ConnectionError, ssl.SSLError) as exc:
-            raise ServerDisconnected(f"connection lost: {exc!r}") from exc
-
-    async def read_some(self) -> bytes:
-        """The next decoded piece of the body; b"" at its end (then the connection is
-        returned to the pool)."""
-        while True:
-            if self.read_timeout is None:
-                data = await self._wire()
-            else:
-                async with asyncio.timeout(self.read_timeout):
-                    data = await self._wire()
-            if self._decoder is not None:
-                data = self._decoder.decompress(data) if data else b""
-                if self._done:
-                    data += self._decoder.flush()
-            if self._done:
-                self.release()
-            if data or self._done:
-                return data
-
-    async def read(self) -> bytes:
-        """The rest of the body."""
-        parts = [bytes(self._pending)]
-        self._pending.clear()
-        while data := await self.read_some():
-            parts.append(data)
-        return b"".join(parts)
-
-    async def readline(self) -> bytes:
-        """The next line of the body with its ``\\n``; the rest (maybe without one) at
-        the end; b"" after it."""
-        while True:
-            end = self._pending.find(b"\n")
-            if end >= 0:
-                line = bytes(self._pending[: end + 1])
-                del self._pending[: end + 1]
-                return line
-            data = await self.read_some()
-            if not data:
-                line = bytes(self._pending)
-                self._pending.clear()
-                return line
-            self._pending += data
-
-    def release(self) -> None:
-        """Give the connection back to the pool if the body was read to its end, else
-        close it."""
-        conn, self._conn = self._conn, None
-        if conn is None:
-            return
-        if self._done and self._keep_alive:
-            self._pool._give_back(conn)
-        else:
-            conn.abort()
-
-    def close(self) -> None:
-        """Abort: a read in progress ends (with b"" or :class:`ServerDisconnected`)."""
-        conn, self._conn = self._conn, None
-        self._done = True
-        if conn is not None:
-            conn.abort()
-
-    async def __aenter__(self) -> Response:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.release()
+class _NothingWritten(Exception):
+    """The reused connection was found closed before a byte of the request was written."""
 
 
 class ConnectionPool:
@@ -312,7 +88,7 @@ class ConnectionPool:
         ssl_context: ssl.SSLContext | None = None,
         server_hostname: str | None = None,
         proxy: str | None = None,
-        socket_factory: Callable[[tuple[Any, ...]], socket.socket] | None = None,
+        socket_factory: SocketFactory | None = None,
         on_dns: Callable[[str, float], None] | None = None,
         user_agent: str | None = None,
         idle_timeout: float = IDLE_TIMEOUT,
@@ -351,37 +127,7 @@ class ConnectionPool:
 
     # ----- connections ----------------------------------------------------
     async def _dial(self, host: str, port: int) -> socket.socket:
-        if is_invalid_name(host):
-            # RFC 6761 6.4: such names never resolve, so none is sent to a resolver
-            raise socket.gaierror(socket.EAI_NONAME, f"{host}: an .invalid name never resolves")
-        loop = asyncio.get_running_loop()
-        try:
-            ipaddress.ip_address(host)
-            literal = True
-        except ValueError:
-            literal = False
-        started = time.monotonic()
-        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        if not literal and self.on_dns is not None:
-            self.on_dns(host, time.monotonic() - started)
-        last: OSError | None = None
-        for info in infos:
-            sock = (
-                self.socket_factory(info)
-                if self.socket_factory is not None
-                else socket.socket(info[0], info[1], info[2])
-            )
-            sock.setblocking(False)
-            try:
-                await loop.sock_connect(sock, info[4])
-                return sock
-            except OSError as exc:
-                sock.close()
-                last = exc
-            except BaseException:
-                sock.close()
-                raise
-        raise last or OSError(f"no address for {host}")
+        return await dial(host, port, socket_factory=self.socket_factory, on_dns=self.on_dns)
 
     async def _connect(self) -> Connection:
         if self._proxy is not None:
@@ -414,21 +160,25 @@ class ConnectionPool:
         conn = Connection(reader, writer)
         if self.ssl_context is None:  # http origin: absolute-form targets, no tunnel
             return self._track(conn)
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        target = f"{host}:{self.port}"
-        head = f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n"
-        if auth:
-            head += f"Proxy-Authorization: {auth}\r\n"
+        target = f"{'[' + self.host + ']' if ':' in self.host else self.host}:{self.port}"
+        headers = [("Host", target)] + ([("Proxy-Authorization", auth)] if auth else [])
         try:
-            writer.write((head + "\r\n").encode("latin-1"))
-            status, reason, _headers = await _read_head(reader)
-        except (OSError, HTTPClientError) as exc:
+            writer.write(
+                conn.h11.send(h11.Request(method="CONNECT", target=target, headers=headers)) or b""
+            )
+            event = await conn.next_event()
+            while isinstance(event, h11.InformationalResponse):
+                event = await conn.next_event()
+        except (OSError, HTTPClientError, h11.LocalProtocolError) as exc:
             conn.abort()
             error = exc if isinstance(exc, OSError) else ConnectionError(str(exc))
             raise ProxyError(host, port, error) from exc
-        if status != 200:
+        assert isinstance(event, h11.Response)
+        reason = event.reason.decode("latin-1")
+        if event.status_code != 200 or conn.h11.trailing_data[0]:
             conn.abort()
-            raise ProxyError(host, port, ConnectionError(reason), status, reason)
+            raise ProxyError(host, port, ConnectionError(reason), event.status_code, reason)
+        conn.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
         try:
             await writer.start_tls(self.ssl_context, server_hostname=self.server_hostname)
         except OSError as exc:
@@ -471,25 +221,31 @@ class ConnectionPool:
         conn.abort()
 
     # ----- requests -------------------------------------------------------
-    def _head(
+    def _request_head(
         self, method: str, target: str, headers: Iterable[tuple[str, str]], size: int | None
-    ) -> bytes:
+    ) -> h11.Request:
+        """The request's head, every field checked (raises :class:`InvalidRequest`)."""
         if self._proxy is not None and self.ssl_context is None:
             target = f"http://{self.authority}{target}"
-        lines = [f"{method} {target} HTTP/1.1", f"Host: {self.authority}"]
+        pairs = [header_pair("Host", self.authority)]
         names = set()
         for name, value in headers:
             names.add(name.lower())
-            lines.append(f"{name}: {value}")
+            pairs.append(header_pair(name, value))
         if "user-agent" not in names and self.user_agent:
-            lines.append(f"User-Agent: {self.user_agent}")
+            pairs.append(header_pair("User-Agent", self.user_agent))
         if "accept-encoding" not in names:
-            lines.append("Accept-Encoding: gzip")
+            pairs.append((b"Accept-Encoding", b"gzip"))
         if size is not None:
-            lines.append(f"Content-Length: {size}")
+            pairs.append((b"Content-Length", str(size).encode()))
         if self._proxy is not None and self.ssl_context is None and self._proxy[2]:
-            lines.append(f"Proxy-Authorization: {self._proxy[2]}")
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+            pairs.append(header_pair("Proxy-Authorization", self._proxy[2]))
+        try:
+            return h11.Request(
+                method=method_bytes(method), target=target_bytes(target), headers=pairs
+            )
+        except h11.LocalProtocolError as exc:  # e.g. a Content-Length given twice
+            raise InvalidRequest("head", str(exc)) from exc
 
     async def request(
         self,
@@ -501,22 +257,35 @@ class ConnectionPool:
         body: bytes | None = None,
     ) -> Response:
         """Send one request and return its :class:`Response` once its head has arrived
-        (the body is the caller's to read, then :meth:`Response.release`)."""
+        (the body is the caller's to read, then :meth:`Response.release`). ``path`` must
+        be percent-encoded already; ``params`` are encoded here."""
         target = self.base_path + path
         if params:
             target += ("&" if "?" in target else "?") + urllib.parse.urlencode(params)
         if body is None and method in ("POST", "PUT", "PATCH"):
             body = b""
-        head = self._head(method, target, list(headers), None if body is None else len(body))
+        head = self._request_head(
+            method, target, list(headers), None if body is None else len(body)
+        )
         while True:
             conn = self._take() or await self._connect()
+            written = False
             try:
-                conn.writer.write(head + body if body else head)
+                data = conn.h11.send(head) or b""
+                if body:
+                    data += conn.h11.send(h11.Data(data=body)) or b""
+                data += conn.h11.send(h11.EndOfMessage()) or b""
+                if not conn.usable():
+                    raise _NothingWritten
+                conn.writer.write(data)
+                written = True
                 await conn.writer.drain()
-                status, reason, resp_headers = await _read_head(conn.reader)
-            except (OSError, ServerDisconnected, asyncio.IncompleteReadError) as exc:
+                event = await conn.next_event()
+                while isinstance(event, h11.InformationalResponse):
+                    event = await conn.next_event()  # 1xx before the answer (RFC 9110 15.2)
+            except (OSError, ServerDisconnected, _NothingWritten) as exc:
                 self._drop(conn)
-                if conn.reused and method in RETRIABLE:
+                if conn.reused and (not written or method in REPLAYABLE):
                     continue  # closed by the server while idle: once more, on a new one
                 if isinstance(exc, ServerDisconnected):
                     raise
@@ -524,13 +293,15 @@ class ConnectionPool:
             except BaseException:
                 self._drop(conn)
                 raise
-            connection = (resp_headers.get("connection") or "").lower()
-            keep_alive = "close" not in connection
-            try:
-                return Response(self, conn, method, status, reason, resp_headers, keep_alive)
-            except BaseException:
+            if not isinstance(event, h11.Response):
                 self._drop(conn)
-                raise
+                raise ProtocolError(f"expected an answer's head, got {type(event).__name__}")
+            resp_headers = Headers(
+                (name.decode("latin-1"), value.decode("latin-1")) for name, value in event.headers
+            )
+            return Response(
+                self, conn, event.status_code, event.reason.decode("latin-1"), resp_headers
+            )
 
     async def close(self) -> None:
         """Close every connection (responses in progress end as if the server closed)."""
@@ -552,55 +323,4 @@ class ConnectionPool:
         return len(self._open)
 
 
-def is_invalid_name(host: str) -> bool:
-    """``host`` is in the ``invalid.`` domain (RFC 6761: lookups fail at once, locally)."""
-    name = host.rstrip(".").lower()
-    return name == "invalid" or name.endswith(".invalid")
-
-
-async def _read_head(reader: asyncio.StreamReader) -> tuple[int, str, Headers]:
-    """Status code, reason and headers of the next answer on ``reader``."""
-    try:
-        block = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.IncompleteReadError as exc:
-        raise ServerDisconnected(
-            "the server closed the connection without an answer"
-            if not exc.partial
-            else "the server closed the connection inside the answer's head"
-        ) from exc
-    except asyncio.LimitOverrunError as exc:
-        raise ProtocolError("answer head too long") from exc
-    lines = block[:-4].decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/1."):
-        raise ProtocolError(f"not an HTTP/1.x answer: {lines[0][:60]!r}")
-    try:
-        status = int(parts[1])
-    except ValueError as exc:
-        raise ProtocolError(f"bad status line {lines[0][:60]!r}") from exc
-    headers = []
-    for line in lines[1:]:
-        name, sep, value = line.partition(":")
-        if sep:
-            headers.append((name.strip(), value.strip()))
-    if status == 100:  # "100 Continue" before the real answer
-        return await _read_head(reader)
-    if parts[0] == "HTTP/1.0" and not any(
-        n.lower() == "connection" and "keep-alive" in v.lower() for n, v in headers
-    ):
-        headers.append(("Connection", "close"))  # HTTP/1.0 closes unless asked not to
-    return status, parts[2] if len(parts) > 2 else "", Headers(headers)
-
-
-__all__ = [
-    "ConnectError",
-    "Connection",
-    "ConnectionPool",
-    "HTTPClientError",
-    "Headers",
-    "ProtocolError",
-    "ProxyError",
-    "Response",
-    "ServerDisconnected",
-    "is_invalid_name",
-]
+__all__ = ["IDLE_TIMEOUT", "REPLAYABLE", "ConnectionPool"]

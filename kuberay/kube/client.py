@@ -30,6 +30,7 @@ import orjson
 from kuberay import http
 from kuberay.kube import objects as k8s
 from kuberay.kube.errors import (
+    RequestRefused,
     TransportError,
     error_from_response,
     error_from_status,
@@ -323,6 +324,8 @@ class Client(Transport):
                 if metadata_only:
                     _label(obj, api_version, kind)
                 yield WatchEvent(etype, obj)
+        except http.InvalidRequest as exc:
+            raise RequestRefused(f"watch {info.plural}: {exc}") from exc
         except (http.HTTPClientError, OSError) as exc:
             if resp is not None and resp in self._aborted:
                 raise TransportError(f"watch {info.plural}: connection closed") from exc

@@ -22,6 +22,12 @@ class TransportError(KubeError):
     """The request never got an HTTP answer (connection refused, reset, timed out)."""
 
 
+class RequestRefused(KubeError, ValueError):
+    """The client refused to send a request it cannot frame: a path segment, query or
+    header value holds what HTTP/1.1 or the apiserver's paths cannot carry (a CR LF in a
+    name, ``..``). Nothing was sent; the message names the field."""
+
+
 class WriteRefused(KubeError):
     """The client refused to send a write: its write guard said no (e.g. the process
     lost its leader lease). Nothing was sent."""

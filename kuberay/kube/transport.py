@@ -69,6 +69,7 @@ from kuberay.kube.aiohttp_import import import_aiohttp
 from kuberay.kube.errors import (
     ApiError,
     NotFound,
+    RequestRefused,
     TransportError,
     WriteRefused,
     error_from_response,
@@ -471,6 +472,8 @@ class Transport:
                 if code >= 400:
                     raise error_from_response(code, raw, resp.headers.as_dict())
                 return orjson.loads(raw) if raw else None
+        except http.InvalidRequest as exc:
+            raise RequestRefused(f"{method}: {exc}") from exc
         except (TimeoutError, http.HTTPClientError, OSError) as exc:
             raise TransportError(f"{method} {path}: {exc!r}") from exc
         finally:

@@ -21,7 +21,13 @@ import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from kuberay.http import ConnectionPool, HTTPClientError, OriginPools
+from kuberay.http import (
+    BodyTooLarge,
+    ConnectionPool,
+    HTTPClientError,
+    InvalidRequest,
+    OriginPools,
+)
 
 from .errors import (
     BadResponse,
@@ -38,6 +44,7 @@ __all__ = [
     "AUTH_HEADER",
     "DIRECT_TIMEOUT",
     "DUPLICATE_SUBMISSION_TEXT",
+    "MAX_ANSWER",
     "PROXY_TIMEOUT",
     "DashboardClient",
     "client_at",
@@ -51,6 +58,9 @@ DUPLICATE_SUBMISSION_TEXT = "Please use a different submission_id"
 #: KubeRay's ``RayHTTPClientDirectTimeoutSeconds`` / ``RayHTTPClientProxyTimeoutSeconds``.
 DIRECT_TIMEOUT = 2.0
 PROXY_TIMEOUT = 10.0
+#: Most bytes of one answer read, on the wire and after gzip (a Ray head runs user code; Ray's
+#: own answers for one job or the Serve applications are kilobytes).
+MAX_ANSWER = 16 * 1024 * 1024
 #: How much of an unexpected body goes into an error message.
 _BODY_EXCERPT = 512
 
@@ -159,8 +169,17 @@ class DashboardClient:
                     body=body,
                 )
                 async with resp:
-                    raw = await resp.read()
+                    raw = await resp.read(limit=MAX_ANSWER)
                 status = resp.status
+        except InvalidRequest as exc:  # nothing was sent: not the dashboard's fault
+            raise DashboardError(f"{what}: {method} {url}: {exc}") from exc
+        except BodyTooLarge as exc:
+            raise BadResponse(
+                f"{what}: {method} {url}: {exc}",
+                status=resp.status,
+                address=self.address,
+                detail=str(exc),
+            ) from exc
         except TimeoutError as exc:
             self._unreachable()
             raise DashboardUnreachable(

@@ -325,6 +325,13 @@ def _token_of(secret: Mapping[str, Any], where: str) -> str:
             f"auth token key '{c.RAY_AUTH_TOKEN_SECRET_KEY}' not found in secret {where}"
         )
     try:
-        return base64.b64decode(encoded, validate=True).decode()
+        token = base64.b64decode(encoded, validate=True).decode()
     except (binascii.Error, UnicodeDecodeError) as exc:
         raise DashboardUnreachable(f"auth secret {where}: undecodable token: {exc}") from exc
+    if not token.isprintable() or not token.isascii():
+        # it becomes a header value: CR LF there would end the header early
+        raise DashboardUnreachable(
+            f"auth secret {where}: the token holds a control or non-ASCII character "
+            f"(key '{c.RAY_AUTH_TOKEN_SECRET_KEY}'); it cannot be sent in a header"
+        )
+    return token

@@ -312,3 +312,37 @@ async def test_serve_proxy_health(fake: FakeDashboard, pools: OriginPools) -> No
 async def test_gcs_health(fake: FakeDashboard, pools: OriginPools) -> None:
     fake.require_token = "t"  # the health endpoint stays open
     assert await client_for(fake, pools).gcs_healthy()
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+async def test_an_answer_over_the_cap_is_a_bad_response_naming_the_cap(
+    pools: OriginPools, gzipped: bool
+) -> None:
+    """A Ray head runs user code: an answer of more than MAX_ANSWER bytes (on the wire, or
+    after gzip: 199 KiB can expand to 214 MiB) is refused, not buffered."""
+    import gzip
+
+    from aiohttp import web
+
+    from kuberay.controllers.dashboard.client import MAX_ANSWER
+
+    huge = b'{"job_id": "' + b"0" * (MAX_ANSWER + 1) + b'"}'
+    body = gzip.compress(huge, compresslevel=9) if gzipped else huge
+
+    async def answer(request: web.Request) -> web.Response:
+        headers = {"Content-Encoding": "gzip"} if gzipped else {}
+        return web.Response(body=body, headers=headers, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/api/jobs/{id}", answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, HOST, 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        with pytest.raises(BadResponse) as err:
+            await client_at(pools, f"http://{HOST}:{port}").get_job_info("j")
+        assert f"cap of {MAX_ANSWER} bytes" in str(err.value)
+    finally:
+        await runner.cleanup()

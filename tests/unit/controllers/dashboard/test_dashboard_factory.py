@@ -390,3 +390,30 @@ async def test_closed_factory_refuses() -> None:
     with pytest.raises(DashboardUnreachable, match="closed"):
         await factory.client_for(DashboardTarget.from_cluster(cluster()))
     await kube.close()
+
+
+@pytest.mark.parametrize("token", ["t\r\nX-Evil: 1", "t\nGET / HTTP/1.1", "t\x00", "t\x7f"])
+async def test_a_token_with_a_control_character_is_never_sent(
+    fake: FakeDashboard, token: str
+) -> None:
+    """The auth Secret belongs to the namespace's users: a CR LF in its token would end the
+    x-ray-authorization header early and start a header (or a request) of the user's making,
+    sent with the apiserver's credentials in proxy mode. The token is refused where it is read,
+    with an error naming the Secret and the key, and nothing reaches the dashboard."""
+    fake.add_job("j")
+    kube = FakeKube(
+        [service(port=fake.port), endpoint_slice(fake.host, fake.port), secret("rc", token)]
+    )
+    factory = await make(kube)
+    try:
+        with pytest.raises(DashboardUnreachable) as refused:
+            client = await factory.client_for(
+                DashboardTarget.from_cluster(cluster({"mode": "token"}))
+            )
+            await client.get_job_info("j")
+        assert "ns/rc" in str(refused.value) and "auth_token" in str(refused.value)
+        assert "X-Evil" not in str(refused.value)
+        assert fake.requests == []
+    finally:
+        await factory.close()
+        await kube.close()
