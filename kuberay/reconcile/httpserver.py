@@ -346,13 +346,13 @@ async def _send(
 ) -> None:
     """Write ``response`` (no body for HEAD); ``close`` adds ``Connection: close``."""
     headers = [
-        (b"content-type", response.content_type.encode("latin-1")),
-        (b"content-length", str(len(response.body)).encode()),
+        (b"Content-Type", response.content_type.encode("latin-1")),
+        (b"Content-Length", str(len(response.body)).encode()),
     ]
     if close:
-        headers.append((b"connection", b"close"))
+        headers.append((b"Connection", b"close"))
     if response.status == 405:
-        headers.append((b"allow", b"GET, HEAD"))
+        headers.append((b"Allow", b"GET, HEAD"))
     reason = _REASONS.get(response.status, "").encode()
     out = conn.send(h11.Response(status_code=response.status, headers=headers, reason=reason))
     chunks = [out or b""]
