@@ -145,6 +145,7 @@ async def test_a_bad_content_length_is_refused(port: int, length: bytes) -> None
     [
         b"GET /healthz\x00 HTTP/1.1\r\nHost: x\r\n\r\n",  # NUL in the target
         b"GET /healthz\rX HTTP/1.1\r\nHost: x\r\n\r\n",  # bare CR in the request line
+        b"GET /healthz\xff HTTP/1.1\r\nHost: x\r\n\r\n",  # a byte past ASCII in the target
         b"GET /healthz HTTP/1.1 \r\nHost: x\r\n\r\n",  # a fourth field
         b"GET /healthz HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n",  # NUL in a value
         b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length : 5\r\n\r\nhello",  # name
