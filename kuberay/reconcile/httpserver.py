@@ -6,11 +6,17 @@ answers 200 ``ok`` or 500 with ``[+]name ok`` / ``[-]name failed: reason`` lines
 lists every check even on success. A bind address of ``0`` or empty disables a
 server.
 
-The server answers GET and HEAD (other methods: 405), unknown paths with 404,
-keeps HTTP/1.1 connections alive (a scraper's reuse its connection) and closes one
-whose request is malformed, larger than 64 KiB of head, or idle for 75 s. It is not
-aiohttp's server: importing ``aiohttp.web`` costs an idle operator about 2 MiB for
-these three read-only paths.
+The server answers GET and HEAD (other methods: 405 with ``Allow: GET, HEAD``),
+unknown paths with 404, keeps HTTP/1.1 connections alive (a scraper's reuse its
+connection) and closes one whose request is malformed (400: h11 refuses it, e.g. a bad
+request line, control characters, a Content-Length that is not digits, an HTTP/1.1
+request without Host), larger than 64 KiB of head (431), or idle for 75 s. It reads no
+request body: a GET or HEAD announcing one is answered 400 and the connection closed
+with the body unread. At most 64 connections are served at once (:data:`MAX_CONNECTIONS`).
+HTTP/1.0 connections close after one answer (h11 keeps no HTTP/1.0 connection alive).
+
+The framing is h11's: no hand-written parser. It is not aiohttp's server: importing
+``aiohttp.web`` costs an idle operator about 2 MiB for these three read-only paths.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+import h11
 import prometheus_client
 import structlog
 
@@ -30,8 +37,18 @@ Check = Callable[[], Awaitable[None] | None]
 
 #: Most bytes of request line and headers read; a longer head is answered 431 and closed.
 MAX_HEAD = 64 * 1024
-#: Seconds a connection may wait for (the rest of) a request before it is closed.
+#: Seconds a connection may wait for (the rest of) a request's head, or for the peer to
+#: take an answer, before it is closed.
 IDLE_TIMEOUT = 75.0
+#: Bytes read from a socket at a time (and the stream buffer's limit, past twice which
+#: the socket is paused).
+READ_SIZE = 16 * 1024
+#: Most connections served at once. One more is closed at once, unread and unanswered
+#: (the peer sees EOF or a reset): a probe or scrape then fails like one that timed out,
+#: and the open connections are served as before. Kubelet probes and a scraper each
+#: hold one or two, so 64 is ample; a peer holding 64 idle ones is dropped after
+#: IDLE_TIMEOUT.
+MAX_CONNECTIONS = 64
 
 _REASONS = {
     200: "OK",
@@ -171,7 +188,17 @@ def probes_app(healthz: ProbeChecks, readyz: ProbeChecks) -> App:
 
 
 class Server:
-    """One listening socket for ``app``; ``port`` is known after :meth:`start` (port 0)."""
+    """One listening socket for ``app``; ``port`` is known after :meth:`start` (port 0).
+
+    HTTP/1.1 framing is h11's (server role). Per connection the server reads at most
+    ``MAX_HEAD + 1`` bytes for one request (its head, and what was pipelined after it is
+    kept for the next), and the stream's buffer pauses the socket past ``2 * READ_SIZE``
+    (asyncio reads up to 256 KiB at once; the peer's further bytes wait in the kernel).
+    It never reads a request body: a GET/HEAD with one (``Content-Length`` > 0 or any
+    ``Transfer-Encoding``) is answered 400, another method with one gets its 404/405,
+    and either connection is closed with the body unread. At most
+    :data:`MAX_CONNECTIONS` connections are served at once.
+    """
 
     def __init__(self, app: App, host: str, port: int) -> None:
         self.app = app
@@ -179,11 +206,12 @@ class Server:
         self.port = port
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        self._refusing = False
 
     async def start(self) -> None:
         """Listen (``SO_REUSEADDR``, as aiohttp's site)."""
         self._server = await asyncio.start_server(
-            self._serve, self.host, self.port, reuse_address=True, limit=MAX_HEAD
+            self._serve, self.host, self.port, reuse_address=True, limit=READ_SIZE
         )
         sockets = self._server.sockets
         if sockets:
@@ -202,13 +230,22 @@ class Server:
         self._server = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._connections) >= MAX_CONNECTIONS:
+            if not self._refusing:  # once per episode: a flood must not flood the log
+                log.warning("Refusing HTTP connections", limit=MAX_CONNECTIONS, port=self.port)
+                self._refusing = True
+            writer.close()  # unread and unanswered (see MAX_CONNECTIONS)
+            return
+        self._refusing = False
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        feed = _Reader(conn, reader)
         try:
-            while await self._one(reader, writer):
-                pass
-        except (asyncio.CancelledError, ConnectionError, TimeoutError):
+            while await self._one(conn, feed, writer):
+                conn.start_next_cycle()
+        except (asyncio.CancelledError, ConnectionError, TimeoutError, h11.ProtocolError):
             pass
         finally:
             self._connections.discard(task)
@@ -216,62 +253,112 @@ class Server:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _one(self, conn: h11.Connection, feed: _Reader, writer: asyncio.StreamWriter) -> bool:
         """Answer one request; whether the connection stays open for another."""
+        deadline = asyncio.get_running_loop().time() + IDLE_TIMEOUT
+        feed.fed = 0
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_TIMEOUT)
-        except asyncio.IncompleteReadError:
-            return False  # closed by the peer
-        except asyncio.LimitOverrunError:
-            await _write(writer, "GET", Response.text("431: Request Header Fields Too Large", 431))
+            event = await feed.next_event(deadline)
+        except h11.RemoteProtocolError as exc:
+            # 431 for a head over MAX_HEAD; anything else h11 refuses (request line,
+            # header syntax, Content-Length, Transfer-Encoding other than chunked) is 400.
+            status = 431 if exc.error_status_hint == 431 else 400
+            log.debug("Malformed HTTP request", status=status, reason=str(exc))
+            response = Response.text(f"{status}: {_REASONS[status]}", status)
+            await _send(conn, writer, "GET", response, close=True)
             return False
-        lines = head.decode("latin-1").split("\r\n")
-        parts = lines[0].split(" ")
-        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-            await _write(writer, "GET", Response.text("400: Bad Request", 400))
+        if not isinstance(event, h11.Request):
+            return False  # ConnectionClosed: the peer is done
+        method = event.method.decode("ascii")
+        if _has_body(event):  # not read: answered and closed
+            if method in ("GET", "HEAD"):
+                await _send(conn, writer, method, Response.text("400: Bad Request", 400), True)
+                return False
+            request = _request(event)
+            await _send(conn, writer, method, await self.app.dispatch(request), close=True)
             return False
-        method, target, version = parts
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            name, sep, value = line.partition(":")
-            if sep:
-                headers[name.strip().lower()] = value.strip()
-        if "transfer-encoding" in headers:  # GET/HEAD carry no body; not read
-            await _write(writer, method, Response.text("400: Bad Request", 400))
-            return False
-        length = headers.get("content-length", "0")
-        if not length.isdigit():
-            await _write(writer, method, Response.text("400: Bad Request", 400))
-            return False
-        if int(length):
-            await asyncio.wait_for(reader.readexactly(int(length)), IDLE_TIMEOUT)
-        split = urllib.parse.urlsplit(target)
-        request = Request(
-            method,
-            urllib.parse.unquote(split.path),
-            urllib.parse.parse_qs(split.query, keep_blank_values=True),
-        )
-        connection = headers.get("connection", "").lower()
-        keep_alive = connection != "close" if version == "HTTP/1.1" else connection == "keep-alive"
+        if not isinstance(await feed.next_event(deadline), h11.EndOfMessage):
+            return False  # cannot happen: h11 frames a bodiless request as Request, EOM
+        request = _request(event)
         try:
             response = await self.app.dispatch(request)
         except Exception:  # a handler's bug: answered 500, as aiohttp's server does
             log.exception("HTTP handler failed", method=method, path=request.path)
             response = Response.text("500 Internal Server Error", 500)
-        await _write(writer, method, response, keep_alive)
-        return keep_alive
+        await _send(conn, writer, method, response)
+        return conn.our_state is h11.DONE and conn.their_state is h11.DONE
 
 
-async def _write(
-    writer: asyncio.StreamWriter, method: str, response: Response, keep_alive: bool = False
-) -> None:
-    head = (
-        f"HTTP/1.1 {response.status} {_REASONS.get(response.status, '')}\r\n"
-        f"Content-Type: {response.content_type}\r\n"
-        f"Content-Length: {len(response.body)}\r\n"
-        + ("" if keep_alive else "Connection: close\r\n")
-        + ("Allow: GET, HEAD\r\n" if response.status == 405 else "")
-        + "\r\n"
+class _Reader:
+    """Feeds h11 from a stream, :data:`READ_SIZE` at a time, only while it needs data,
+    and no more than ``MAX_HEAD + 1`` bytes per request: h11 bounds an incomplete head
+    (``max_incomplete_event_size``), this bounds a complete one that arrived at once."""
+
+    def __init__(self, conn: h11.Connection, reader: asyncio.StreamReader) -> None:
+        self.conn = conn
+        self.reader = reader
+        self.fed = 0
+
+    async def next_event(self, deadline: float) -> h11.Event:
+        """h11's next event; :class:`h11.RemoteProtocolError` for a malformed or oversized
+        head, :class:`TimeoutError` past ``deadline`` (the loop's clock)."""
+        while True:
+            event = self.conn.next_event()
+            if event is h11.NEED_DATA:
+                budget = MAX_HEAD + 1 - self.fed
+                if budget <= 0:
+                    raise h11.RemoteProtocolError("request head too large", 431)
+                async with asyncio.timeout_at(deadline):
+                    data = await self.reader.read(min(READ_SIZE, budget))
+                self.fed += len(data)
+                self.conn.receive_data(data)  # b"": the peer closed
+            elif event is h11.PAUSED:  # only after a request, where no caller asks
+                raise h11.RemoteProtocolError("unexpected pipelined data", 400)
+            else:
+                assert isinstance(event, h11.Event)
+                return event
+
+
+def _has_body(request: h11.Request) -> bool:
+    """Whether ``request`` announces a body (h11 has checked the headers' syntax)."""
+    for name, value in request.headers:
+        if name == b"transfer-encoding" or (name == b"content-length" and int(value)):
+            return True
+    return False
+
+
+def _request(event: h11.Request) -> Request:
+    """The :class:`Request` of h11's event (h11 allows only visible ASCII in targets)."""
+    split = urllib.parse.urlsplit(event.target.decode("ascii"))
+    return Request(
+        event.method.decode("ascii"),
+        urllib.parse.unquote(split.path),
+        urllib.parse.parse_qs(split.query, keep_blank_values=True),
     )
-    writer.write(head.encode("latin-1") + (b"" if method == "HEAD" else response.body))
-    await writer.drain()
+
+
+async def _send(
+    conn: h11.Connection,
+    writer: asyncio.StreamWriter,
+    method: str,
+    response: Response,
+    close: bool = False,
+) -> None:
+    """Write ``response`` (no body for HEAD); ``close`` adds ``Connection: close``."""
+    headers = [
+        (b"Content-Type", response.content_type.encode("latin-1")),
+        (b"Content-Length", str(len(response.body)).encode()),
+    ]
+    if close:
+        headers.append((b"Connection", b"close"))
+    if response.status == 405:
+        headers.append((b"Allow", b"GET, HEAD"))
+    reason = _REASONS.get(response.status, "").encode()
+    out = conn.send(h11.Response(status_code=response.status, headers=headers, reason=reason))
+    chunks = [out or b""]
+    if method != "HEAD" and response.body:
+        chunks.append(conn.send(h11.Data(data=response.body)) or b"")
+    chunks.append(conn.send(h11.EndOfMessage()) or b"")
+    writer.write(b"".join(chunks))
+    async with asyncio.timeout(IDLE_TIMEOUT):  # a peer that never reads is dropped
+        await writer.drain()
