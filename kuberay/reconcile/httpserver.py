@@ -43,11 +43,11 @@ IDLE_TIMEOUT = 75.0
 #: Bytes read from a socket at a time (and the stream buffer's limit, past twice which
 #: the socket is paused).
 READ_SIZE = 16 * 1024
-#: Most connections served at once. One more is closed at once, unread and unanswered
-#: (the peer sees EOF or a reset): a probe or scrape then fails like one that timed out,
-#: and the open connections are served as before. Kubelet probes and a scraper each
-#: hold one or two, so 64 is ample; a peer holding 64 idle ones is dropped after
-#: IDLE_TIMEOUT.
+#: Most connections served at once. A new one beyond it first takes the place of the
+#: longest-idle kept-alive connection (one waiting, with no byte yet, for its next
+#: request), so idle connections held open cannot keep a kubelet probe out; when every
+#: connection is busy inside a request, the new one is closed at once, unread and
+#: unanswered (the peer sees EOF or a reset), and the open ones are served as before.
 MAX_CONNECTIONS = 64
 
 _REASONS = {
@@ -206,6 +206,8 @@ class Server:
         self.port = port
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        #: Connections waiting, with no byte yet, for their next request (oldest first).
+        self._idle: dict[asyncio.Task[None], None] = {}
         self._refusing = False
 
     async def start(self) -> None:
@@ -230,6 +232,11 @@ class Server:
         self._server = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._connections) >= MAX_CONNECTIONS and self._idle:
+            oldest = next(iter(self._idle))
+            del self._idle[oldest]
+            oldest.cancel()  # its peer sees the close a kept-alive connection may always see
+            self._connections.discard(oldest)
         if len(self._connections) >= MAX_CONNECTIONS:
             if not self._refusing:  # once per episode: a flood must not flood the log
                 log.warning("Refusing HTTP connections", limit=MAX_CONNECTIONS, port=self.port)
@@ -249,16 +256,26 @@ class Server:
             pass
         finally:
             self._connections.discard(task)
+            self._idle.pop(task, None)
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+    @staticmethod
+    def conn_has_data(conn: h11.Connection, feed: _Reader) -> bool:
+        """Whether bytes of a next request are already buffered (pipelined)."""
+        return bool(conn.trailing_data[0]) or bool(getattr(feed.reader, "_buffer", b""))
 
     async def _one(self, conn: h11.Connection, feed: _Reader, writer: asyncio.StreamWriter) -> bool:
         """Answer one request; whether the connection stays open for another."""
         deadline = asyncio.get_running_loop().time() + IDLE_TIMEOUT
         feed.fed = 0
+        task = asyncio.current_task()
+        assert task is not None
+        if not self.conn_has_data(conn, feed):
+            self._idle[task] = None
         try:
-            event = await feed.next_event(deadline)
+            event = await feed.next_event(deadline, lambda: self._idle.pop(task, None))
         except h11.RemoteProtocolError as exc:
             # 431 for a head over MAX_HEAD; anything else h11 refuses (request line,
             # header syntax, Content-Length, Transfer-Encoding other than chunked) is 400.
@@ -299,9 +316,12 @@ class _Reader:
         self.reader = reader
         self.fed = 0
 
-    async def next_event(self, deadline: float) -> h11.Event:
+    async def next_event(
+        self, deadline: float, on_data: Callable[[], object] | None = None
+    ) -> h11.Event:
         """h11's next event; :class:`h11.RemoteProtocolError` for a malformed or oversized
-        head, :class:`TimeoutError` past ``deadline`` (the loop's clock)."""
+        head, :class:`TimeoutError` past ``deadline`` (the loop's clock). ``on_data`` is
+        called when bytes arrive (the connection is no longer idle)."""
         while True:
             event = self.conn.next_event()
             if event is h11.NEED_DATA:
@@ -311,6 +331,8 @@ class _Reader:
                 async with asyncio.timeout_at(deadline):
                     data = await self.reader.read(min(READ_SIZE, budget))
                 self.fed += len(data)
+                if on_data is not None:
+                    on_data()
                 self.conn.receive_data(data)  # b"": the peer closed
             elif event is h11.PAUSED:  # only after a request, where no caller asks
                 raise h11.RemoteProtocolError("unexpected pipelined data", 400)

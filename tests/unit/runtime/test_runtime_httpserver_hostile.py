@@ -211,24 +211,41 @@ async def _answered(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) 
     return head.split(b"\r\n")[0]
 
 
-async def test_connections_beyond_the_cap_are_closed_while_the_first_still_work(
-    port: int,
-) -> None:
+async def test_idle_kept_alive_connections_cannot_keep_a_probe_out(port: int) -> None:
+    """A peer holding MAX_CONNECTIONS kept-alive connections idle: a new probe takes the
+    place of the longest-idle one and is answered."""
     cap = getattr(httpserver, "MAX_CONNECTIONS", 64)
     held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(cap)]
     try:
         for reader, writer in held:
             assert await _answered(reader, writer) == b"HTTP/1.1 200 OK"
-        # One more: closed at once, its request unread and unanswered.
-        assert await exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") == b""
-        # The held ones are served as before.
-        for reader, writer in held[:3]:
-            assert await _answered(reader, writer) == b"HTTP/1.1 200 OK"
-        # One closes: a new connection is served again.
-        held.pop()[1].close()
-        await asyncio.sleep(0.2)  # the server sees the EOF
         raw = await exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         assert _statuses(raw) == [200]
+        async with asyncio.timeout(ANSWER_DEADLINE):
+            assert await held[0][0].read() == b""  # the oldest idle one was closed
+    finally:
+        for _, writer in held:
+            writer.close()
+
+
+async def test_connections_beyond_the_cap_are_closed_while_the_busy_ones_still_work(
+    port: int,
+) -> None:
+    """MAX_CONNECTIONS connections each inside a request's head: one more is closed at once,
+    unread and unanswered; the busy ones are served when their heads complete."""
+    cap = getattr(httpserver, "MAX_CONNECTIONS", 64)
+    held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(cap)]
+    try:
+        for _, writer in held:
+            writer.write(b"GET /healthz HTTP/1.1\r\n")
+            await writer.drain()
+        await asyncio.sleep(0.2)  # the server has read the partial heads
+        assert await exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n") == b""
+        for reader, writer in held[:3]:
+            writer.write(b"Host: x\r\n\r\n")
+            async with asyncio.timeout(ANSWER_DEADLINE):
+                head = await reader.readuntil(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200 OK")
     finally:
         for _, writer in held:
             writer.close()
