@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from typing import Protocol
 
 import h11
 
@@ -19,6 +20,16 @@ from kuberay.http.errors import ProtocolError, ServerDisconnected
 READ_SIZE = 256 * 1024
 #: Most bytes of an answer's head (status line and headers) h11 buffers before refusing it.
 MAX_HEAD = 256 * 1024
+
+
+class ConnectionHome(Protocol):
+    """Where a response's connection goes when the response is done with it (the pool)."""
+
+    def give_back(self, conn: Connection) -> None:
+        """Keep ``conn`` for another request (it ended its exchange cleanly)."""
+
+    def drop(self, conn: Connection) -> None:
+        """Close ``conn`` and forget it."""
 
 
 class Connection:
@@ -91,4 +102,4 @@ class Connection:
             transport.abort()
 
 
-__all__ = ["MAX_HEAD", "READ_SIZE", "Connection"]
+__all__ = ["MAX_HEAD", "READ_SIZE", "Connection", "ConnectionHome"]

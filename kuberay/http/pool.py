@@ -199,24 +199,26 @@ class ConnectionPool:
             if conn.usable():
                 conn.reused = True
                 return conn
-            self._drop(conn)
+            self.drop(conn)
         return None
 
-    def _give_back(self, conn: Connection) -> None:
+    def give_back(self, conn: Connection) -> None:
+        """Keep ``conn`` idle for the next request (closed after ``idle_timeout``)."""
         if conn in self._open and conn.usable():
             self._idle.append(conn)
             loop = asyncio.get_running_loop()
             conn.expiry = loop.call_later(self.idle_timeout, self._expire, conn)
         else:
-            self._drop(conn)
+            self.drop(conn)
 
     def _expire(self, conn: Connection) -> None:
         if conn in self._idle:
             self._idle.remove(conn)
         conn.expiry = None
-        self._drop(conn)
+        self.drop(conn)
 
-    def _drop(self, conn: Connection) -> None:
+    def drop(self, conn: Connection) -> None:
+        """Close ``conn`` and forget it."""
         self._open.discard(conn)
         conn.abort()
 
@@ -284,17 +286,17 @@ class ConnectionPool:
                 while isinstance(event, h11.InformationalResponse):
                     event = await conn.next_event()  # 1xx before the answer (RFC 9110 15.2)
             except (OSError, ServerDisconnected, _NothingWritten) as exc:
-                self._drop(conn)
+                self.drop(conn)
                 if conn.reused and (not written or method in REPLAYABLE):
                     continue  # closed by the server while idle: once more, on a new one
                 if isinstance(exc, ServerDisconnected):
                     raise
                 raise ServerDisconnected(f"connection lost: {exc!r}") from exc
             except BaseException:
-                self._drop(conn)
+                self.drop(conn)
                 raise
             if not isinstance(event, h11.Response):
-                self._drop(conn)
+                self.drop(conn)
                 raise ProtocolError(f"expected an answer's head, got {type(event).__name__}")
             resp_headers = Headers(
                 (name.decode("latin-1"), value.decode("latin-1")) for name, value in event.headers
@@ -309,7 +311,7 @@ class ConnectionPool:
             if conn.expiry is not None:
                 conn.expiry.cancel()
                 conn.expiry = None
-            self._drop(conn)
+            self.drop(conn)
         self._idle.clear()
 
     @property

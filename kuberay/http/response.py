@@ -9,16 +9,13 @@ small compressed answer cannot expand in one step) and enforces a reader's cap
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import h11
 
-from kuberay.http.connection import Connection
+from kuberay.http.connection import Connection, ConnectionHome
 from kuberay.http.errors import BodyTooLarge
 from kuberay.http.headers import Headers
-
-if TYPE_CHECKING:
-    from kuberay.http.pool import ConnectionPool
 
 #: Most decoded bytes one decompression step yields.
 DECODE_PIECE = 256 * 1024
@@ -30,7 +27,7 @@ class Response:
     :meth:`release` when done (``async with`` releases)."""
 
     def __init__(
-        self, pool: ConnectionPool, conn: Connection, status: int, reason: str, headers: Headers
+        self, pool: ConnectionHome, conn: Connection, status: int, reason: str, headers: Headers
     ) -> None:
         self.status = status
         self.reason = reason
@@ -125,9 +122,9 @@ class Response:
         if conn is None:
             return
         if self._done and conn.reusable():
-            self._pool._give_back(conn)
+            self._pool.give_back(conn)
         else:
-            self._pool._drop(conn)
+            self._pool.drop(conn)
 
     def close(self) -> None:
         """Abort: a read in progress ends (with b"" or :class:`ServerDisconnected`)."""
@@ -135,7 +132,7 @@ class Response:
         self._done = True
         self._tail = b""
         if conn is not None:
-            self._pool._drop(conn)
+            self._pool.drop(conn)
 
     async def __aenter__(self) -> Response:
         return self
