@@ -112,6 +112,8 @@ def open_regular(path: Path, expect: FileId | None = None) -> tuple[int, os.stat
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise Refused(path, SYMLINK) from None
+            if exc.errno == errno.ENXIO:  # a unix socket (or a device with no driver)
+                raise Refused(path, NOT_REGULAR) from None
             raise
     finally:
         os.close(parent)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,9 @@ def test_links_fifos_and_replacements_are_refused(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "d" / "fifo")
     assert refused(tmp_path / "d" / "fifo") == "not a regular file"  # and no block
     assert refused(tmp_path / "d") == "not a regular file"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tmp_path / "d" / "sock"))
+        assert refused(tmp_path / "d" / "sock") == "not a regular file"
     scanned = FileId.of(os.lstat(tmp_path / "d" / "f"))
     (tmp_path / "d" / "g").write_bytes(b"g")
     os.replace(tmp_path / "d" / "g", tmp_path / "d" / "f")
