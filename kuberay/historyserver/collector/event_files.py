@@ -24,6 +24,7 @@ import attrs
 import orjson
 import structlog
 
+from kuberay.historyserver.collector.safe_open import FileId
 from kuberay.historyserver.layout import check_segment
 
 log = structlog.get_logger("historyserver.collector.events")
@@ -34,13 +35,16 @@ DISK_PRESSURE_WATERMARK = 0.8
 
 @attrs.frozen
 class RotatedFile:
-    """A closed event file waiting for upload (``path`` ends ``.jsonl`` or ``.jsonl.gz``)."""
+    """A closed event file waiting for upload (``path`` ends ``.jsonl`` or ``.jsonl.gz``).
+    ``file_id`` is the file the collector wrote (or found at start-up): the uploader reads
+    ``path`` only while it is still that file (``safe_open``)."""
 
     path: Path
     category: str
     session: str
     node_id: str
     created_ns: int
+    file_id: FileId | None = None
 
     @property
     def compressed(self) -> bool:
@@ -59,13 +63,16 @@ class ActiveFile:
     created_ns: int
     opened_at: float
     handle: IO[bytes]
+    file_id: FileId | None = None
     size: int = 0
     flushed_size: int = 0
     flushed_at: float = 0.0
 
     def rotated(self) -> RotatedFile:
         """This file as a ``RotatedFile``."""
-        return RotatedFile(self.path, self.category, self.session, self.node_id, self.created_ns)
+        return RotatedFile(
+            self.path, self.category, self.session, self.node_id, self.created_ns, self.file_id
+        )
 
 
 def dir_size(root: Path) -> int:
@@ -95,6 +102,7 @@ class EventFiles:
         wall_ns: Callable[[], int] = time.time_ns,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        data_dir = data_dir.resolve()  # canonical once; below it nothing is followed
         self.root = data_dir / cluster_key
         self.data_dir = data_dir
         self.node_id = node_id
@@ -160,7 +168,11 @@ class EventFiles:
         directory.mkdir(parents=True, exist_ok=True)
         created = self._next_ns()
         path = directory / f"{self.node_id}_{created}.jsonl"
-        handle = open(path, "ab", buffering=BUFFER_SIZE)  # noqa: SIM115 - kept open until rotation
+        # a new name, never an existing file or a link planted there (O_EXCL | O_NOFOLLOW)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(path, flags, 0o644)
+        handle = os.fdopen(fd, "ab", buffering=BUFFER_SIZE)  # kept open until rotation
+        file_id = FileId.of(os.fstat(fd))
         now = self.monotonic()
         active = ActiveFile(
             path=path,
@@ -170,6 +182,7 @@ class EventFiles:
             created_ns=created,
             opened_at=now,
             handle=handle,
+            file_id=file_id,
             flushed_at=now,
         )
         self.active[category] = active
@@ -178,17 +191,18 @@ class EventFiles:
     # ----- rotation ---------------------------------------------------------------------
     def _close(self, category: str) -> RotatedFile | None:
         active = self.active.pop(category)
+        size = 0
         try:
-            active.handle.flush()
-            os.fsync(active.handle.fileno())
-        except OSError as exc:
-            log.warning("flush before rotation failed", path=str(active.path), error=str(exc))
+            try:
+                active.handle.flush()
+                os.fsync(active.handle.fileno())
+            except OSError as exc:
+                log.warning("flush before rotation failed", path=str(active.path), error=str(exc))
+            size = os.fstat(active.handle.fileno()).st_size  # the file written, not the path
+        except (OSError, ValueError):
+            size = 0
         finally:
             active.handle.close()
-        try:
-            size = active.path.stat().st_size
-        except OSError:
-            size = 0
         if size == 0:
             active.path.unlink(missing_ok=True)
             return None

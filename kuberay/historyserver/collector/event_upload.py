@@ -14,6 +14,10 @@ whole file).
   fly when compression is on) at the key the file will have when rotated.
 * ``resume`` (startup) queues what a previous run left: ``.tmp`` files are deleted, a
   ``.jsonl.gz`` is preferred over its ``.jsonl``.
+* The data dir is on the volume Ray jobs write, so every event file is read through
+  ``safe_open``: no symlink in the path, a regular file, and the very file the collector wrote
+  (``RotatedFile.file_id``; for leftovers, the file ``resume`` found). A refused file is not
+  put, not retried and not deleted; a warning names it and the reason, ``refused`` counts it.
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import gzip
 import os
-import shutil
 import zlib
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -30,6 +33,14 @@ import attrs
 import structlog
 
 from kuberay.historyserver.collector.event_files import EventFiles, RotatedFile
+from kuberay.historyserver.collector.safe_open import (
+    FileId,
+    Refused,
+    SafeFile,
+    open_regular,
+    read_upto,
+    real_subdirs,
+)
 from kuberay.historyserver.layout import (
     JOB_EVENTS_DIR,
     NODE_EVENTS_DIR,
@@ -59,23 +70,6 @@ class LiveFlush:
 Task = RotatedFile | LiveFlush
 
 
-async def read_chunks(path: Path, limit: int | None = None) -> AsyncIterator[bytes]:
-    """``path``'s bytes (the first ``limit`` of them) in chunks, read off the event loop."""
-    handle = await asyncio.to_thread(open, path, "rb")
-    try:
-        left = limit
-        while left is None or left > 0:
-            n = CHUNK if left is None else min(CHUNK, left)
-            chunk = await asyncio.to_thread(handle.read, n)
-            if not chunk:
-                return
-            if left is not None:
-                left -= len(chunk)
-            yield chunk
-    finally:
-        handle.close()
-
-
 async def gzip_chunks(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     """The gzip stream of ``chunks``, compressed as it goes."""
     comp = zlib.compressobj(6, zlib.DEFLATED, 31)
@@ -86,22 +80,42 @@ async def gzip_chunks(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     yield comp.flush()
 
 
-def gzip_file(src: Path) -> Path:
-    """``src`` gzipped to ``src.gz`` through ``src.gz.tmp`` (fsync, rename); ``src`` removed."""
+@attrs.frozen
+class Gzipped:
+    """What ``gzip_file`` wrote: the ``.gz`` file, its identity, the sizes before and after."""
+
+    path: Path
+    file_id: FileId
+    src_size: int
+    size: int
+
+
+def gzip_file(src: Path, expect: FileId | None = None) -> Gzipped:
+    """``src`` gzipped to ``src.gz`` through ``src.gz.tmp`` (fsync, rename); ``src`` removed.
+    ``src`` is opened by ``safe_open.open_regular`` (``Refused`` when it is a link, not a
+    regular file or not ``expect``) and read up to its size at open; ``.gz.tmp`` is created new
+    (``O_EXCL | O_NOFOLLOW``: never a file or link someone put there)."""
     dst = src.with_name(src.name + ".gz")
     tmp = src.with_name(src.name + ".gz.tmp")
+    fd, st = open_regular(src, expect)
     try:
-        with open(src, "rb") as fin, open(tmp, "wb") as raw:
+        tmp.unlink(missing_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(tmp, flags, 0o644), "wb") as raw:
             with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
-                shutil.copyfileobj(fin, gz, CHUNK)
+                for chunk in read_upto(fd, st.st_size):
+                    gz.write(chunk)
             raw.flush()
             os.fsync(raw.fileno())
+            out = os.fstat(raw.fileno())
         os.replace(tmp, dst)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    finally:
+        os.close(fd)
     src.unlink(missing_ok=True)
-    return dst
+    return Gzipped(dst, FileId.of(out), st.st_size, out.st_size)
 
 
 def parse_local_name(name: str) -> tuple[str, int] | None:
@@ -138,6 +152,7 @@ class EventUploader:
         self._waiting: list[RotatedFile] = []
         self.uploaded = 0
         self.failed = 0
+        self.refused = 0
 
     # ----- keys -------------------------------------------------------------------------
     def key_for(self, file: RotatedFile) -> str:
@@ -203,14 +218,28 @@ class EventUploader:
         else:
             await self._upload(task)
 
+    def _refused(self, exc: Refused, key: str) -> None:
+        self.refused += 1
+        try:
+            rel = exc.path.relative_to(self.files.root).as_posix()
+        except ValueError:
+            rel = str(exc.path)
+        log.warning(
+            "skipped an event file that is not safe to read", path=rel, reason=exc.reason, key=key
+        )
+
     async def _flush(self, task: LiveFlush) -> None:
+        key = ""
         try:
             key = self.key_for(task.file)
-            if not task.file.path.exists():
-                return
-            chunks = read_chunks(task.file.path, task.size)
-            data = gzip_chunks(chunks) if self.compression else chunks
-            await self.store.put(key, data, content_type=_content_type(key))
+            with await SafeFile.open(task.file.path, task.file.file_id) as f:
+                chunks = f.chunks(task.size)
+                data = gzip_chunks(chunks) if self.compression else chunks
+                await self.store.put(key, data, content_type=_content_type(key))
+        except Refused as exc:
+            self._refused(exc, key)
+        except FileNotFoundError:
+            return  # rotated (and uploaded) meanwhile
         except (OSError, StorageError, LayoutError) as exc:
             log.warning("live flush failed", path=str(task.file.path), error=str(exc))
 
@@ -228,12 +257,16 @@ class EventUploader:
         path = file.path
         try:
             if self.compression and not file.compressed:
-                before = path.stat().st_size
-                path = await asyncio.to_thread(gzip_file, path)
-                self.files.disk_used += path.stat().st_size - before
-                file = attrs.evolve(file, path=path)
-            size = path.stat().st_size
-            await self.store.put(key, read_chunks(path), content_type=_content_type(key))
+                gz = await asyncio.to_thread(gzip_file, path, file.file_id)
+                self.files.disk_used += gz.size - gz.src_size
+                path = gz.path
+                file = attrs.evolve(file, path=path, file_id=gz.file_id)
+            with await SafeFile.open(path, file.file_id) as f:
+                size = f.size
+                await self.store.put(key, f.chunks(), content_type=_content_type(key))
+        except Refused as exc:
+            self._refused(exc, key)
+            return False
         except FileNotFoundError:
             log.warning("event file vanished before upload", path=str(path))
             return False
@@ -273,14 +306,14 @@ class EventUploader:
         if not root.is_dir():
             return 0
         found: list[RotatedFile] = []
-        for session_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        for session_dir in sorted(real_subdirs(root)):
             if not is_safe_segment(session_dir.name):
                 continue
             node_dir = session_dir / NODE_EVENTS_DIR
             found += self._resume_dir(node_dir, session_dir.name, NODE_EVENTS_DIR)
             jobs = session_dir / JOB_EVENTS_DIR
             if jobs.is_dir():
-                for job_dir in sorted(p for p in jobs.iterdir() if p.is_dir()):
+                for job_dir in sorted(real_subdirs(jobs)):
                     if is_safe_segment(job_dir.name):
                         category = f"{JOB_EVENTS_DIR}/{job_dir.name}"
                         found += self._resume_dir(job_dir, session_dir.name, category)
@@ -290,11 +323,15 @@ class EventUploader:
         return len(found)
 
     def _resume_dir(self, directory: Path, session: str, category: str) -> list[RotatedFile]:
-        if not directory.is_dir():
+        if directory.is_symlink() or not directory.is_dir():
             return []
-        names = {p.name: p for p in directory.iterdir() if p.is_file()}
+        names = {
+            e.name: (Path(e.path), e.stat(follow_symlinks=False))
+            for e in os.scandir(directory)
+            if e.is_file(follow_symlinks=False)  # a symlink is never queued
+        }
         out: list[RotatedFile] = []
-        for name, path in sorted(names.items()):
+        for name, (path, st) in sorted(names.items()):
             if name.endswith(".tmp"):
                 path.unlink(missing_ok=True)
                 continue
@@ -305,10 +342,10 @@ class EventUploader:
                 continue
             parsed = parse_local_name(name)
             if parsed is None or not is_safe_segment(parsed[0]):
-                node, created = self.files.node_id, path.stat().st_mtime_ns
+                node, created = self.files.node_id, st.st_mtime_ns
             else:
                 node, created = parsed
-            out.append(RotatedFile(path, category, session, node, created))
+            out.append(RotatedFile(path, category, session, node, created, FileId.of(st)))
         return out
 
 

@@ -14,6 +14,12 @@
   ``persist-complete-logs/...`` so it is not put twice, and the node dir is removed at the
   end. A file already put from the live session unchanged (same size and mtime) is not put
   again.
+* **Trust boundary**: Ray jobs can write these directories, so every file is read through
+  ``safe_open`` (no symlink anywhere in the path, a regular file only, the very file the scan
+  recorded: same ``st_dev``/``st_ino``). A refused file is skipped with a warning (its path
+  relative to the logs dir and the reason) and counted in ``refused``; it is looked at afresh
+  at the next scan, where a symlink or a FIFO is not listed and a regular file that replaced
+  the scanned one is a new file to put.
 """
 
 from __future__ import annotations
@@ -21,13 +27,12 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import attrs
 import structlog
 
-from kuberay.historyserver.collector.event_upload import read_chunks
+from kuberay.historyserver.collector.safe_open import FileId, Refused, SafeFile, real_subdirs
 from kuberay.historyserver.collector.sessions import PERSIST_COMPLETE, PREV_LOGS
 from kuberay.historyserver.layout import Layout, LayoutError, check_relative_path, is_safe_segment
 from kuberay.historyserver.storage.base import ObjectStore
@@ -54,10 +59,10 @@ class _Put:
 
 
 def walk_files(root: Path) -> list[tuple[str, os.stat_result]]:
-    """``(relative path, stat)`` of every regular file under ``root`` (symlinks skipped),
-    sorted by path."""
+    """``(relative path, lstat)`` of every regular file under ``root`` (symlinks skipped,
+    never followed, ``root`` itself included), sorted by path."""
     out: list[tuple[str, os.stat_result]] = []
-    if not root.is_dir():
+    if root.is_symlink() or not root.is_dir():
         return out
     stack = [root]
     while stack:
@@ -99,25 +104,36 @@ class LogUploader:
     ) -> None:
         self.store = store
         self.layout = layout
-        self.tmp_root = tmp_root
+        self.tmp_root = tmp_root.resolve()  # canonical once; below it nothing is followed
         self.interval = interval
         self.budget = budget
         self.put_at: dict[str, _Put] = {}
         self.bytes_put = 0
         self.files_put = 0
+        self.refused = 0
 
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
 
-    async def _put_file(self, key: str, path: Path, size: int) -> None:
-        chunks: AsyncIterator[bytes] = read_chunks(path, size)
-        await self.store.put(key, chunks, content_type="text/plain")
-        self.bytes_put += size
+    async def _put_file(self, key: str, path: Path, st: os.stat_result) -> None:
+        """Put the first ``st.st_size`` bytes of ``path``, the file the scan saw (``st``);
+        ``Refused`` (nothing put) when it is not that regular file any more."""
+        with await SafeFile.open(path, FileId.of(st)) as f:
+            await self.store.put(key, f.chunks(st.st_size), content_type="text/plain")
+        self.bytes_put += st.st_size
         self.files_put += 1
+
+    def _refused(self, exc: Refused, rel: str, key: str) -> None:
+        self.refused += 1
+        log.warning(
+            "skipped a log file that is not safe to read", path=rel, reason=exc.reason, key=key
+        )
 
     # ----- live session -----------------------------------------------------------------
     async def scan_session(self, session_dir: Path, node_id: str, *, final: bool = False) -> int:
-        """Put what is new or changed in ``<session_dir>/logs``; returns files put."""
+        """Put what is new or changed in ``<session_dir>/logs``; returns files put.
+        ``session_dir`` has no symlink in it (``resolve_session_latest`` gives such a path)."""
+        session_dir = Path(os.path.abspath(session_dir))
         session = session_dir.name
         if not (is_safe_segment(session) and is_safe_segment(node_id)):
             log.warning(
@@ -147,7 +163,10 @@ class LogUploader:
             if not final and spent > 0 and spent + st.st_size > self.budget:
                 break
             try:
-                await self._put_file(key, session_dir / "logs" / rel, st.st_size)
+                await self._put_file(key, session_dir / "logs" / rel, st)
+            except Refused as exc:
+                self._refused(exc, rel, key)
+                continue
             except FileNotFoundError:
                 continue  # rotated away or removed between the scan and the put
             except (OSError, StorageError) as exc:
@@ -165,12 +184,12 @@ class LogUploader:
         sessions: list[str] = []
         if not root.is_dir():
             return sessions
-        for session_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        for session_dir in sorted(real_subdirs(root)):
             if not is_safe_segment(session_dir.name):
                 log.warning("skipping prev-logs session with an unsafe name", name=session_dir.name)
                 continue
             sessions.append(session_dir.name)
-            for node_dir in sorted(p for p in session_dir.iterdir() if p.is_dir()):
+            for node_dir in sorted(real_subdirs(session_dir)):
                 if not is_safe_segment(node_dir.name):
                     log.warning("skipping prev-logs node with an unsafe name", name=node_dir.name)
                     continue
@@ -195,7 +214,11 @@ class LogUploader:
             )
             if not unchanged and not target.exists():
                 try:
-                    await self._put_file(key, logs / rel, st.st_size)
+                    await self._put_file(key, logs / rel, st)
+                except Refused as exc:
+                    self._refused(exc, rel, key)
+                    ok = False  # looked at afresh next time: a replacement is put then
+                    continue
                 except (OSError, StorageError) as exc:
                     log.warning("prev-logs upload failed", key=key, error=str(exc))
                     ok = False

@@ -25,12 +25,23 @@ PERSIST_COMPLETE = "persist-complete-logs"
 
 
 def resolve_session_latest(tmp_root: Path) -> Path | None:
-    """The directory ``session_latest`` points at (absolute), or ``None`` when it is missing."""
+    """The directory ``session_latest`` points at (absolute, symlink-free), or ``None`` when
+    it is missing or is not a ``session_*`` directory directly under ``tmp_root`` (a Ray job
+    can point the link anywhere; the collector reads only inside the Ray temp root)."""
     link = tmp_root / SESSION_LATEST
     try:
-        return link.resolve(strict=True)
+        root = tmp_root.resolve(strict=True)
+        session = link.resolve(strict=True)
     except (OSError, RuntimeError):
         return None
+    if session.parent != root or not session.name.startswith("session_"):
+        log.warning(
+            "session_latest points outside the Ray temp root, ignored",
+            path=str(session),
+            root=str(root),
+        )
+        return None
+    return session
 
 
 def raylet_alive(session_dir: Path, timeout: float = 1.0) -> bool:
