@@ -15,6 +15,7 @@ from aiohttp import web
 
 from kuberay.historyserver.layout import LayoutError
 from kuberay.historyserver.server import (
+    metrics,
     routes_extra,
     routes_logs,
     routes_session,
@@ -92,7 +93,15 @@ def deadline_middleware(seconds: float) -> Callable[..., Awaitable[web.StreamRes
 
 
 #: Paths the history server answers itself even when the cookies select a live cluster.
-OWN_PATHS = ("/clusters", "/select_cluster", "/readz", "/livez", "/login", "/logout")
+OWN_PATHS = (
+    "/clusters",
+    "/select_cluster",
+    "/readz",
+    "/livez",
+    "/metrics",
+    "/login",
+    "/logout",
+)
 OWN_PREFIXES = ("/enter_cluster/",)
 #: With ``--use-auth-token-mode`` the server adds the cluster's token itself, so Ray's UI is
 #: told no token is needed (it would otherwise ask the user for one, which is then dropped).
@@ -184,6 +193,7 @@ def make_app(
     routes_state.add_routes(app)
     routes_logs.add_routes(app)
     routes_extra.add_routes(app)
+    metrics.add_routes(app)
     if extra_routes is not None:
         extra_routes(app)
     routes_ui.add_routes(app, ui if ui is not None else UiBuilds())

@@ -9,12 +9,17 @@ What is in them: JSON Lines (our collector and KubeRay's) or one JSON array (Kub
 format), gzipped or not (detected by the gzip magic, whatever the name says). Events written
 in snake_case are renamed to camelCase. A line that is not a JSON object is skipped and
 counted, never fatal.
+
+What a Ray job writes is untrusted: a file stored larger than :data:`EVENT_FILE_MAX_BYTES`,
+or one that decompresses to more (a gzip bomb), is not decoded. It is skipped, logged and
+counted (``DecodeStats.too_large`` and the metric
+``kuberay_history_server_event_files_skipped_total{reason="too_large"}``); the session loads
+without it. Decompression stops as soon as the output passes the cap.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gzip
 import zlib
 from typing import Any
 
@@ -30,6 +35,7 @@ from kuberay.historyserver.layout import (
     is_event_file,
     is_safe_segment,
 )
+from kuberay.historyserver.server.metrics import EVENT_FILES_SKIPPED, TOO_LARGE
 from kuberay.historyserver.storage.base import ObjectStore, list_all
 from kuberay.historyserver.storage.errors import NotFound
 
@@ -37,6 +43,18 @@ log = structlog.get_logger("historyserver.server.events")
 
 GZIP_MAGIC = b"\x1f\x8b"
 READ_CONCURRENCY = 16
+#: The largest event file decoded, stored or decompressed (128 MiB): above the 100 MB at
+#: which KubeRay's and our collector rotate a file (plus one request's events), so no
+#: file a collector writes is refused, yet a gzip bomb stops after 128 MiB of output.
+EVENT_FILE_MAX_BYTES = 128 << 20
+#: compressed bytes fed to the decompressor at a time
+_FEED = 64 << 10
+#: the most bytes one decompression step yields
+_PIECE = 1 << 20
+
+
+class EventFileTooLarge(ValueError):
+    """An event file is, or decompresses to, more than its byte limit."""
 
 
 @attrs.frozen
@@ -51,12 +69,14 @@ class EventFile:
 
 @attrs.define
 class DecodeStats:
-    """What decoding a session met: files and bytes read, events kept, lines skipped."""
+    """What decoding a session met: files and bytes read, events kept, lines skipped, files
+    left out for their size."""
 
     files: int = 0
     bytes: int = 0
     events: int = 0
     skipped: int = 0
+    too_large: int = 0
 
 
 def _basename(key: str) -> str:
@@ -95,26 +115,53 @@ async def find_event_files(store: ObjectStore, layout: Layout, session: str) -> 
     return found
 
 
-def decompress(data: bytes) -> bytes:
+def decompress(data: bytes, *, limit: int = EVENT_FILE_MAX_BYTES) -> bytes:
     """``data`` un-gzipped when it starts with the gzip magic (several members allowed),
-    else as it is. A truncated gzip stream gives what could be decoded."""
+    else as it is. A truncated or corrupt gzip stream gives what could be decoded (bytes
+    after the last member that are not another member are ignored). Raises
+    ``EventFileTooLarge`` when the result would pass ``limit`` bytes, having decompressed
+    at most ``limit`` + 1 MiB."""
     if not data.startswith(GZIP_MAGIC):
+        if len(data) > limit:
+            raise EventFileTooLarge(f"{len(data)} bytes, over the {limit}-byte limit")
         return data
+    out = bytearray()
+    view = memoryview(data)
+    pos = 0
+    inflater = None
     try:
-        return gzip.decompress(data)
-    except (OSError, EOFError, zlib.error):
-        d = zlib.decompressobj(31)
-        try:
-            return d.decompress(data)
-        except zlib.error:
-            return b""
+        while pos < len(data):
+            if inflater is None:
+                if bytes(view[pos : pos + 2]) != GZIP_MAGIC:
+                    break
+                inflater = zlib.decompressobj(31)
+            buf: bytes | memoryview = view[pos : pos + _FEED]
+            pos += len(buf)
+            while True:
+                piece = inflater.decompress(buf, _PIECE)
+                out += piece
+                if len(out) > limit:
+                    raise EventFileTooLarge(f"decompresses past the {limit}-byte limit")
+                if inflater.eof:
+                    pos -= len(inflater.unused_data)
+                    inflater = None
+                    break
+                buf = inflater.unconsumed_tail
+                if not buf and len(piece) < _PIECE:
+                    break
+    except zlib.error:
+        pass
+    return bytes(out)
 
 
-def parse_events(data: bytes, stats: DecodeStats | None = None) -> list[dict[str, Any]]:
+def parse_events(
+    data: bytes, stats: DecodeStats | None = None, *, limit: int = EVENT_FILE_MAX_BYTES
+) -> list[dict[str, Any]]:
     """The events in one file's bytes: a JSON array, or JSON Lines (a line may itself hold
-    an array). Events come back camelCase; anything that is not an object is skipped."""
+    an array). Events come back camelCase; anything that is not an object is skipped.
+    Raises ``EventFileTooLarge`` past ``limit`` bytes (``decompress``)."""
     stats = stats if stats is not None else DecodeStats()
-    text = decompress(data).strip()
+    text = decompress(data, limit=limit).strip()
     if not text:
         return []
     decoded: list[Any] = []
@@ -146,24 +193,42 @@ def parse_events(data: bytes, stats: DecodeStats | None = None) -> list[dict[str
 
 
 async def read_session_events(
-    store: ObjectStore, files: list[EventFile], stats: DecodeStats | None = None
+    store: ObjectStore,
+    files: list[EventFile],
+    stats: DecodeStats | None = None,
+    *,
+    limit: int = EVENT_FILE_MAX_BYTES,
 ) -> list[dict[str, Any]]:
     """Every event in ``files``, read at most ``READ_CONCURRENCY`` at a time. A file that
-    vanished meanwhile is skipped. The list's order is the files' order (but nothing built
+    vanished meanwhile is skipped; one stored or decompressing larger than ``limit`` is
+    skipped, logged and counted. The list's order is the files' order (but nothing built
     from it may depend on that)."""
     stats = stats if stats is not None else DecodeStats()
     gate = asyncio.Semaphore(READ_CONCURRENCY)
 
     async def one(f: EventFile) -> list[dict[str, Any]]:
+        if f.size > limit:
+            return _too_large(f, stats, f"stored size {f.size} is over the {limit}-byte limit")
         async with gate:
             try:
-                data = await store.get(f.key)
+                data = await store.get(f.key, byte_range=(0, limit + 1))
             except NotFound:
                 log.warning("event file vanished while loading", key=f.key)
                 return []
         stats.files += 1
         stats.bytes += len(data)
-        return parse_events(data, stats)
+        try:
+            return parse_events(data, stats, limit=limit)
+        except EventFileTooLarge as exc:
+            return _too_large(f, stats, str(exc))
 
     results = await asyncio.gather(*(one(f) for f in files))
     return [e for batch in results for e in batch]
+
+
+def _too_large(f: EventFile, stats: DecodeStats, why: str) -> list[dict[str, Any]]:
+    """Skip ``f``: log it, count it (``stats`` and the metric); no events."""
+    log.warning("event file too large; skipped", key=f.key, size=f.size, reason=why)
+    stats.too_large += 1
+    EVENT_FILES_SKIPPED.labels(TOO_LARGE).inc()
+    return []

@@ -5,15 +5,20 @@ The node is ``node_id`` (hex; must be one of the session's node directories) or
 ``text/plain`` in Ray's streaming framing: the first byte ``1`` marks success (the UI strips
 it); with ``download_filename`` the bare bytes come as an attachment, and an HTTP
 ``Range: bytes=...`` header is honoured (``206``/``416``; with ``lines=-1`` and no ANSI
-filter the range is read from storage directly). ``lines=N`` reads only the end of the
-object (``log_reads.read_tail``). Unknown node, task or file: 404; a parameter that would
-leave the layout: 400.
+filter the range is read from storage directly; with ``lines=-1`` and the ANSI filter it is
+ignored). ``lines=-1`` answers are streamed from the store in chunks, never held whole.
+``lines=N`` reads only the end of the object (``log_reads.tail_chunks``), at most
+``TAIL_WINDOW_CAP`` (8 MiB) of it: when the N lines do not fit, the answer is the last
+8 MiB (its first line cut) with the header ``X-Log-Truncated: true``.
+Unknown node, task or file: 404; a parameter that would leave the layout: 400.
 """
 
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import AsyncIterator
 
+import structlog
 from aiohttp import web
 
 from kuberay.historyserver.layout import check_relative_path, check_segment
@@ -27,11 +32,14 @@ from kuberay.historyserver.server.context import (
     state_of,
 )
 from kuberay.historyserver.server.log_reads import (
+    TAIL_WINDOW_CAP,
     RangeNotSatisfiable,
     object_size,
     parse_range,
-    read_tail,
+    stream_range,
+    tail_chunks,
 )
+from kuberay.historyserver.server.log_stream import primed, stream_answer, strip_ansi_stream
 from kuberay.historyserver.server.logs import (
     DEFAULT_LINES,
     MAX_LINES,
@@ -42,6 +50,12 @@ from kuberay.historyserver.server.logs import (
 )
 from kuberay.historyserver.server.session import SessionSnapshot
 from kuberay.historyserver.storage.errors import NotFound
+
+log = structlog.get_logger("historyserver.server.logs")
+
+#: Set (``true``) on a ``lines=N`` answer cut at ``TAIL_WINDOW_CAP``: the lines asked for
+#: did not fit, and the body is the log's last ``TAIL_WINDOW_CAP`` bytes.
+TRUNCATED_HEADER = "X-Log-Truncated"
 
 
 def _node(request: web.Request, snap: SessionSnapshot, *, required: bool = True) -> str | None:
@@ -150,47 +164,119 @@ async def log_file(request: web.Request) -> web.StreamResponse:
     download = q.get("download_filename")
     if download:
         download = check_segment(download, "download file name")
-    wanted = request.headers.get("Range") if download else None
     ansi = query_bool(request, "filter_ansi_code", False)
-    total = hi - lo
     try:
-        if wanted and lines < 0 and not ansi:
-            # The representation is the file (or task slice) itself: range it in storage.
-            part = parse_range(wanted, hi - lo)
-            if part is not None:
-                data = await store.get(key, byte_range=(lo + part[0], lo + part[1]))
-                return _download(data, download or "", part, hi - lo)
         if lines >= 0:
-            data = await read_tail(store, key, lines, lo, hi)
-        else:
-            data = await store.get(key, byte_range=(lo, hi))
-        if ansi:
-            data = strip_ansi(data)
-        if download:
-            total = len(data)
-            part = parse_range(wanted, total) if wanted else None
-            if part is not None:
-                data = data[part[0] : part[1]]
-            return _download(data, download, part, total)
+            return await _tail_answer(request, key, lines, (lo, hi), download, ansi)
+        return await _whole_answer(request, key, (lo, hi, size), download, ansi)
     except NotFound:
         raise ApiError(404, f"log file {rel} not found on node {node}") from None
-    except RangeNotSatisfiable:
-        return web.Response(
-            status=416, headers={"Content-Range": f"bytes */{total}", "Accept-Ranges": "bytes"}
+
+
+async def _tail_answer(
+    request: web.Request,
+    key: str,
+    lines: int,
+    span: tuple[int, int],
+    download: str | None,
+    ansi: bool,
+) -> web.StreamResponse:
+    """The last ``lines`` lines of ``span`` (at most ``TAIL_WINDOW_CAP`` bytes; a cut tail
+    is marked with the ``X-Log-Truncated`` header); a ``Range`` applies to the tail."""
+    tail = await tail_chunks(state_of(request).store, key, lines, *span)
+    extra = {TRUNCATED_HEADER: "true"} if tail.truncated else {}
+    if tail.truncated:
+        log.info("log tail cut at the window cap", key=key, lines=lines, cap=TAIL_WINDOW_CAP)
+    chunks = list(tail.chunks)
+    if ansi:
+        chunks = [strip_ansi(b"".join(chunks))]
+    if not download:
+        return stream_answer(
+            request,
+            key,
+            _iterate(chunks),
+            length=1 + sum(map(len, chunks)),
+            head=b"1",
+            headers=extra,
         )
-    return web.Response(body=b"1" + data, content_type="text/plain")
+    data = b"".join(chunks)
+    del chunks
+    total = len(data)
+    wanted = request.headers.get("Range")
+    try:
+        part = parse_range(wanted, total) if wanted else None
+    except RangeNotSatisfiable:
+        return _unsatisfiable(total)
+    if part is not None:
+        data = data[part[0] : part[1]]
+    return _download(request, key, _iterate([data]), len(data), download, part, total, extra)
 
 
-def _download(data: bytes, name: str, part: tuple[int, int] | None, total: int) -> web.Response:
-    """An attachment; a ``206`` with ``Content-Range`` when ``part`` was asked for."""
-    headers = {
-        "Content-Disposition": f'attachment; filename="{name}"',
-        "Accept-Ranges": "bytes",
-    }
+async def _whole_answer(
+    request: web.Request,
+    key: str,
+    span: tuple[int, int, int],
+    download: str | None,
+    ansi: bool,
+) -> web.StreamResponse:
+    """All of ``[lo, hi)`` of the ``size``-byte object, streamed. A download honours a
+    ``Range`` (read from storage), except with the ANSI filter, whose output length is not
+    known before it is sent (the whole filtered file is sent, ``200``, chunked)."""
+    store = state_of(request).store
+    lo, hi, size = span
+    total = hi - lo
+    wanted = request.headers.get("Range") if download and not ansi else None
+    try:
+        part = parse_range(wanted, total) if wanted else None
+    except RangeNotSatisfiable:
+        return _unsatisfiable(total)
+    first, last = (lo, hi) if part is None else (lo + part[0], lo + part[1])
+    chunks = await primed(stream_range(store, key, first, last, size))
+    length: int | None = last - first
+    if ansi:
+        chunks, length = strip_ansi_stream(chunks), None
+    if download:
+        return _download(request, key, chunks, length, download, part, total, {})
+    return stream_answer(
+        request, key, chunks, length=None if length is None else 1 + length, head=b"1"
+    )
+
+
+async def _iterate(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    """``chunks`` as a stream, emptied as it is sent."""
+    while chunks:
+        yield chunks.pop(0)
+
+
+def _unsatisfiable(total: int) -> web.Response:
+    """``416`` for a ``Range`` past the end of a ``total``-byte representation."""
+    return web.Response(
+        status=416, headers={"Content-Range": f"bytes */{total}", "Accept-Ranges": "bytes"}
+    )
+
+
+def _download(
+    request: web.Request,
+    key: str,
+    chunks: AsyncIterator[bytes],
+    length: int | None,
+    name: str,
+    part: tuple[int, int] | None,
+    total: int,
+    extra: dict[str, str],
+) -> web.Response:
+    """An attachment; a ``206`` with ``Content-Range`` when ``part`` was asked for. Ranges
+    are offered (``Accept-Ranges``) when the length is known."""
+    headers = {"Content-Disposition": f'attachment; filename="{name}"', **extra}
+    if length is not None:
+        headers["Accept-Ranges"] = "bytes"
     if part is not None:
         headers["Content-Range"] = f"bytes {part[0]}-{part[1] - 1}/{total}"
-    return web.Response(
-        body=data,
+    return stream_answer(
+        request,
+        key,
+        chunks,
+        length=length,
         status=206 if part is not None else 200,
         content_type="application/octet-stream",
         headers=headers,
