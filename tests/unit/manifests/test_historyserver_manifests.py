@@ -20,7 +20,11 @@ from kuberay.historyserver.server.config import parse_options
 HS_DIR = MANIFESTS / "historyserver"
 NAMESPACE = "ray-system"
 SA = {"kind": "ServiceAccount", "name": "historyserver", "namespace": NAMESPACE}
-READ_RAYCLUSTERS = [(("ray.io",), ("rayclusters",), ("get", "list", "watch"))]
+READ_RAYCLUSTERS = [
+    (("ray.io",), ("rayclusters",), ("get", "list", "watch")),
+    (("",), ("services",), ("get",)),
+    (("discovery.k8s.io",), ("endpointslices",), ("list",)),
+]
 READ_SECRETS = [(("",), ("secrets",), ("get",))]
 HELM = build_helm.binary_path()
 needs_helm = pytest.mark.skipif(not HELM.exists(), reason=f"no helm binary at {HELM}")
