@@ -11,14 +11,15 @@
   package (the files :func:`image_context.context_files` lists: never .venv, .git or .run)
   and its dependencies but kubernetes-asyncio (exec-plugin kubeconfigs only), slimmed (no
   docs, locales, perl, apt, pip), user 1000; tagged as the Helm chart's default image
-  (``kuberay-python/operator:<version>``) and ``:latest``.
+  (``localhost/kuberay-python/operator:<version>``) and ``:latest``.
 * ``collector``: the history server's collector sidecar: Debian bookworm minbase (no Ray) + a
   venv ``/opt/kuberay`` holding this package with its ``history`` extra (every storage client),
   user 1000, entrypoint ``kuberay-history-collector``; tagged as every tag in
-  ``COLLECTOR_TAGS`` (what KubeRay's samples name: ``quay.io/kuberay/collector:nightly``).
+  ``COLLECTOR_TAGS``: ``localhost/kuberay-python/collector:<version>`` (the charts' default)
+  and, as aliases, what KubeRay's samples name (``quay.io/kuberay/collector:nightly``).
 * ``server``: the history server, the collector image's recipe (same base, same venv with the
   ``history`` extra, user 1000) with entrypoint ``kuberay-history-server``; tagged as every tag
-  in ``SERVER_TAGS`` (``quay.io/kuberay/history-server:v1.7.0`` and ``:nightly``).
+  in ``SERVER_TAGS`` (``localhost/kuberay-python/history-server:<version>`` and ``:latest``).
 
 Archives are cached under ``$KUBERAY_IMAGE_CACHE`` (default ``~/.cache/kuberay/images``) and
 rebuilt only when missing (the operator image when this package's sources changed, the
@@ -61,6 +62,7 @@ from operator_image import (
     operator_config,
     operator_dependencies,
     operator_tags,
+    package_version,
 )
 
 HACK = Path(__file__).resolve().parents[1]
@@ -77,15 +79,21 @@ RAY_TAGS = tuple(
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 COREDNS_IMAGE = "docker.io/kuberay-local/coredns:v1.14.7"
 
-# the collector stands in for KubeRay's release and nightly images (samples name :nightly)
-COLLECTOR_TAGS = ("quay.io/kuberay/collector:v1.7.0", "quay.io/kuberay/collector:nightly")
+# this project's own images carry a clearly local name (``localhost/``: no registry namespace
+# anyone else owns); the charts and manifests default to it
+COLLECTOR_REPOSITORY = "localhost/kuberay-python/collector"
+SERVER_REPOSITORY = "localhost/kuberay-python/history-server"
+# the collector also stands in for KubeRay's release and nightly images (KubeRay's samples
+# name :nightly): aliases in the node's image store only, never a chart or manifest default
+COLLECTOR_ALIASES = ("quay.io/kuberay/collector:v1.7.0", "quay.io/kuberay/collector:nightly")
+COLLECTOR_TAGS = (f"{COLLECTOR_REPOSITORY}:{package_version()}", *COLLECTOR_ALIASES)
 COLLECTOR_VENV = "/opt/kuberay"
 COLLECTOR_USER = "kuberay"  # uid/gid 1000, like the ray user: both write the shared /tmp/ray
 COLLECTOR_HOME = "/home/kuberay"
 COLLECTOR_EXTRA = "history"
 COLLECTOR_ENTRYPOINT = "kuberay-history-collector"
 # the history server: the collector's recipe, its own entrypoint and KubeRay's image names
-SERVER_TAGS = ("quay.io/kuberay/history-server:v1.7.0", "quay.io/kuberay/history-server:nightly")
+SERVER_TAGS = (f"{SERVER_REPOSITORY}:{package_version()}", f"{SERVER_REPOSITORY}:latest")
 SERVER_ENTRYPOINT = "kuberay-history-server"
 DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
@@ -329,6 +337,7 @@ def _package_files() -> list[Path]:
 
 def _package_digest() -> str:
     h = hashlib.sha256(f"{RECIPE_VERSION}/{OPERATOR_RECIPE_VERSION}".encode())
+    h.update("\n".join(operator_tags()).encode())
     for p in _package_files():
         h.update(str(p.relative_to(REPO)).encode() + b"\0")
         h.update(p.read_bytes())
@@ -401,6 +410,7 @@ def collector_digest(root: Path = REPO, image: str = "collector") -> str:
     """sha256 over ``image``, the recipe versions and :func:`collector_files` (paths and
     bytes): the collector and server images install the same files, but differ in config."""
     h = hashlib.sha256(f"{image}/{RECIPE_VERSION}/{COLLECTOR_RECIPE_VERSION}".encode())
+    h.update("\n".join(SERVER_TAGS if image.startswith("server") else COLLECTOR_TAGS).encode())
     for p in collector_files(root):
         h.update(str(p.relative_to(root)).encode() + b"\0")
         h.update(p.read_bytes())

@@ -12,7 +12,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-OPERATOR_REPOSITORY = "docker.io/kuberay-python/operator"  # manifests/helm values.yaml
+#: A clearly local name (``localhost/``: no registry anyone else owns; a node that lacks it
+#: fails to pull instead of pulling someone else's image): manifests/helm values.yaml
+OPERATOR_REPOSITORY = "localhost/kuberay-python/operator"
 OPERATOR_IMAGE = f"{OPERATOR_REPOSITORY}:latest"
 OPERATOR_VENV = "/opt/kuberay"
 OPERATOR_USER = "kuberay"

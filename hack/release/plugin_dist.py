@@ -248,7 +248,7 @@ metadata:
   name: ray
 spec:
   version: v{version}
-  homepage: https://github.com/ray-project/kuberay
+  homepage: https://kuberay-python.invalid
   shortDescription: Manage Ray clusters, jobs and services (Python port, plus why/render)
   description: |
     kubectl ray: KubeRay's kubectl plugin re-implemented in Python, with

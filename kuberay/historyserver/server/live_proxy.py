@@ -3,13 +3,22 @@ the cluster's own dashboard.
 
 * Only ``GET`` and ``HEAD`` are forwarded: anything else is a 405 (``Allow: GET, HEAD``), so
   the history server can never submit, stop or delete a job.
+* Only the dashboard's read-only subtree is forwarded, and only a path that cannot leave it:
+  ``live_paths.check_path`` (400 for ``.``/``..`` segments, encoded or not, encoded ``/`` or
+  ``\\``; 403 outside the subtree), checked before anything is read or sent. The upstream URL
+  is built from parts, marked encoded (``live_paths.upstream_url``): aiohttp sends it as it
+  is, with no normalisation that could climb out of the service proxy's prefix.
 * The destination comes from the RayCluster's status (``live.LiveClusters.target``): its head
-  Service and dashboard port, never a host from the request. Directly
-  (``http://<svc>.<ns>.svc.<cluster domain>:<port>``, the name resolved by ``resolver``,
-  injectable so tests can point it at loopback), or with ``--use-kubernetes-proxy`` through
-  the apiserver's service proxy ``/api/v1/namespaces/<ns>/services/<svc>:dashboard/proxy``
-  with the server's own Kubernetes credentials. KubeRay dials ``http://<svc>:<port>``, which
-  only resolves in the server's own namespace; we use the Service's full name.
+  Service and dashboard port, never a host from the request. Directly, at the address
+  ``resolver`` gives (by default ``live_dial.ServiceAddresses``: the Service read through the
+  API, never DNS; an ``ExternalName`` Service is refused; its cluster IP or a ready endpoint),
+  with ``Host: <svc>.<ns>.svc.<cluster domain>:<port>``; or with ``--use-kubernetes-proxy``
+  through the apiserver's service proxy
+  ``/api/v1/namespaces/<ns>/services/<svc>:dashboard/proxy`` with the server's own Kubernetes
+  credentials. KubeRay dials ``http://<svc>:<port>`` by DNS.
+* With ``--kubernetes-login`` (``access``), each request's caller must be allowed ``get`` on
+  ``services/proxy`` of the head Service (``live_access.ProxyAccess``; 403 otherwise), in both
+  modes: the proxy acts with the server's rights, never more than the caller's.
 * Headers: hop-by-hop headers, ``Host`` and ``Cookie`` (the history server's cookies, the
   login token among them, are not the dashboard's business) are not forwarded. The client's
   ``Authorization`` is dropped with ``--use-auth-token-mode``, on the apiserver path, and when
@@ -22,20 +31,23 @@ the cluster's own dashboard.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import socket
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
 import structlog
+import yarl
 from aiohttp import web
 from multidict import CIMultiDict
 
 from kuberay.historyserver.layout import LayoutError, check_segment
+from kuberay.historyserver.server.identity import LOGIN_USER
 from kuberay.historyserver.server.live import DashboardTarget, LiveClusters, LiveError
+from kuberay.historyserver.server.live_access import ProxyAccess
+from kuberay.historyserver.server.live_dial import Address, ServiceAddresses
+from kuberay.historyserver.server.live_paths import CheckedPath, check_path, upstream_url
 
 log = structlog.get_logger("historyserver.server.live_proxy")
 
@@ -58,19 +70,11 @@ HOP_BY_HOP = frozenset(
 )
 RAY_AUTH_HEADER = "x-ray-authorization"
 
-#: ``(host, port) -> address to dial``: resolves a Service's name (the default asks the
-#: system's resolver). Tests inject one answering 127.0.0.1.
-Resolver = Callable[[str, int], Awaitable[str]]
+#: ``target -> address to dial`` (the default reads the Service through the API:
+#: ``live_dial.ServiceAddresses``). Tests inject one answering 127.0.0.1.
+Resolver = Callable[[DashboardTarget], Awaitable[Address]]
 #: Extra headers for the apiserver (its credentials), asked per request.
 Credentials = Callable[[], Awaitable[Mapping[str, str]]]
-
-
-async def system_resolver(host: str, port: int) -> str:
-    """The first address the system resolver gives for ``host``."""
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    if not infos:
-        raise OSError(f"cannot resolve {host}")
-    return str(infos[0][4][0])
 
 
 def cluster_domain() -> str:
@@ -108,7 +112,8 @@ class LiveProxy:
         apiserver_session: aiohttp.ClientSession | None = None,
         apiserver_credentials: Credentials | None = None,
         apiserver_server_hostname: str | None = None,
-        resolver: Resolver = system_resolver,
+        resolver: Resolver | None = None,
+        access: ProxyAccess | None = None,
         drop_authorization: bool = False,
         timeout: float = PROXY_TIMEOUT,
     ) -> None:
@@ -118,7 +123,8 @@ class LiveProxy:
         self._apiserver_session = apiserver_session
         self._credentials = apiserver_credentials
         self._server_hostname = apiserver_server_hostname
-        self.resolver = resolver
+        self.resolver: Resolver = resolver or ServiceAddresses(live.kube)
+        self.access = access
         self.drop_authorization = drop_authorization
         self.timeout = timeout
         self._session: aiohttp.ClientSession | None = None
@@ -133,17 +139,24 @@ class LiveProxy:
         if self._session is not None:
             await self._session.close()
 
-    async def _url(self, target: DashboardTarget, path_qs: str) -> tuple[str, dict[str, str]]:
+    async def _url(
+        self, target: DashboardTarget, checked: CheckedPath
+    ) -> tuple[yarl.URL, dict[str, str]]:
         if self.use_kubernetes_proxy:
+            base = yarl.URL(self.apiserver)
             ns = urllib.parse.quote(target.namespace, safe="")
             svc = urllib.parse.quote(target.service, safe="")
-            url = f"{self.apiserver}/api/v1/namespaces/{ns}/services/{svc}:dashboard/proxy"
+            prefix = (
+                f"{base.raw_path.rstrip('/')}/api/v1/namespaces/{ns}/services/{svc}:dashboard/proxy"
+            )
             extra = dict(await self._credentials()) if self._credentials else {}
-            return url + path_qs, extra
-        host = f"{target.service}.{target.namespace}.svc.{cluster_domain()}"
-        address = await self.resolver(host, target.port)
-        shown = f"[{address}]" if ":" in address else address
-        return f"http://{shown}:{target.port}{path_qs}", {"Host": f"{host}:{target.port}"}
+            host = base.raw_host or ""
+            return upstream_url(base.scheme, host, base.explicit_port, prefix, checked), extra
+        address = await self.resolver(target)
+        host = f"[{address.host}]" if ":" in address.host else address.host
+        name = f"{target.service}.{target.namespace}.svc.{cluster_domain()}"
+        url = upstream_url("http", host, address.port, "", checked)
+        return url, {"Host": f"{name}:{target.port}"}
 
     async def forward(self, request: web.Request) -> web.StreamResponse:
         """Answer ``request`` (its cookies name a live cluster) from that cluster's
@@ -165,15 +178,18 @@ class LiveProxy:
         except LayoutError as exc:
             return _error(400, str(exc))
         try:
+            checked = check_path(request.rel_url.raw_path, request.rel_url.raw_query_string)
             target = await self.live.target(namespace, name)
+            if self.access is not None:
+                await self.access.check(request.get(LOGIN_USER), target)
             token = (
                 await self.live.auth_token(namespace, name) if self.live.auth_token_mode else None
             )
-            url, extra = await self._url(target, request.path_qs)
+            url, extra = await self._url(target, checked)
         except LiveError as exc:
+            if exc.status in (400, 403):
+                log.warning("live request refused", path=request.raw_path, reason=exc.message)
             return _error(exc.status, exc.message)
-        except OSError as exc:
-            return _error(502, f"cannot resolve the dashboard of {namespace}/{name}: {exc}")
         headers = forwarded_headers(
             request.headers,
             drop_authorization=(
@@ -187,7 +203,7 @@ class LiveProxy:
         return await self._send(request, url, headers, f"{namespace}/{name}")
 
     async def _send(
-        self, request: web.Request, url: str, headers: CIMultiDict[str], what: str
+        self, request: web.Request, url: yarl.URL, headers: CIMultiDict[str], what: str
     ) -> web.StreamResponse:
         kwargs: dict[str, Any] = {}
         if self.use_kubernetes_proxy and self._apiserver_session is not None:

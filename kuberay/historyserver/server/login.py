@@ -20,13 +20,28 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, Protocol
 
-import attrs
 import structlog
 from aiohttp import web
 
 from kuberay.historyserver.server.context import ALLOWED_NAMESPACES
+from kuberay.historyserver.server.identity import (
+    ACCESS_REVIEWS,
+    LOGIN_USER,
+    KubeRequests,
+    User,
+    review_body,
+)
+
+__all__ = [
+    "ACCESS_REVIEWS",
+    "LOGIN_USER",
+    "KubeLogin",
+    "KubeRequests",
+    "User",
+    "login_middleware",
+    "review_body",
+]
 
 log = structlog.get_logger("historyserver.server.login")
 
@@ -34,7 +49,6 @@ TOKEN_COOKIE = "kuberay_history_token"
 COOKIE_MAX_AGE = 3600
 OPEN_PATHS = frozenset({"/readz", "/livez", "/login", "/logout"})
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
-ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 
 LOGIN_PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Ray history server: log in</title></head>
@@ -46,24 +60,6 @@ LOGIN_PAGE = """<!doctype html>
 <button type="submit">Log in</button>
 </form></body></html>
 """
-
-
-class KubeRequests(Protocol):
-    """What the login needs of :class:`kuberay.kube.client.Client`."""
-
-    async def request(self, method: str, path: str, *, verb: str, body: Any = None) -> Any:
-        """Send one request, return the decoded answer."""
-        ...
-
-
-@attrs.frozen
-class User:
-    """An authenticated caller, as the TokenReview names it."""
-
-    username: str
-    uid: str = ""
-    groups: tuple[str, ...] = ()
-    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 class KubeLogin:
@@ -124,25 +120,10 @@ class KubeLogin:
         cached = self._access.get((user, namespace))
         if cached is not None and now - cached[0] < self.ttl:
             return cached[1]
-        spec: dict[str, Any] = {
-            "user": user.username,
-            "groups": list(user.groups),
-            "resourceAttributes": {
-                "namespace": namespace,
-                "verb": "get",
-                "group": "ray.io",
-                "resource": "rayclusters",
-            },
-        }
-        if user.uid:
-            spec["uid"] = user.uid
-        if user.extra:
-            spec["extra"] = {k: list(v) for k, v in user.extra}
-        body = {
-            "apiVersion": "authorization.k8s.io/v1",
-            "kind": "SubjectAccessReview",
-            "spec": spec,
-        }
+        body = review_body(
+            user,
+            {"namespace": namespace, "verb": "get", "group": "ray.io", "resource": "rayclusters"},
+        )
         self.reviews += 1
         answer = await self.kube.request("POST", ACCESS_REVIEWS, verb="create", body=body)
         allowed = bool(((answer or {}).get("status") or {}).get("allowed"))
@@ -216,6 +197,7 @@ def login_middleware(login: KubeLogin) -> Callable[..., Awaitable[web.StreamResp
             return await login.readable(user, namespaces)
 
         request[ALLOWED_NAMESPACES] = allowed
+        request[LOGIN_USER] = user
         return await handler(request)
 
     return check

@@ -18,6 +18,7 @@ from kuberay.historyserver.server.config import ConfigError, ServerOptions, pars
 from kuberay.historyserver.server.deferred_store import DeferredStore
 from kuberay.historyserver.server.kube_access import bearer_headers, open_kube
 from kuberay.historyserver.server.live import LiveClusters
+from kuberay.historyserver.server.live_access import ProxyAccess
 from kuberay.historyserver.server.live_proxy import LiveProxy
 from kuberay.historyserver.server.login import KubeLogin, login_middleware
 from kuberay.historyserver.server.login import add_routes as add_login_routes
@@ -128,6 +129,7 @@ def _live(options: ServerOptions, kube: Client) -> tuple[LiveClusters, LiveProxy
         apiserver_session=kube.session if options.use_kubernetes_proxy else None,
         apiserver_credentials=credentials,
         apiserver_server_hostname=getattr(kube.configuration, "tls_server_name", None),
+        access=ProxyAccess(kube) if options.kubernetes_login else None,
         drop_authorization=options.kubernetes_login,
     )
     return live, proxy

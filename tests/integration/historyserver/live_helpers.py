@@ -5,7 +5,7 @@ history server's app run on loopback."""
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,9 @@ import attrs
 from aiohttp import web
 
 from kuberay.historyserver.server.app import make_app
+from kuberay.historyserver.server.live import DashboardTarget
+from kuberay.historyserver.server.live_dial import Address, ServiceAddresses
+from kuberay.historyserver.server.live_proxy import Resolver
 from kuberay.historyserver.storage.local import LocalStore
 from kuberay.kube import Client
 
@@ -139,11 +142,27 @@ async def serve(tmp_path: Path, **app_kwargs: Any) -> AsyncIterator[str]:
         await store.close()
 
 
-def loopback_resolver(expected: list[str]) -> Callable[[str, int], Any]:
-    """A resolver answering 127.0.0.1 for any name, recording the names asked."""
+def loopback_resolver(kube: Client, dialled: list[str]) -> Resolver:
+    """The server's own resolver (the head Service read through the API: ExternalName
+    refused, its cluster IP found), with the address it would dial recorded in ``dialled``
+    and 127.0.0.1 dialled instead (tests dial loopback only)."""
+    addresses = ServiceAddresses(kube, ttl=0)
 
-    async def resolve(host: str, _port: int) -> str:
-        expected.append(host)
-        return "127.0.0.1"
+    async def resolve(target: DashboardTarget) -> Address:
+        found = await addresses(target)
+        dialled.append(found.host)
+        return Address("127.0.0.1", target.port)
 
     return resolve
+
+
+async def create_head_service(kube: Client, namespace: str, name: str, **spec: Any) -> None:
+    """A head Service ``name`` (a cluster IP one unless ``spec`` says otherwise)."""
+    await kube.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": spec or {"ports": [{"name": "dashboard", "port": 8265}]},
+        }
+    )

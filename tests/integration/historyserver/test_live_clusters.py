@@ -18,6 +18,7 @@ from kuberay.historyserver.server.live import LiveClusters
 from kuberay.historyserver.server.live_proxy import LiveProxy
 from kuberay.kube import Client
 from tests.integration.historyserver.live_helpers import (
+    create_head_service,
     create_live_cluster,
     create_token_secret,
     fake_dashboard,
@@ -46,8 +47,9 @@ async def test_live_cluster_is_listed_entered_and_read_through_its_dashboard(
             head_service="live-rc-head-svc",
         )
         await create_token_secret(kclient, namespace, "live-rc", TOKEN)
+        await create_head_service(kclient, namespace, "live-rc-head-svc")
         live = LiveClusters(kclient, auth_token_mode=True, list_ttl=0)
-        proxy = LiveProxy(live, resolver=loopback_resolver(asked))
+        proxy = LiveProxy(live, resolver=loopback_resolver(kclient, asked))
         async with serve(tmp_path, live=live, proxy=proxy) as url, _session() as http:
             async with http.get(f"{url}/clusters") as resp:
                 listed = [c for c in await resp.json() if c["namespace"] == namespace]
@@ -100,7 +102,9 @@ async def test_live_cluster_is_listed_entered_and_read_through_its_dashboard(
     assert got["x-ray-authorization"] == f"Bearer {TOKEN}"
     assert "authorization" not in got and "cookie" not in got
     assert got["host"] == f"live-rc-head-svc.{namespace}.svc.cluster.local:{dash.port}"
-    assert set(asked) == {f"live-rc-head-svc.{namespace}.svc.cluster.local"}
+    # the address came from the Service object (its cluster IP), not from DNS
+    service = await kclient.get("v1", "Service", "live-rc-head-svc", namespace)
+    assert set(asked) == {service["spec"]["clusterIP"]}
 
 
 async def test_rayjob_cluster_is_found_by_its_labels_and_errors_are_named(
@@ -127,7 +131,14 @@ async def test_rayjob_cluster_is_found_by_its_labels_and_errors_are_named(
             head_service="k8s-auth-head-svc",
         )
         live = LiveClusters(kclient, auth_token_mode=True, list_ttl=0, target_ttl=0)
-        proxy = LiveProxy(live, resolver=loopback_resolver([]))
+        await create_head_service(
+            kclient,
+            namespace,
+            "k8s-auth-head-svc",
+            type="ExternalName",
+            externalName="dashboard.example.com",
+        )
+        proxy = LiveProxy(live, resolver=loopback_resolver(kclient, []))
         async with serve(tmp_path, live=live, proxy=proxy) as url, _session() as http:
             async with http.get(f"{url}/enter_cluster/{namespace}/rayjob/my-job") as resp:
                 assert resp.status == 200
@@ -144,6 +155,13 @@ async def test_rayjob_cluster_is_found_by_its_labels_and_errors_are_named(
             async with http.get(f"{url}/api/jobs/") as resp:
                 assert resp.status == 502
                 assert "enableK8sTokenAuth" in (await resp.json())["msg"]
+
+            # without token auth the ExternalName head Service is what stops the request
+            live.auth_token_mode = False
+            async with http.get(f"{url}/api/jobs/") as resp:
+                assert resp.status == 502
+                assert "ExternalName" in (await resp.json())["msg"]
+            live.auth_token_mode = True
 
             async with http.get(f"{url}/enter_cluster/{namespace}/raycluster/gone/live") as r:
                 assert r.status == 404

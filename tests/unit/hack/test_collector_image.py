@@ -15,12 +15,16 @@ from pathlib import Path
 import images  # hack/images.py (tests/conftest.py puts hack/ on sys.path)
 import pytest
 
+import kuberay
+
 ROOT = Path(__file__).resolve().parents[3]
 SITE = re.compile(r"^\./opt/kuberay/lib/python3\.\d+/site-packages/")
 
 
 def test_tags_stand_in_for_kuberay_s_collector_images() -> None:
-    assert images.COLLECTOR_TAGS == (
+    tags = images.COLLECTOR_TAGS
+    assert tags == (
+        f"localhost/kuberay-python/collector:{kuberay.__version__}",
         "quay.io/kuberay/collector:v1.7.0",
         "quay.io/kuberay/collector:nightly",  # what KubeRay's ray-cluster.historyserver.yaml names
     )

@@ -56,8 +56,8 @@ def test_config_is_non_root_with_the_operator_as_entrypoint() -> None:
 
 
 def test_chart_and_manifests_default_to_the_built_image() -> None:
-    tags = {t.removeprefix("docker.io/") for t in operator_image.operator_tags()}
-    assert f"kuberay-python/operator:{kuberay.__version__}" in tags
+    tags = set(operator_image.operator_tags())
+    assert f"localhost/kuberay-python/operator:{kuberay.__version__}" in tags
     deployment = yaml.safe_load((ROOT / "manifests/operator/deployment.yaml").read_text())
     [container] = deployment["spec"]["template"]["spec"]["containers"]
     assert container["image"] in tags

@@ -13,14 +13,17 @@ import images  # hack/images.py (tests/conftest.py puts hack/ on sys.path)
 import pytest
 import ray_ui  # hack/ray_ui.py
 
+import kuberay
+
 ROOT = Path(__file__).resolve().parents[3]
 SITE = re.compile(r"^\./opt/kuberay/lib/python3\.\d+/site-packages/")
 
 
-def test_tags_stand_in_for_kuberay_s_history_server_images() -> None:
-    assert images.SERVER_TAGS == (
-        "quay.io/kuberay/history-server:v1.7.0",
-        "quay.io/kuberay/history-server:nightly",
+def test_tags_are_this_project_s_local_name() -> None:
+    tags = images.SERVER_TAGS
+    assert tags == (
+        f"localhost/kuberay-python/history-server:{kuberay.__version__}",
+        "localhost/kuberay-python/history-server:latest",
     )
 
 

@@ -15,12 +15,17 @@ import pytest
 import yaml
 from manifests_expected import CHART_DIR, MANIFESTS, find, load_yaml_dir, rules_of
 
+from kuberay import __version__
 from kuberay.historyserver.server.config import parse_options
 
 HS_DIR = MANIFESTS / "historyserver"
 NAMESPACE = "ray-system"
 SA = {"kind": "ServiceAccount", "name": "historyserver", "namespace": NAMESPACE}
-READ_RAYCLUSTERS = [(("ray.io",), ("rayclusters",), ("get", "list", "watch"))]
+READ_RAYCLUSTERS = [
+    (("ray.io",), ("rayclusters",), ("get", "list", "watch")),
+    (("",), ("services",), ("get",)),
+    (("discovery.k8s.io",), ("endpointslices",), ("list",)),
+]
 READ_SECRETS = [(("",), ("secrets",), ("get",))]
 HELM = build_helm.binary_path()
 needs_helm = pytest.mark.skipif(not HELM.exists(), reason=f"no helm binary at {HELM}")
@@ -95,7 +100,7 @@ def test_deployment_and_service(docs: list[dict[str, Any]]) -> None:
     service = find(docs, "Service", "kuberay-history-server")
     check_server_pod(deployment, service, "historyserver")
     container = _container(deployment)
-    assert container["image"] == "quay.io/kuberay/history-server:v1.7.0"
+    assert container["image"] == f"localhost/kuberay-python/history-server:{__version__}"
     assert container["envFrom"] == [
         {"configMapRef": {"name": "historyserver-storage"}},
         {"secretRef": {"name": "historyserver-storage", "optional": True}},
@@ -128,8 +133,8 @@ def test_chart_values_are_off_by_default() -> None:
     assert hs["enabled"] is False
     assert hs["name"] == "kuberay-history-server"
     assert hs["image"] == {
-        "repository": "quay.io/kuberay/history-server",
-        "tag": "v1.7.0",
+        "repository": "localhost/kuberay-python/history-server",
+        "tag": "",
         "pullPolicy": "IfNotPresent",
     }
 
@@ -185,7 +190,7 @@ def test_chart_renders_the_server_when_enabled(tmp_path: Path) -> None:
     deployment = find(hs, "Deployment", "kuberay-history-server")
     check_server_pod(deployment, find(hs, "Service", "kuberay-history-server"), "historyserver")
     container = _container(deployment)
-    assert container["image"] == "quay.io/kuberay/history-server:v1.7.0"
+    assert container["image"] == f"localhost/kuberay-python/history-server:{__version__}"
     assert container["envFrom"] == [{"secretRef": {"name": "hs-storage"}}]
     assert container["args"][-1] == "--cluster-list-ttl=30s"
     assert rules_of(find(hs, "ClusterRole", "raycluster-reader")) == READ_RAYCLUSTERS
