@@ -47,7 +47,9 @@ log = structlog.get_logger("historyserver.server.login")
 
 TOKEN_COOKIE = "kuberay_history_token"
 COOKIE_MAX_AGE = 3600
-OPEN_PATHS = frozenset({"/readz", "/livez", "/login", "/logout"})
+#: Paths served without a login: the probes, the login itself and the metrics (counts only,
+#: scraped by Prometheus, which holds no user token).
+OPEN_PATHS = frozenset({"/readz", "/livez", "/login", "/logout", "/metrics"})
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 
 LOGIN_PAGE = """<!doctype html>

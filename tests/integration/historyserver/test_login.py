@@ -108,6 +108,9 @@ async def test_login_limits_callers_to_namespaces_they_may_read(
         async with _session() as http:
             async with http.get(f"{url}/readz") as resp:
                 assert resp.status == 200
+            async with http.get(f"{url}/metrics") as resp:  # Prometheus holds no user token
+                assert resp.status == 200
+                assert "kuberay_history_server_event_files_skipped_total" in await resp.text()
             assert await listed(http, None) == (401, set())
             async with http.get(f"{url}/clusters") as resp:
                 assert resp.headers["WWW-Authenticate"].startswith("Bearer")
