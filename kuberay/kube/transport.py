@@ -3,7 +3,7 @@
 Why not kubernetes-asyncio's generated APIs: they build model objects for every
 response (10-20x the cost of parsing JSON) and their watch re-serialises every
 event. The client reads its connection settings with :mod:`kuberay.kube.kubeconfig`
-(kubernetes-asyncio's loader only for exec plugins and auth-providers) and talks
+(a :class:`~kuberay.kube.restconfig.RestConfig`) and talks
 HTTP/1.1 itself (:mod:`kuberay.http`; aiohttp's client would cost an idle operator
 about 9 MiB), decoding bodies once with orjson. An aiohttp session on the same TLS
 settings (:attr:`Transport.session`) is made on first use for what needs more than
@@ -159,8 +159,9 @@ class Transport:
     """The HTTP side of :class:`~kuberay.kube.Client`: session, auth, throttling, retries,
     counting, write guard and discovery.
 
-    ``configuration`` is a kubernetes-asyncio ``Configuration`` (host, TLS files,
-    token with its refresh hook). Close with :meth:`close` or ``async with``.
+    ``configuration`` is a :class:`~kuberay.kube.restconfig.RestConfig` (or anything with
+    its attributes, e.g. a kubernetes-asyncio ``Configuration``: host, TLS files,
+    ``auth_settings()``). Close with :meth:`close` or ``async with``.
     """
 
     def __init__(
@@ -185,6 +186,7 @@ class Transport:
         self.stats = RequestStats()
         self._session: aiohttp.ClientSession | None = None
         self._pool: http.ConnectionPool | None = None
+        self._pool_generation = 0
         self._ssl_server_name: str | None = getattr(configuration, "tls_server_name", None)
         self._resources: dict[tuple[str, str], ResourceInfo] = dict(BUILTIN_RESOURCES)
         self._watches: set[http.Response] = set()
@@ -246,6 +248,10 @@ class Transport:
 
     def _ssl_context(self) -> ssl.SSLContext:
         cfg = self.configuration
+        make = getattr(cfg, "ssl_context", None)
+        if callable(make):  # a RestConfig: inline keys never touch a lasting file
+            context: ssl.SSLContext = make()
+            return context
         ctx = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
         if cfg.cert_file:
             ctx.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
@@ -253,6 +259,10 @@ class Transport:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
         return ctx
+
+    def _tls_generation(self) -> int:
+        generation = getattr(self.configuration, "tls_generation", 0)
+        return generation if isinstance(generation, int) else 0
 
     def _proxy(self) -> str | None:
         # A configuration may name an HTTP proxy (the kubectl plugin's proxy-url).
@@ -264,7 +274,14 @@ class Transport:
         """The keep-alive connections requests and watches use (shared with views)."""
         if self._parent is not None:
             return self._parent.pool
+        generation = self._tls_generation()
+        if self._pool is not None and generation != self._pool_generation:
+            # An exec plugin rotated the client certificate: new connections present the
+            # new one; requests in flight finish on theirs, idle ones time out.
+            log.info("client certificate rotated; opening new connections", host=self.host)
+            self._pool = None
         if self._pool is None:
+            self._pool_generation = generation
             self._pool = http.ConnectionPool(
                 self.host,
                 ssl_context=self._ssl_context() if self.host.startswith("https:") else None,
@@ -347,12 +364,19 @@ class Transport:
             headers.append(("Content-Type", content_type))
         # Fixed headers of the configuration (impersonation, basic auth; a name may repeat).
         headers.extend(getattr(self.configuration, "extra_headers", None) or ())
-        auth = await self.configuration.auth_settings()
-        bearer = auth.get("BearerToken")
-        if bearer and bearer.get("value"):  # replaces a basic-auth header of the configuration
+        value = await authorization(self.configuration)
+        if value:  # replaces an Authorization header of the configuration
             headers = [h for h in headers if h[0].lower() != "authorization"]
-            headers.append(("Authorization", bearer["value"]))
+            headers.append(("Authorization", value))
         return headers
+
+    def _rejected(self, code: int) -> None:
+        """After a 401, have a credential plugin run again for the next request (client-go
+        does not resend the rejected request either)."""
+        if code == 401:
+            hook = getattr(self.configuration, "unauthorized", None)
+            if callable(hook):
+                hook()
 
     async def request(
         self,
@@ -469,6 +493,7 @@ class Transport:
                 raw = await resp.read()
                 sizes.append(len(raw))
                 if code >= 400:
+                    self._rejected(code)
                     raise error_from_response(code, raw, resp.headers.as_dict())
                 return orjson.loads(raw) if raw else None
         except (TimeoutError, http.HTTPClientError, OSError) as exc:
@@ -522,6 +547,22 @@ class Transport:
             return await self.resource(obj_or_api_version["apiVersion"], obj_or_api_version["kind"])
         assert kind is not None
         return await self.resource(obj_or_api_version, kind)
+
+
+async def authorization(configuration: Any) -> str | None:
+    """The ``Authorization`` header value a configuration asks for: a RestConfig's
+    ``authorization()``, else the bearer or basic value of kubernetes-asyncio's
+    ``auth_settings()`` shape; None for none."""
+    method = getattr(configuration, "authorization", None)
+    if callable(method):
+        value = await method()
+        return str(value) if value else None
+    auth = await configuration.auth_settings()
+    for key in ("BearerToken", "BasicAuth"):
+        entry = auth.get(key) if isinstance(auth, dict) else None
+        if isinstance(entry, dict) and entry.get("value"):
+            return str(entry["value"])
+    return None
 
 
 def keepalive_socket(addr_info: tuple[Any, ...]) -> socket.socket:
@@ -592,6 +633,7 @@ __all__ = [
     "TLS_READ_BUFFER",
     "RequestStats",
     "Transport",
+    "authorization",
     "clean_params",
     "dns_trace_config",
     "keepalive_socket",
