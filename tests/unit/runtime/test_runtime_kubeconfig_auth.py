@@ -128,7 +128,7 @@ async def test_basic_auth_is_sent_and_never_mixed_with_a_token(tmp_path: Path) -
 async def test_auth_providers_are_refused_naming_the_user(tmp_path: Path) -> None:
     user = {"auth-provider": {"name": "oidc", "config": {"id-token": "cached"}}}
     path = kubeconfig(tmp_path / "kc", {"server": "https://127.0.0.1:1"}, user)
-    with pytest.raises(ConfigError, match='user "u": auth-provider "oidc".*exec credential'):
+    with pytest.raises(ConfigError, match=r'user "u": auth-provider "oidc".*exec credential'):
         await Client.from_kubeconfig(path)
 
 
