@@ -136,6 +136,37 @@ class RestConfig:
         return ctx
 
 
+def ssl_context_of(configuration: Any) -> ssl.SSLContext:
+    """The TLS context of a RestConfig, or of an object with kubernetes-asyncio
+    ``Configuration``'s attributes (CA, certificate and key files, ``verify_ssl``)."""
+    if isinstance(configuration, RestConfig):
+        return configuration.ssl_context()
+    legacy = RestConfig(
+        str(configuration.host),
+        ssl_ca_cert=configuration.ssl_ca_cert,
+        cert_file=configuration.cert_file,
+        key_file=configuration.key_file,
+        verify_ssl=configuration.verify_ssl,
+    )
+    return legacy.ssl_context()
+
+
+async def authorization(configuration: Any) -> str | None:
+    """The ``Authorization`` header value a configuration asks for: a RestConfig's
+    ``authorization()``, else the bearer or basic value of kubernetes-asyncio's
+    ``auth_settings()`` shape; None for none."""
+    method = getattr(configuration, "authorization", None)
+    if callable(method):
+        value = await method()
+        return str(value) if value else None
+    auth = await configuration.auth_settings()
+    for key in ("BearerToken", "BasicAuth"):
+        entry = auth.get(key) if isinstance(auth, dict) else None
+        if isinstance(entry, dict) and entry.get("value"):
+            return str(entry["value"])
+    return None
+
+
 def _read(path: str | None) -> bytes:
     if not path:
         return b""
@@ -181,4 +212,4 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-__all__ = ["RestConfig", "load_cert_chain"]
+__all__ = ["RestConfig", "authorization", "load_cert_chain", "ssl_context_of"]

@@ -53,10 +53,8 @@ import asyncio
 import builtins
 import collections
 import copy
-import socket
 import ssl
 import time
-import types
 import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Self
@@ -74,7 +72,6 @@ from kuberay.kube.errors import (
     error_from_response,
 )
 from kuberay.kube.metrics import (
-    REST_CLIENT_DNS_RESOLUTION_DURATION,
     REST_CLIENT_RATE_LIMITER_DURATION,
     REST_CLIENT_REQUEST_DURATION,
     REST_CLIENT_REQUEST_RETRIES,
@@ -85,6 +82,13 @@ from kuberay.kube.metrics import (
 )
 from kuberay.kube.ratelimit import TokenBucket
 from kuberay.kube.resources import BUILTIN_RESOURCES, ResourceInfo, split_api_version
+from kuberay.kube.restconfig import authorization, ssl_context_of
+from kuberay.kube.sockets import (
+    TCP_KEEPALIVE,
+    dns_trace_config,
+    keepalive_socket,
+    observe_dns,
+)
 
 if TYPE_CHECKING:
     import aiohttp
@@ -110,8 +114,6 @@ _shrink_tls_read_buffers()
 DEFAULT_QPS = 100.0
 DEFAULT_BURST = 200
 DEFAULT_REQUEST_TIMEOUT = 30.0
-#: TCP keepalive as Go's net.Dialer sets it by default (idle, interval, count).
-TCP_KEEPALIVE = (15, 15, 9)
 DEFAULT_MAX_RETRIES = 10
 DEFAULT_MAX_RETRY_WAIT = 30.0
 ACCEPT_JSON = "application/json"
@@ -247,18 +249,7 @@ class Transport:
         return guard is None or guard()
 
     def _ssl_context(self) -> ssl.SSLContext:
-        cfg = self.configuration
-        make = getattr(cfg, "ssl_context", None)
-        if callable(make):  # a RestConfig: inline keys never touch a lasting file
-            context: ssl.SSLContext = make()
-            return context
-        ctx = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
-        if cfg.cert_file:
-            ctx.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
-        if not cfg.verify_ssl:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        return ctx
+        return ssl_context_of(self.configuration)
 
     def _tls_generation(self) -> int:
         generation = getattr(self.configuration, "tls_generation", 0)
@@ -288,7 +279,7 @@ class Transport:
                 server_hostname=self._ssl_server_name,
                 proxy=self._proxy(),
                 socket_factory=keepalive_socket,
-                on_dns=_observe_dns,
+                on_dns=observe_dns,
                 user_agent=self.user_agent,
             )
         return self._pool
@@ -549,73 +540,6 @@ class Transport:
         return await self.resource(obj_or_api_version, kind)
 
 
-async def authorization(configuration: Any) -> str | None:
-    """The ``Authorization`` header value a configuration asks for: a RestConfig's
-    ``authorization()``, else the bearer or basic value of kubernetes-asyncio's
-    ``auth_settings()`` shape; None for none."""
-    method = getattr(configuration, "authorization", None)
-    if callable(method):
-        value = await method()
-        return str(value) if value else None
-    auth = await configuration.auth_settings()
-    for key in ("BearerToken", "BasicAuth"):
-        entry = auth.get(key) if isinstance(auth, dict) else None
-        if isinstance(entry, dict) and entry.get("value"):
-            return str(entry["value"])
-    return None
-
-
-def keepalive_socket(addr_info: tuple[Any, ...]) -> socket.socket:
-    """A client socket with TCP keepalive as Go's dialer enables it (see TCP_KEEPALIVE)."""
-    family, type_, proto = addr_info[0], addr_info[1], addr_info[2]
-    sock = socket.socket(family=family, type=type_, proto=proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    idle, interval, count = TCP_KEEPALIVE
-    for name, value in (
-        ("TCP_KEEPIDLE", idle),
-        ("TCP_KEEPINTVL", interval),
-        ("TCP_KEEPCNT", count),
-    ):
-        option = getattr(socket, name, None)
-        if option is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, option, value)
-    return sock
-
-
-def _observe_dns(host: str, seconds: float) -> None:
-    REST_CLIENT_DNS_RESOLUTION_DURATION.labels(host=host).observe(seconds)
-
-
-def dns_trace_config() -> aiohttp.TraceConfig:
-    """Times the aiohttp session's DNS lookups into
-    ``rest_client_dns_resolution_duration_seconds{host}``."""
-    import_aiohttp()
-    import aiohttp
-
-    async def start(
-        _session: aiohttp.ClientSession,
-        ctx: types.SimpleNamespace,
-        _params: aiohttp.TraceDnsResolveHostStartParams,
-    ) -> None:
-        ctx.dns_started = time.monotonic()
-
-    async def end(
-        _session: aiohttp.ClientSession,
-        ctx: types.SimpleNamespace,
-        params: aiohttp.TraceDnsResolveHostEndParams,
-    ) -> None:
-        started = getattr(ctx, "dns_started", None)
-        if started is not None:
-            REST_CLIENT_DNS_RESOLUTION_DURATION.labels(host=params.host).observe(
-                time.monotonic() - started
-            )
-
-    config = aiohttp.TraceConfig()
-    config.on_dns_resolvehost_start.append(start)
-    config.on_dns_resolvehost_end.append(end)
-    return config
-
-
 def clean_params(params: dict[str, Any] | None) -> dict[str, str]:
     if not params:
         return {}
@@ -633,7 +557,6 @@ __all__ = [
     "TLS_READ_BUFFER",
     "RequestStats",
     "Transport",
-    "authorization",
     "clean_params",
     "dns_trace_config",
     "keepalive_socket",

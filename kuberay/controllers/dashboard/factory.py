@@ -219,7 +219,7 @@ class DashboardClientFactory:
     ) -> DashboardClient:
         configuration = self._kube.configuration
 
-        from kuberay.kube.transport import authorization
+        from kuberay.kube.restconfig import authorization
 
         async def credentials() -> dict[str, str]:
             value = await authorization(configuration)  # bearer or basic, as for the apiserver

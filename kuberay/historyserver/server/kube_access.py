@@ -43,7 +43,7 @@ async def open_kube(options: ServerOptions) -> Client:
 async def bearer_headers(client: Client) -> Mapping[str, str]:
     """The client's own ``Authorization`` header for the apiserver (none with a client
     certificate)."""
-    from kuberay.kube.transport import authorization
+    from kuberay.kube.restconfig import authorization
 
     value = await authorization(client.configuration)
     return {"Authorization": value} if value else {}
