@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 
 #: An exec credential plugin: counts its runs in $STATE, records its request and argv in
-#: $STATE.info, then acts as $MODE says (token, cert, fail).
+#: $STATE.info, then acts as $MODE says (token: exec-token-<run>; cert: $CERT_FILE and
+#: $KEY_FILE, or their ``.<run>`` variants when present; fail).
 PLUGIN = """\
 import json, os, pathlib, sys
 state = pathlib.Path(os.environ["STATE"])
@@ -27,9 +28,12 @@ mode = os.environ.get("MODE", "token")
 if mode == "fail":
     print("boom: no credentials for you", file=sys.stderr)
     sys.exit(3)
+def pem(var):  # $VAR.<run> if it exists, else $VAR
+    run = pathlib.Path(f"{os.environ[var]}.{n}")
+    return (run if run.exists() else pathlib.Path(os.environ[var])).read_text()
 status = {"token": f"exec-token-{n}"} if mode == "token" else {
-    "clientCertificateData": pathlib.Path(os.environ["CERT_FILE"]).read_text(),
-    "clientKeyData": pathlib.Path(os.environ["KEY_FILE"]).read_text(),
+    "clientCertificateData": pem("CERT_FILE"),
+    "clientKeyData": pem("KEY_FILE"),
 }
 if os.environ.get("EXPIRES"):
     status["expirationTimestamp"] = os.environ["EXPIRES"]

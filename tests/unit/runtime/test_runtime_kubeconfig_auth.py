@@ -302,3 +302,42 @@ async def test_a_detached_client_on_another_loop_still_authenticates(tmp_path: P
         await asyncio.to_thread(other_loop)
         await client.close()
     assert api.header("Authorization") == "Bearer tf"
+
+
+async def test_concurrent_requests_share_one_plugin_run(tmp_path: Path) -> None:
+    past = (dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)).isoformat()  # always due
+    async with recording() as api:
+        cluster = {"server": f"http://127.0.0.1:{api.port}"}
+        path = kubeconfig(tmp_path / "kc", cluster, exec_user(tmp_path, "token", EXPIRES=past))
+        client = await Client.from_kubeconfig(path)  # run 1
+        try:
+            await asyncio.gather(*(client.request("GET", "/api", verb="get") for _ in range(5)))
+        finally:
+            await client.close()
+    assert (tmp_path / "runs").read_text() == "2"
+    assert {api.header("Authorization", i) for i in range(5)} == {"Bearer exec-token-2"}
+
+
+async def test_a_rotated_plugin_certificate_is_presented_on_new_connections(
+    tmp_path: Path,
+) -> None:
+    ca = TinyCA("kc-test-ca")
+    for suffix, cn in (("", "user-a"), (".2", "user-b")):
+        pair = ca.issue(cn, client=True)
+        (tmp_path / f"c.crt{suffix}").write_bytes(pair.cert_pem)
+        (tmp_path / f"c.key{suffix}").write_bytes(pair.key_pem)
+    past = (dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)).isoformat()  # always due
+    env = {"CERT_FILE": str(tmp_path / "c.crt"), "KEY_FILE": str(tmp_path / "c.key")}
+    async with recording(ssl_context=tls_server(ca, tmp_path)) as api:
+        cluster = {
+            "server": f"https://127.0.0.1:{api.port}",
+            "certificate-authority-data": b64(ca.pair.cert_pem),
+        }
+        user = exec_user(tmp_path, "cert", EXPIRES=past, **env)
+        client = await Client.from_kubeconfig(kubeconfig(tmp_path / "kc", cluster, user))
+        try:  # run 1 (user-a) at load; run 2 (user-b), run 3 (user-a) before each request
+            for _ in range(2):
+                await client.request("GET", "/api", verb="get")
+        finally:
+            await client.close()
+    assert api.peer_cns == ["user-b", "user-a"]
