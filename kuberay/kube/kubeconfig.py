@@ -23,7 +23,8 @@ a server override, inside a pod, the service account (:func:`in_cluster`). Field
   over ``token``, which is then its fallback, as in client-go); ``token``;
   ``username``/``password`` (sent as basic auth; with a token as well, refused as
   client-go's validation refuses "more than one authentication method"); ``exec``
-  (:mod:`kuberay.kube.exec_credentials`); impersonation (``as``, ``as-groups``,
+  (:mod:`kuberay.kube.exec_credentials`; as in client-go, not run when the user also has a
+  token, basic auth or a client certificate); impersonation (``as``, ``as-groups``,
   ``as-uid``, ``as-user-extra``). ``auth-provider`` is refused with an error naming the
   user: the gcp and azure providers are gone from kubectl (v1.26) and an oidc one used
   from its cached token would fail once it expires; an exec plugin (``kubelogin``,
@@ -249,7 +250,8 @@ def resolve(
     ca_file, ca_data = _source(cluster, "certificate-authority", over.certificate_authority)
     cert_file, cert_data = _source(user, "client-certificate", over.client_certificate)
     key_file, key_data = _source(user, "client-key", over.client_key)
-    credentials, basic = _credentials(over, user, user_name, cluster, server)
+    has_cert = bool(cert_file or cert_data)
+    credentials, basic = _credentials(over, user, user_name, cluster, server, has_cert)
     return RestConfig(
         server,
         ssl_ca_cert=None if insecure else ca_file,
@@ -270,7 +272,7 @@ def resolve(
 
 
 def _credentials(
-    over: Overrides, user: Obj, name: str, cluster: Obj, server: str
+    over: Overrides, user: Obj, name: str, cluster: Obj, server: str, has_cert: bool
 ) -> tuple[Credentials, tuple[str, str] | None]:
     if over.token:
         return Credentials(static=over.token), None
@@ -285,15 +287,15 @@ def _credentials(
     basic = None
     if user.get("username") or user.get("password"):
         basic = (str(user.get("username") or ""), str(user.get("password") or ""))
-    methods = [m for m in ("token", "tokenFile", "exec") if user.get(m)]
+    methods = [m for m in ("token", "tokenFile") if user.get(m)]
     if basic is not None and methods:
         raise ConfigError(
             f'user "{name}": more than one authentication method found '
             f"(basic auth and {', '.join(methods)}); only one is allowed"
         )
-    if user.get("exec") and (user.get("token") or user.get("tokenFile")):
-        raise ConfigError(f'user "{name}": a token and an exec plugin cannot both be set')
-    if isinstance(user.get("exec"), dict):
+    # client-go runs the plugin only when the user has no token, basic auth or certificate
+    # (exec.Authenticator.UpdateTransportConfig): those are taken as meant instead.
+    if isinstance(user.get("exec"), dict) and not (methods or basic or has_cert):
         info = _cluster_info(cluster, server)
         return Credentials(exec_plugin=ExecPlugin(user["exec"], name, info)), None
     token_file = str(user["tokenFile"]) if user.get("tokenFile") else None
