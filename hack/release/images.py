@@ -9,7 +9,7 @@
   the one Ray version stands in for all of them.
 * ``operator``: Debian bookworm minbase (no Ray) + a venv ``/opt/kuberay`` holding this
   package (the files :func:`image_context.context_files` lists: never .venv, .git or .run)
-  and its dependencies but kubernetes-asyncio (exec-plugin kubeconfigs only), slimmed (no
+  and its dependencies but kubernetes-asyncio (only tests use it), slimmed (no
   docs, locales, perl, apt, pip), user 1000; tagged as the Helm chart's default image
   (``localhost/kuberay-python/operator:<version>``) and ``:latest``.
 * ``collector``: the history server's collector sidecar: Debian bookworm minbase (no Ray) + a

@@ -59,8 +59,8 @@ SLIM_PATHS = (
     "opt/kuberay/bin/pip*",
 )
 #: dependencies the operator image leaves out: kubernetes-asyncio (48 MiB with its compiled
-#: models) only serves kubeconfigs whose user authenticates with an exec plugin or an auth
-#: provider, which a pod (in-cluster credentials) never has
+#: models), which only tests use (kuberay.kube.kubeconfig loads every kubeconfig, exec
+#: plugins included, itself)
 IMAGE_OMITTED_DEPENDENCIES = ("kubernetes-asyncio",)
 
 

@@ -6,7 +6,8 @@ packages installed in the running virtualenv.
 * ``dist/kuberay-<v>-py3-none-any.whl``: the project's wheel (``pip wheel`` of the tree);
 * ``dist/kubectl-ray.pyz``: a single-file zipapp. It carries the ``kuberay`` package and
   the third-party packages the plugin imports (the closure of kuberay's requirements
-  minus ``kubernetes-asyncio``, which only the operator's fallback loader uses), as
+  minus ``kubernetes-asyncio``, which only tests use: kuberay.kube loads every
+  kubeconfig itself), as
   installed here; on first run it unpacks them into ``~/.cache/kubectl-ray/<hash>`` (the
   compiled ones cannot be imported from a zip) and runs the plugin. It runs on the
   Python version and platform it was built on (named in its ``--version`` banner and the

@@ -67,8 +67,8 @@ class WatchEvent(NamedTuple):
 class Client(Transport):
     """Dict-based async client for one apiserver. Create with a ``from_*`` constructor.
 
-    ``configuration`` is a kubernetes-asyncio ``Configuration`` (host, TLS files,
-    token with its refresh hook). Close with :meth:`close` or ``async with``.
+    ``configuration`` is a :class:`~kuberay.kube.restconfig.RestConfig` (see
+    :class:`~kuberay.kube.transport.Transport`). Close with :meth:`close` or ``async with``.
     """
 
     # ----- construction -------------------------------------------------
@@ -80,34 +80,16 @@ class Client(Transport):
         context: str | None = None,
         **kwargs: Any,
     ) -> Client:
-        """Client for a kubeconfig file (default: ``$KUBECONFIG`` or ``~/.kube/config``).
-
-        Read by :mod:`kuberay.kube.kubeconfig`; users authenticated by an exec plugin
-        or auth-provider fall back to kubernetes-asyncio's loader (which costs its
-        import: tens of MiB)."""
+        """Client for a kubeconfig file (default: the files ``$KUBECONFIG`` lists, else
+        ``~/.kube/config``; inside a pod with neither, the service account), read by
+        :mod:`kuberay.kube.kubeconfig` (every auth method kubectl has but the removed
+        auth-providers). An exec plugin runs now. ConfigError (a KubeError) when the
+        configuration is unusable, naming what is wrong."""
         from kuberay.kube import kubeconfig
 
-        paths = kubeconfig.kubeconfig_paths(path)
-        try:
-            return cls(kubeconfig.load_kubeconfig(paths, context), **kwargs)
-        except kubeconfig.Unsupported:
-            pass
-        try:
-            from kubernetes_asyncio import client as k8s_client
-            from kubernetes_asyncio import config as k8s_config
-        except ImportError as exc:  # the operator image leaves it out (in-cluster only)
-            raise TransportError(
-                f"{paths[0]}: its user authenticates with an exec plugin or an auth provider, "
-                "which needs kubernetes-asyncio (pip install kubernetes-asyncio)"
-            ) from exc
-
-        configuration = k8s_client.Configuration()
-        await k8s_config.load_kube_config(
-            config_file=str(paths[0]) if path else None,
-            context=context,
-            client_configuration=configuration,
-        )
-        return cls(configuration, **kwargs)
+        config = kubeconfig.load(path, kubeconfig.Overrides(context=context))
+        await config.prepare()
+        return cls(config, **kwargs)
 
     @classmethod
     def from_in_cluster(cls, **kwargs: Any) -> Client:
@@ -298,6 +280,7 @@ class Client(Transport):
             code = resp.status
             self._count("GET", "watch", code)
             if code >= 400:
+                self._rejected(code)
                 async with asyncio.timeout(self.request_timeout):
                     raise error_from_response(code, await resp.read(), resp.headers.as_dict())
             self._watches.add(resp)

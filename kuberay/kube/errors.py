@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 
 class KubeError(Exception):
     """Base class of everything the client raises."""
@@ -26,6 +24,17 @@ class RequestRefused(KubeError, ValueError):
     """The client refused to send a request it cannot frame: a path segment, query or
     header value holds what HTTP/1.1 or the apiserver's paths cannot carry (a CR LF in a
     name, ``..``). Nothing was sent; the message names the field."""
+
+
+class ConfigError(KubeError):
+    """The kubeconfig or service account is missing, malformed, or asks for something this
+    client does not do; the message names the file, context, cluster or user at fault."""
+
+
+class CredentialError(ConfigError, TransportError):
+    """A credential source failed: an ``exec`` plugin (the message names its command and
+    user) or a token file. Also a TransportError: raised at request time (a refresh), the
+    request got no answer and callers retry it as they retry a dropped connection."""
 
 
 class WriteRefused(KubeError):
@@ -113,8 +122,10 @@ def error_from_response(
     message = body.decode("utf-8", "replace")[:2000]
     details: dict[str, Any] = {}
     try:
+        import orjson  # not at import: kubectl ray's --help reads a kubeconfig, no answers
+
         parsed = orjson.loads(body) if body else None
-    except orjson.JSONDecodeError:
+    except ValueError:  # orjson.JSONDecodeError
         parsed = None
     if isinstance(parsed, dict) and parsed.get("kind") == "Status":
         reason = str(parsed.get("reason") or "")

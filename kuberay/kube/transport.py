@@ -3,7 +3,7 @@
 Why not kubernetes-asyncio's generated APIs: they build model objects for every
 response (10-20x the cost of parsing JSON) and their watch re-serialises every
 event. The client reads its connection settings with :mod:`kuberay.kube.kubeconfig`
-(kubernetes-asyncio's loader only for exec plugins and auth-providers) and talks
+(a :class:`~kuberay.kube.restconfig.RestConfig`) and talks
 HTTP/1.1 itself (:mod:`kuberay.http`; aiohttp's client would cost an idle operator
 about 9 MiB), decoding bodies once with orjson. An aiohttp session on the same TLS
 settings (:attr:`Transport.session`) is made on first use for what needs more than
@@ -53,10 +53,8 @@ import asyncio
 import builtins
 import collections
 import copy
-import socket
 import ssl
 import time
-import types
 import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Self
@@ -75,7 +73,6 @@ from kuberay.kube.errors import (
     error_from_response,
 )
 from kuberay.kube.metrics import (
-    REST_CLIENT_DNS_RESOLUTION_DURATION,
     REST_CLIENT_RATE_LIMITER_DURATION,
     REST_CLIENT_REQUEST_DURATION,
     REST_CLIENT_REQUEST_RETRIES,
@@ -86,6 +83,13 @@ from kuberay.kube.metrics import (
 )
 from kuberay.kube.ratelimit import TokenBucket
 from kuberay.kube.resources import BUILTIN_RESOURCES, ResourceInfo, split_api_version
+from kuberay.kube.restconfig import authorization, ssl_context_of
+from kuberay.kube.sockets import (
+    TCP_KEEPALIVE,
+    dns_trace_config,
+    keepalive_socket,
+    observe_dns,
+)
 
 if TYPE_CHECKING:
     import aiohttp
@@ -111,8 +115,6 @@ _shrink_tls_read_buffers()
 DEFAULT_QPS = 100.0
 DEFAULT_BURST = 200
 DEFAULT_REQUEST_TIMEOUT = 30.0
-#: TCP keepalive as Go's net.Dialer sets it by default (idle, interval, count).
-TCP_KEEPALIVE = (15, 15, 9)
 DEFAULT_MAX_RETRIES = 10
 DEFAULT_MAX_RETRY_WAIT = 30.0
 ACCEPT_JSON = "application/json"
@@ -160,8 +162,9 @@ class Transport:
     """The HTTP side of :class:`~kuberay.kube.Client`: session, auth, throttling, retries,
     counting, write guard and discovery.
 
-    ``configuration`` is a kubernetes-asyncio ``Configuration`` (host, TLS files,
-    token with its refresh hook). Close with :meth:`close` or ``async with``.
+    ``configuration`` is a :class:`~kuberay.kube.restconfig.RestConfig` (or anything with
+    its attributes, e.g. a kubernetes-asyncio ``Configuration``: host, TLS files,
+    ``auth_settings()``). Close with :meth:`close` or ``async with``.
     """
 
     def __init__(
@@ -186,6 +189,7 @@ class Transport:
         self.stats = RequestStats()
         self._session: aiohttp.ClientSession | None = None
         self._pool: http.ConnectionPool | None = None
+        self._pool_generation = 0
         self._ssl_server_name: str | None = getattr(configuration, "tls_server_name", None)
         self._resources: dict[tuple[str, str], ResourceInfo] = dict(BUILTIN_RESOURCES)
         self._watches: set[http.Response] = set()
@@ -246,14 +250,11 @@ class Transport:
         return guard is None or guard()
 
     def _ssl_context(self) -> ssl.SSLContext:
-        cfg = self.configuration
-        ctx = ssl.create_default_context(cafile=cfg.ssl_ca_cert)
-        if cfg.cert_file:
-            ctx.load_cert_chain(cfg.cert_file, keyfile=cfg.key_file)
-        if not cfg.verify_ssl:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        return ctx
+        return ssl_context_of(self.configuration)
+
+    def _tls_generation(self) -> int:
+        generation = getattr(self.configuration, "tls_generation", 0)
+        return generation if isinstance(generation, int) else 0
 
     def _proxy(self) -> str | None:
         # A configuration may name an HTTP proxy (the kubectl plugin's proxy-url).
@@ -265,14 +266,21 @@ class Transport:
         """The keep-alive connections requests and watches use (shared with views)."""
         if self._parent is not None:
             return self._parent.pool
+        generation = self._tls_generation()
+        if self._pool is not None and generation != self._pool_generation:
+            # An exec plugin rotated the client certificate: new connections present the
+            # new one; requests in flight finish on theirs, idle ones time out.
+            log.info("client certificate rotated; opening new connections", host=self.host)
+            self._pool = None
         if self._pool is None:
+            self._pool_generation = generation
             self._pool = http.ConnectionPool(
                 self.host,
                 ssl_context=self._ssl_context() if self.host.startswith("https:") else None,
                 server_hostname=self._ssl_server_name,
                 proxy=self._proxy(),
                 socket_factory=keepalive_socket,
-                on_dns=_observe_dns,
+                on_dns=observe_dns,
                 user_agent=self.user_agent,
             )
         return self._pool
@@ -348,12 +356,19 @@ class Transport:
             headers.append(("Content-Type", content_type))
         # Fixed headers of the configuration (impersonation, basic auth; a name may repeat).
         headers.extend(getattr(self.configuration, "extra_headers", None) or ())
-        auth = await self.configuration.auth_settings()
-        bearer = auth.get("BearerToken")
-        if bearer and bearer.get("value"):  # replaces a basic-auth header of the configuration
+        value = await authorization(self.configuration)
+        if value:  # replaces an Authorization header of the configuration
             headers = [h for h in headers if h[0].lower() != "authorization"]
-            headers.append(("Authorization", bearer["value"]))
+            headers.append(("Authorization", value))
         return headers
+
+    def _rejected(self, code: int) -> None:
+        """After a 401, have a credential plugin run again for the next request (client-go
+        does not resend the rejected request either)."""
+        if code == 401:
+            hook = getattr(self.configuration, "unauthorized", None)
+            if callable(hook):
+                hook()
 
     async def request(
         self,
@@ -470,6 +485,7 @@ class Transport:
                 raw = await resp.read()
                 sizes.append(len(raw))
                 if code >= 400:
+                    self._rejected(code)
                     raise error_from_response(code, raw, resp.headers.as_dict())
                 return orjson.loads(raw) if raw else None
         except http.InvalidRequest as exc:
@@ -525,57 +541,6 @@ class Transport:
             return await self.resource(obj_or_api_version["apiVersion"], obj_or_api_version["kind"])
         assert kind is not None
         return await self.resource(obj_or_api_version, kind)
-
-
-def keepalive_socket(addr_info: tuple[Any, ...]) -> socket.socket:
-    """A client socket with TCP keepalive as Go's dialer enables it (see TCP_KEEPALIVE)."""
-    family, type_, proto = addr_info[0], addr_info[1], addr_info[2]
-    sock = socket.socket(family=family, type=type_, proto=proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    idle, interval, count = TCP_KEEPALIVE
-    for name, value in (
-        ("TCP_KEEPIDLE", idle),
-        ("TCP_KEEPINTVL", interval),
-        ("TCP_KEEPCNT", count),
-    ):
-        option = getattr(socket, name, None)
-        if option is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, option, value)
-    return sock
-
-
-def _observe_dns(host: str, seconds: float) -> None:
-    REST_CLIENT_DNS_RESOLUTION_DURATION.labels(host=host).observe(seconds)
-
-
-def dns_trace_config() -> aiohttp.TraceConfig:
-    """Times the aiohttp session's DNS lookups into
-    ``rest_client_dns_resolution_duration_seconds{host}``."""
-    import_aiohttp()
-    import aiohttp
-
-    async def start(
-        _session: aiohttp.ClientSession,
-        ctx: types.SimpleNamespace,
-        _params: aiohttp.TraceDnsResolveHostStartParams,
-    ) -> None:
-        ctx.dns_started = time.monotonic()
-
-    async def end(
-        _session: aiohttp.ClientSession,
-        ctx: types.SimpleNamespace,
-        params: aiohttp.TraceDnsResolveHostEndParams,
-    ) -> None:
-        started = getattr(ctx, "dns_started", None)
-        if started is not None:
-            REST_CLIENT_DNS_RESOLUTION_DURATION.labels(host=params.host).observe(
-                time.monotonic() - started
-            )
-
-    config = aiohttp.TraceConfig()
-    config.on_dns_resolvehost_start.append(start)
-    config.on_dns_resolvehost_end.append(end)
-    return config
 
 
 def clean_params(params: dict[str, Any] | None) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """The per-run environment every command gets (:class:`Env`: output streams, the
 resolved namespace, a lazily made API client) and the error type every command raises
-for a problem the user can act on. Kubeconfig loading and kubectl's connection flags
-are :mod:`.kubeconfigs` and :mod:`.connection`.
+for a problem the user can act on. Kubeconfig loading is the shared
+:mod:`kuberay.kube.kubeconfig`; kubectl's connection flags are :mod:`.connection`.
 """
 
 from __future__ import annotations
@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
-from kuberay.cmd.kubectl_ray.connection import ConnectionConfig, ConnectionFlags, load, resolve
-from kuberay.cmd.kubectl_ray.credentials import CredentialError
-from kuberay.cmd.kubectl_ray.kubeconfigs import KubeconfigError
+from kuberay.cmd.kubectl_ray.connection import DEFAULT_TIMEOUT, ConnectionFlags, load, resolve
 
 if TYPE_CHECKING:
     from kuberay.kube import Client
+    from kuberay.kube.restconfig import RestConfig as ConnectionConfig
 
 
 class CLIError(Exception):
@@ -28,10 +27,11 @@ def context_namespace(flags: ConnectionFlags) -> str:
     read gives ``-n`` or "default" here: the error is raised when a command needs the
     apiserver (commands that do not, such as ``render``, still run)."""
     from kuberay.cmd.kubectl_ray.connection import namespace_of
+    from kuberay.kube.errors import ConfigError
 
     try:
         return namespace_of(flags, load(flags))
-    except KubeconfigError:
+    except ConfigError:
         return flags.namespace or "default"
 
 
@@ -66,9 +66,11 @@ class Env:
     def connection(self) -> ConnectionConfig:
         """The connection the flags and kubeconfig describe (CLIError when there is none)."""
         if self._connection is None:
+            from kuberay.kube.errors import ConfigError
+
             try:
                 self._connection = resolve(self.flags, load(self.flags))
-            except KubeconfigError as exc:
+            except ConfigError as exc:
                 raise CLIError(str(exc)) from exc
         return self._connection
 
@@ -81,20 +83,19 @@ class Env:
         """The API client for the selected connection (created once)."""
         if self._client is None:
             from kuberay.kube import Client
+            from kuberay.kube.errors import ConfigError
 
             config = self.connection()
             try:
-                certs = await config.credentials.prepare()
-            except CredentialError as exc:
+                await config.prepare()  # an exec plugin's client certificate, if any
+            except ConfigError as exc:
                 raise CLIError(str(exc)) from exc
-            if certs is not None:
-                config.cert_file, config.key_file = certs
             self._client = Client(
                 config,
                 user_agent="kubectl-ray",
                 qps=50,
                 burst=100,
-                request_timeout=config.request_timeout,
+                request_timeout=config.request_timeout or DEFAULT_TIMEOUT,
             )
         return self._client
 

@@ -19,7 +19,6 @@ from typing import TextIO
 from kuberay.cmd.kubectl_ray import completion
 from kuberay.cmd.kubectl_ray.connection import ConnectionFlags
 from kuberay.cmd.kubectl_ray.context import CLIError, Env, context_namespace
-from kuberay.cmd.kubectl_ray.credentials import CredentialError
 from kuberay.cmd.kubectl_ray.errors import api_error, unreachable
 from kuberay.cmd.kubectl_ray.helptext import decorate
 
@@ -211,15 +210,16 @@ def describe_failure(env: Env, exc: Exception) -> str | None:
     """The one-line message for a failure talking to the apiserver (None: a bug, which
     keeps its traceback)."""
     from kuberay.kube import ApiError, KubeError, TransportError
+    from kuberay.kube.errors import ConfigError
 
     timeout = env.connection().request_timeout if env.server else None
     if isinstance(exc, ApiError):
         return api_error(env.server, exc.status, str(exc.reason or ""), str(exc.message or ""))
+    if isinstance(exc, ConfigError):  # a credential plugin failing mid-run, say
+        return str(exc)
     if isinstance(exc, TransportError):
         return unreachable(env.server, exc, timeout)
     if isinstance(exc, KubeError):
-        return str(exc)
-    if isinstance(exc, CredentialError):
         return str(exc)
     if isinstance(exc, OSError):  # a certificate file that cannot be read, ...
         name = f" {exc.filename}" if exc.filename else ""

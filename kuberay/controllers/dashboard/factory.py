@@ -219,12 +219,11 @@ class DashboardClientFactory:
     ) -> DashboardClient:
         configuration = self._kube.configuration
 
+        from kuberay.kube.restconfig import authorization
+
         async def credentials() -> dict[str, str]:
-            auth = await configuration.auth_settings()
-            bearer = auth.get("BearerToken") if isinstance(auth, Mapping) else None
-            if isinstance(bearer, Mapping) and bearer.get("value"):
-                return {"Authorization": str(bearer["value"])}
-            return {}
+            value = await authorization(configuration)  # bearer or basic, as for the apiserver
+            return {"Authorization": value} if value else {}
 
         return DashboardClient(
             self._kube.pool,

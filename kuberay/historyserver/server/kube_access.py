@@ -43,8 +43,7 @@ async def open_kube(options: ServerOptions) -> Client:
 async def bearer_headers(client: Client) -> Mapping[str, str]:
     """The client's own ``Authorization`` header for the apiserver (none with a client
     certificate)."""
-    auth = await client.configuration.auth_settings()
-    bearer = auth.get("BearerToken") if isinstance(auth, Mapping) else None
-    if isinstance(bearer, Mapping) and bearer.get("value"):
-        return {"Authorization": str(bearer["value"])}
-    return {}
+    from kuberay.kube.restconfig import authorization
+
+    value = await authorization(client.configuration)
+    return {"Authorization": value} if value else {}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 
-#: Loaded only when used: exec-credential kubeconfigs (kubernetes-asyncio), the typed API
+#: Loaded only when used (kubernetes-asyncio: never, only tests use it), the typed API
 #: and its validators (first RayCluster, RayJob or RayService reconciled), RayCronJob
 #: schedules (cron_converter, dateutil), the webhook server, the gated controllers.
 LAZY = (

@@ -16,9 +16,8 @@ import yaml
 from kuberay.kube.kubeconfig import (
     ConfigError,
     FileToken,
-    Unsupported,
     in_cluster,
-    kubeconfig_paths,
+    kubeconfig_files,
     load_kubeconfig,
 )
 
@@ -46,7 +45,7 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-async def test_inline_certificates_become_private_files(tmp_path: Path) -> None:
+async def test_inline_certificates_stay_in_memory(tmp_path: Path) -> None:
     cluster = {"server": "https://127.0.0.1:6443", "certificate-authority-data": b64(b"CA")}
     user = {"client-certificate-data": b64(b"CERT"), "client-key-data": b64(b"KEY")}
     path = write(
@@ -55,10 +54,8 @@ async def test_inline_certificates_become_private_files(tmp_path: Path) -> None:
     cfg = load_kubeconfig([path])
     assert cfg.host == "https://127.0.0.1:6443"
     assert cfg.verify_ssl
-    assert cfg.ssl_ca_cert and Path(cfg.ssl_ca_cert).read_bytes() == b"CA"
-    assert cfg.cert_file and Path(cfg.cert_file).read_bytes() == b"CERT"
-    assert cfg.key_file and Path(cfg.key_file).read_bytes() == b"KEY"
-    assert os.stat(cfg.key_file).st_mode & 0o077 == 0
+    assert (cfg.ca_data, cfg.cert_data, cfg.key_data) == (b"CA", b"CERT", b"KEY")
+    assert (cfg.ssl_ca_cert, cfg.cert_file, cfg.key_file) == (None, None, None)
     assert await cfg.auth_settings() == {}
 
 
@@ -120,21 +117,11 @@ def test_kubeconfig_env_lists_files_merged_first_wins(
     monkeypatch.setenv(
         "KUBECONFIG", f"{first}{os.pathsep}{tmp_path / 'missing'}{os.pathsep}{second}"
     )
-    paths = kubeconfig_paths(None)
+    paths = kubeconfig_files(None)
     assert paths == [first, second]
     cfg = load_kubeconfig(paths)  # current-context from the first file that sets one
     assert (cfg.host, cfg.bearer_token()) == ("https://first", "t1")
     assert load_kubeconfig(paths, context="d").host == "https://d"
-
-
-def test_plugins_are_left_to_kubernetes_asyncio(tmp_path: Path) -> None:
-    path = write(
-        tmp_path / "kc",
-        [{"name": "c", "cluster": {"server": "https://x"}}],
-        [{"name": "c", "user": {"exec": {"command": "get-token"}}}],
-    )
-    with pytest.raises(Unsupported):
-        load_kubeconfig([path])
 
 
 def test_in_cluster_reads_the_service_account(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """How flags and kubeconfig entries become a connection (the parts the apiserver tests
-cannot reach: in-cluster, auth-provider tokens, basic auth, relative paths)."""
+cannot reach: in-cluster, auth-providers refused, basic auth, relative paths)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from kuberay.cmd.kubectl_ray.connection import ConnectionFlags, load, resolve
-from kuberay.cmd.kubectl_ray.kubeconfigs import KubeconfigError
+from kuberay.kube.errors import ConfigError as KubeconfigError
 
 
 def write(path: Path, doc: dict[str, object]) -> Path:
@@ -66,21 +66,19 @@ async def test_auth_provider_basic_auth_and_impersonation(tmp_path: Path) -> Non
                      for n in ("oidc", "gcp", "basic")],
         "current-context": "oidc",
     })  # fmt: skip
-    flags = ConnectionFlags(kubeconfig=str(path))
-    conn = resolve(flags, load(flags, {}), {})
-    assert conn.host == "https://h:6443" and conn.verify_ssl is False
-    assert await conn.credentials.token() == "ID"
-    gcp = ConnectionFlags(kubeconfig=str(path), context="gcp")
-    with pytest.raises(KubeconfigError, match='auth-provider "gcp" has no cached token'):
-        resolve(gcp, load(gcp, {}), {})
+    # auth-providers are refused, naming the user and pointing at exec plugins
+    for name in ("oidc", "gcp"):
+        flags = ConnectionFlags(kubeconfig=str(path), context=name)
+        with pytest.raises(KubeconfigError, match=f'user "{name}": auth-provider "{name}" is not'):
+            resolve(flags, load(flags, {}), {})
     flags = ConnectionFlags(kubeconfig=str(path), context="basic", as_groups=["only"])
     conn = resolve(flags, load(flags, {}), {})
-    basic = "Basic " + base64.b64encode(b"u:p").decode()
+    assert conn.host == "https://h:6443" and conn.verify_ssl is False
     assert conn.extra_headers == [
         ("Impersonate-User", "bob"),
         ("Impersonate-Group", "only"),  # --as-group replaces the kubeconfig's groups
-        ("Authorization", basic),
     ]
+    assert await conn.authorization() == "Basic " + base64.b64encode(b"u:p").decode()
     kubeconfig_groups = ConnectionFlags(kubeconfig=str(path), context="basic")
     conn = resolve(kubeconfig_groups, load(kubeconfig_groups, {}), {})
     assert [v for k, v in conn.extra_headers if k == "Impersonate-Group"] == ["g1", "g2"]

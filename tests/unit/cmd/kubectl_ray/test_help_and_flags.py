@@ -83,7 +83,8 @@ def test_help_and_completion_start_without_operator_dependencies() -> None:
         "from kuberay.cmd.kubectl_ray.main import main\n"
         "sys.stdout = io.StringIO()\n"
         "main(['--help']); main(['__complete', 'g']); main(['completion', 'bash'])\n"
-        "heavy = [m for m in ('aiohttp', 'kuberay.kube', 'kuberay.controllers', 'structlog',"
+        "heavy = [m for m in ('aiohttp', 'kuberay.kube.client', 'kuberay.kube.transport',"
+        " 'kuberay.http', 'kuberay.controllers', 'structlog',"
         " 'prometheus_client', 'kubernetes_asyncio', 'orjson') if m in sys.modules]\n"
         "sys.__stdout__.write(repr(heavy))\n"
     )

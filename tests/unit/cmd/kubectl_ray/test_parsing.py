@@ -12,7 +12,7 @@ from kuberay.cmd.kubectl_ray import run
 from kuberay.cmd.kubectl_ray.common import parse_type_name
 from kuberay.cmd.kubectl_ray.connection import ConnectionFlags, load, namespace_of
 from kuberay.cmd.kubectl_ray.context import CLIError, context_namespace
-from kuberay.cmd.kubectl_ray.kubeconfigs import KubeconfigError
+from kuberay.kube.errors import ConfigError as KubeconfigError
 from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
 from tests.kuberay_samples import requires_kuberay_samples
 
