@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp import web
 
@@ -19,6 +20,7 @@ from kuberay.historyserver.server.live_access import PROXY_ACCESS_TTL, ProxyAcce
 from kuberay.historyserver.server.live_proxy import LiveProxy
 from tests.unit.historyserver.server.live_fakes import (
     HEAD_SVC,
+    LIVE_COOKIES,
     NS,
     FakeKube,
     get_raw,
@@ -66,13 +68,31 @@ async def test_a_path_leaving_the_service_proxy_is_refused_and_never_sent(
     assert up.lines == []
 
 
-@pytest.mark.parametrize("raw", ["/metrics", "/worker/traceback?pid=1", "/api/actors/kill?x=1"])
+@pytest.mark.parametrize(
+    "raw", ["/memory_profile?pid=1", "/worker/traceback?pid=1", "/api/actors/kill?x=1"]
+)
 async def test_a_path_outside_the_dashboard_pages_is_refused(raw: str, tmp_path: Path) -> None:
     async with upstream() as up:
         kube = FakeKube({("RayCluster", "rc"): raycluster(8265)})
         async with history_server(tmp_path, _proxy(kube, via_apiserver=up.url)) as url:
             status, body = await get_raw(url, raw)
     assert status == 403, body
+    assert up.lines == []
+
+
+async def test_metrics_are_the_history_servers_own_never_the_clusters(tmp_path: Path) -> None:
+    async with upstream() as up:
+        kube = FakeKube({("RayCluster", "rc"): raycluster(8265)})
+        async with (
+            history_server(tmp_path, _proxy(kube, via_apiserver=up.url)) as url,
+            aiohttp.ClientSession() as http,
+            http.get(
+                f"{url}/metrics",
+                headers={"Cookie": "; ".join(f"{k}={v}" for k, v in LIVE_COOKIES.items())},
+            ) as resp,
+        ):
+            status, text = resp.status, await resp.text()
+    assert status == 200 and "kuberay_history_server_event_files_skipped_total" in text
     assert up.lines == []
 
 
