@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from kuberay.http import ConnectionPool, HTTPClientError, OriginPools
+from kuberay.kube.paths import InvalidPathSegment, segment
 
 from .errors import (
     BadResponse,
@@ -217,7 +218,10 @@ class DashboardClient:
 
     @staticmethod
     def _job_path(job_id: str, suffix: str = "") -> str:
-        return JOBS_PATH + urllib.parse.quote(job_id, safe="") + suffix
+        try:
+            return JOBS_PATH + segment("job id", job_id) + suffix
+        except InvalidPathSegment as exc:
+            raise DashboardError(f"cannot ask the dashboard about this job: {exc}") from exc
 
     # ----- jobs ---------------------------------------------------------------------------
     async def get_job_info(self, job_id: str) -> JobInfo:

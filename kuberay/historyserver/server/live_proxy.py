@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -36,6 +35,7 @@ from multidict import CIMultiDict
 
 from kuberay.historyserver.layout import LayoutError, check_segment
 from kuberay.historyserver.server.live import DashboardTarget, LiveClusters, LiveError
+from kuberay.kube.paths import InvalidPathSegment, segment
 
 log = structlog.get_logger("historyserver.server.live_proxy")
 
@@ -135,8 +135,11 @@ class LiveProxy:
 
     async def _url(self, target: DashboardTarget, path_qs: str) -> tuple[str, dict[str, str]]:
         if self.use_kubernetes_proxy:
-            ns = urllib.parse.quote(target.namespace, safe="")
-            svc = urllib.parse.quote(target.service, safe="")
+            try:
+                ns = segment("namespace", target.namespace)
+                svc = segment("service name", target.service)
+            except InvalidPathSegment as exc:
+                raise LiveError(400, str(exc)) from exc
             url = f"{self.apiserver}/api/v1/namespaces/{ns}/services/{svc}:dashboard/proxy"
             extra = dict(await self._credentials()) if self._credentials else {}
             return url + path_qs, extra
