@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import attrs
 
+from kuberay.kube.paths import segment
+
 
 @attrs.frozen
 class ResourceInfo:
@@ -30,16 +32,28 @@ class ResourceInfo:
     def path(
         self, namespace: str | None = None, name: str | None = None, sub: str | None = None
     ) -> str:
-        """URL path of the collection, or of one object (and subresource) when ``name`` is set."""
-        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        """URL path of the collection, or of one object (and subresource) when ``name`` is set.
+
+        Every segment is checked and escaped (:mod:`kuberay.kube.paths`): a name, namespace
+        or subresource that cannot be one path segment raises
+        :class:`~kuberay.kube.paths.InvalidPathSegment` and no path is built."""
+        base = api_path(self.group, self.version)
         if self.namespaced and namespace:
-            base += f"/namespaces/{namespace}"
-        base += f"/{self.plural}"
+            base += f"/namespaces/{segment('namespace', namespace)}"
+        base += f"/{segment('resource', self.plural)}"
         if name is not None:
-            base += f"/{name}"
+            base += f"/{segment('name', name)}"
             if sub:
-                base += f"/{sub}"
+                base += f"/{segment('subresource', sub)}"
         return base
+
+
+def api_path(group: str, version: str) -> str:
+    """``/apis/<group>/<version>``, or ``/api/<version>`` for the core group; each segment
+    checked and escaped (:func:`kuberay.kube.paths.segment`)."""
+    if group:
+        return f"/apis/{segment('group', group)}/{segment('version', version)}"
+    return f"/api/{segment('version', version)}"
 
 
 def split_api_version(api_version: str) -> tuple[str, str]:

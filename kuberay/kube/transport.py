@@ -82,7 +82,7 @@ from kuberay.kube.metrics import (
     REST_CLIENT_RESPONSE_SIZE,
 )
 from kuberay.kube.ratelimit import TokenBucket
-from kuberay.kube.resources import BUILTIN_RESOURCES, ResourceInfo, split_api_version
+from kuberay.kube.resources import BUILTIN_RESOURCES, ResourceInfo, api_path, split_api_version
 from kuberay.kube.restconfig import authorization, ssl_context_of
 from kuberay.kube.sockets import (
     TCP_KEEPALIVE,
@@ -526,8 +526,7 @@ class Transport:
         return found
 
     async def _discover(self, group: str, version: str) -> None:
-        path = f"/apis/{group}/{version}" if group else f"/api/{version}"
-        doc = await self.request("GET", path, verb="get")
+        doc = await self.request("GET", api_path(group, version), verb="get")
         for res in doc.get("resources", []):
             if "/" in res["name"]:
                 continue

@@ -238,3 +238,36 @@ async def test_other_namespaces_are_not_affected(env: Env) -> None:
     obj = _invalid("RayCluster", env.other_namespace)
     created = await env.client.create(obj)
     assert created["metadata"]["name"] == obj["metadata"]["name"]
+
+
+SMUGGLE = (
+    "x HTTP/1.1\r\nHost: a\r\n\r\nDELETE /api/v1/namespaces/other/configmaps/c HTTP/1.1\r\nX-Pad: y"
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "field"),
+    [
+        ("RayCluster", "spec.authOptions.secretName"),
+        ("RayCluster", "spec.headGroupSpec.headService.metadata.name"),
+        ("RayJob", "spec.rayClusterSpec.authOptions.secretName"),
+        ("RayService", "spec.serveService.metadata.name"),
+    ],
+)
+async def test_a_hostile_name_is_denied_naming_its_field(env: Env, kind: str, field: str) -> None:
+    """Trust boundaries part 1, item 2: the CRD admits any string in these name fields; the
+    webhook refuses a name that cannot name its object, naming the field."""
+    obj = _obj(kind, f"hostile-{uuid.uuid4().hex[:6]}", env.namespace)
+    spec = obj["spec"]
+    cluster = spec.get("rayClusterSpec") or spec.get("rayClusterConfig") or spec
+    if field.endswith("authOptions.secretName"):
+        cluster["authOptions"] = {"mode": "token", "secretName": SMUGGLE}
+    elif kind == "RayService":
+        spec["serveService"] = {"metadata": {"name": SMUGGLE}}
+    else:
+        cluster["headGroupSpec"]["headService"] = {"metadata": {"name": SMUGGLE}}
+    with pytest.raises(Invalid) as info:
+        await env.client.create(obj)
+    assert [c["field"] for c in info.value.causes] == [field]
+    assert "denied the request" in info.value.message
+    assert "\r" not in info.value.message

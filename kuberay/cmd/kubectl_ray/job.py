@@ -45,6 +45,7 @@ from kuberay.cmd.kubectl_ray.progress import pods_ready, wanted_pods
 from kuberay.cmd.kubectl_ray.session import DASHBOARD, head_pod
 from kuberay.cmd.kubectl_ray.waiting import poll
 from kuberay.kube import ApiError
+from kuberay.kube.paths import segment
 
 if TYPE_CHECKING:
     from kuberay.kube.objects import Object as Obj
@@ -286,11 +287,11 @@ class Dashboard:
         return result
 
     async def status(self, job_id: str) -> Obj:
-        result: Obj = await self._json("GET", f"/api/jobs/{job_id}")
+        result: Obj = await self._json("GET", f"/api/jobs/{segment('job id', job_id)}")
         return result
 
     async def logs(self, job_id: str) -> str:
-        result = await self._json("GET", f"/api/jobs/{job_id}/logs")
+        result = await self._json("GET", f"/api/jobs/{segment('job id', job_id)}/logs")
         return str((result or {}).get("logs", ""))
 
 

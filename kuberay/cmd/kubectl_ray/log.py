@@ -22,6 +22,7 @@ from kuberay.cmd.kubectl_ray.context import CLIError, Env
 from kuberay.cmd.kubectl_ray.log_stream import follow, print_gke_link
 from kuberay.cmd.kubectl_ray.session import cluster_of
 from kuberay.kube import Client
+from kuberay.kube.paths import segment
 
 if TYPE_CHECKING:
     from kuberay.kube.objects import Object as Obj
@@ -99,7 +100,10 @@ async def exec_stdout(
 ) -> bytes:
     """Run ``command`` in the container through the apiserver; its stdout (CLIError with
     stderr/status when it fails)."""
-    url = f"{client.host}/api/v1/namespaces/{ns}/pods/{pod}/exec"
+    url = (
+        f"{client.host}/api/v1/namespaces/{segment('namespace', ns)}"
+        f"/pods/{segment('pod name', pod)}/exec"
+    )
     url = url.replace("https://", "wss://", 1).replace("http://", "ws://", 1)
     params = [("container", container), ("stdout", "true"), ("stderr", "true")]
     params += [("command", c) for c in command]
@@ -173,7 +177,9 @@ async def download_node(client: Client, env: Env, pod: Obj, out_dir: Path) -> No
     node_dir.mkdir(parents=True, exist_ok=True)
     try:
         text = await _text(
-            client, f"/api/v1/namespaces/{ns}/pods/{name}/log", {"container": container}
+            client,
+            f"/api/v1/namespaces/{segment('namespace', ns)}/pods/{segment('pod name', name)}/log",
+            {"container": container},
         )
     except CLIError as exc:
         raise CLIError(f"Error retrieving log for Ray cluster node {name}: {exc}") from exc

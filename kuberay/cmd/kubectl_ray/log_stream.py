@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from kuberay.cmd.kubectl_ray.common import CLUSTER_LABEL, NODE_TYPE_LABEL
 from kuberay.cmd.kubectl_ray.context import CLIError, Env
+from kuberay.kube.paths import segment
 
 if TYPE_CHECKING:
     from kuberay.kube import Client
@@ -63,7 +64,10 @@ async def print_gke_link(env: Env, client: Client, cluster: str, node_type: str)
 async def _stream(env: Env, client: Client, pod: Obj, prefix: str) -> None:
     meta = pod["metadata"]
     container = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
-    path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/log"
+    path = (
+        f"/api/v1/namespaces/{segment('namespace', meta['namespace'])}"
+        f"/pods/{segment('pod name', meta['name'])}/log"
+    )
     import aiohttp
 
     headers = await client._headers(None, "*/*")

@@ -20,6 +20,7 @@ import aiohttp
 
 from kuberay.cmd.kubectl_ray.context import CLIError
 from kuberay.kube import Client
+from kuberay.kube.paths import segment
 
 PROTOCOL = "v4.channel.k8s.io"
 DATA, ERROR = 0, 1
@@ -52,7 +53,10 @@ async def _pipe_ws(
     writer: asyncio.StreamWriter,
     on_error: Callable[[str], None],
 ) -> None:
-    url = f"{client.host}/api/v1/namespaces/{namespace}/pods/{pod}/portforward"
+    url = (
+        f"{client.host}/api/v1/namespaces/{segment('namespace', namespace)}"
+        f"/pods/{segment('pod name', pod)}/portforward"
+    )
     headers = await client._headers(None, "*/*")  # bearer token; any media type (a connect API)
     try:
         ws = await client.session.ws_connect(

@@ -28,6 +28,7 @@ from kuberay.http import (
     InvalidRequest,
     OriginPools,
 )
+from kuberay.kube.paths import InvalidPathSegment, segment
 
 from .errors import (
     BadResponse,
@@ -236,7 +237,10 @@ class DashboardClient:
 
     @staticmethod
     def _job_path(job_id: str, suffix: str = "") -> str:
-        return JOBS_PATH + urllib.parse.quote(job_id, safe="") + suffix
+        try:
+            return JOBS_PATH + segment("job id", job_id) + suffix
+        except InvalidPathSegment as exc:
+            raise DashboardError(f"cannot ask the dashboard about this job: {exc}") from exc
 
     # ----- jobs ---------------------------------------------------------------------------
     async def get_job_info(self, job_id: str) -> JobInfo:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import base64
 import binascii
 import time
-import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeAlias
 
@@ -45,6 +44,7 @@ from kuberay.controllers.dashboard.endpoints import ServiceNotReachable, in_clus
 from kuberay.http import ConnectionPool, OriginPools
 from kuberay.kube.errors import KubeError, NotFound
 from kuberay.kube.interfaces import Reader
+from kuberay.kube.paths import InvalidPathSegment, segment
 
 from .client import DIRECT_TIMEOUT, PROXY_TIMEOUT, DashboardClient
 from .errors import DashboardUnreachable, host_port
@@ -79,8 +79,13 @@ class KubeAccess(Reader, Protocol):
     def view(self, *, qps: float = ..., burst: int = ...) -> KubeAccess: ...
 
 
-def _quote(segment: str) -> str:
-    return urllib.parse.quote(segment, safe="")
+def _proxy_segment(kind: str, value: str) -> str:
+    """``value`` checked and escaped as one path segment; a value that cannot be one (``..``,
+    ``/``, control characters...) makes the cluster unreachable instead of a request."""
+    try:
+        return segment(kind, value)
+    except InvalidPathSegment as exc:
+        raise DashboardUnreachable(f"cannot build the apiserver proxy path: {exc}") from exc
 
 
 class DashboardClientFactory:
@@ -178,8 +183,9 @@ class DashboardClientFactory:
     @staticmethod
     def _service_proxy_path(target: DashboardTarget) -> str:
         return (
-            f"/api/v1/namespaces/{_quote(target.namespace)}/services/"
-            f"{_quote(target.head_service)}:{_quote(target.port_name)}/proxy"
+            f"/api/v1/namespaces/{_proxy_segment('namespace', target.namespace)}/services/"
+            f"{_proxy_segment('service name', target.head_service)}:"
+            f"{_proxy_segment('port name', target.port_name)}/proxy"
         )
 
     def _log_fallback(self, namespace: str, name: str, address: str) -> None:
@@ -198,8 +204,8 @@ class DashboardClientFactory:
 
     def _proxy_client(self, target: ServeProxyTarget) -> DashboardClient:
         pod_proxy = (
-            f"/api/v1/namespaces/{_quote(target.namespace)}/pods/"
-            f"{_quote(target.pod_name)}:{target.port}/proxy"
+            f"/api/v1/namespaces/{_proxy_segment('namespace', target.namespace)}/pods/"
+            f"{_proxy_segment('pod name', target.pod_name)}:{int(target.port)}/proxy"
         )
         if self.use_kubernetes_proxy:
             return self._through_apiserver(pod_proxy, None)

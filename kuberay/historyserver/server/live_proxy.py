@@ -32,7 +32,6 @@ the cluster's own dashboard.
 from __future__ import annotations
 
 import os
-import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -48,6 +47,7 @@ from kuberay.historyserver.server.live import DashboardTarget, LiveClusters, Liv
 from kuberay.historyserver.server.live_access import ProxyAccess
 from kuberay.historyserver.server.live_dial import Address, ServiceAddresses
 from kuberay.historyserver.server.live_paths import CheckedPath, check_path, upstream_url
+from kuberay.kube.paths import InvalidPathSegment, segment
 
 log = structlog.get_logger("historyserver.server.live_proxy")
 
@@ -144,8 +144,11 @@ class LiveProxy:
     ) -> tuple[yarl.URL, dict[str, str]]:
         if self.use_kubernetes_proxy:
             base = yarl.URL(self.apiserver)
-            ns = urllib.parse.quote(target.namespace, safe="")
-            svc = urllib.parse.quote(target.service, safe="")
+            try:
+                ns = segment("namespace", target.namespace)
+                svc = segment("service name", target.service)
+            except InvalidPathSegment as exc:
+                raise LiveError(400, str(exc)) from exc
             prefix = (
                 f"{base.raw_path.rstrip('/')}/api/v1/namespaces/{ns}/services/{svc}:dashboard/proxy"
             )

@@ -38,6 +38,7 @@ from kuberay.api.v1.validation.common import (
     rule_object,
 )
 from kuberay.api.v1.validation.errors import FieldError
+from kuberay.api.v1.validation.names import validate_job_spec_names
 from kuberay.api.v1.validation.raycluster import (
     _cluster_transitions,
     _validate_cluster_spec,
@@ -348,6 +349,7 @@ def _validate_job_spec(
             join_path(base, "backoffLimit"),
             "The RayJob spec is invalid: backoffLimit must be a positive integer",
         )
+    validate_job_spec_names(errors, base, spec.cluster_selector, spec.job_id)
     return errors.items
 
 

@@ -36,6 +36,7 @@ from kuberay.api.v1.validation.common import (
     rule_object,
 )
 from kuberay.api.v1.validation.errors import FieldError
+from kuberay.api.v1.validation.names import validate_service_spec_names
 from kuberay.api.v1.validation.raycluster import (
     _cluster_transitions,
     _validate_cluster_spec,
@@ -185,6 +186,7 @@ def validate_rayservice(
         )
     if is_incremental_upgrade_enabled(rule_object(spec), gates):
         _validate_cluster_upgrade_options(errors, "spec", spec)
+    validate_service_spec_names(errors, "spec", spec.serve_service)
     out.extend(errors.items)
     return out
 
