@@ -392,8 +392,10 @@ def build_operator() -> Path:
 
 def collector_files(root: Path = REPO) -> list[Path]:
     """What the collector image installs from ``root``: the project metadata pip needs and
-    the ``kuberay`` package's top level plus ``kuberay/historyserver`` (the collector imports
-    nothing else of ours), sorted. The image holds exactly these, so their digest
+    the ``kuberay`` package's top level plus ``kuberay/historyserver`` and the one rule it
+    shares with the operator, :mod:`kuberay.kube.paths` (a name as a URL path segment, with
+    the errors module it raises from; ``kuberay.kube``'s exports are lazy, so nothing else of
+    it loads), sorted. The image holds exactly these, so their digest
     (:func:`collector_digest`) decides when it is rebuilt: an operator-only change is not one."""
     files = [root / name for name in ("pyproject.toml", "README.md", "LICENSE")]
     package = root / "kuberay"
@@ -403,6 +405,7 @@ def collector_files(root: Path = REPO) -> list[Path]:
         for p in (package / "historyserver").rglob("*")
         if p.is_file() and "__pycache__" not in p.parts
     )
+    files += [package / "kube" / name for name in ("__init__.py", "errors.py", "paths.py")]
     return [p for p in files if p.exists()]
 
 
