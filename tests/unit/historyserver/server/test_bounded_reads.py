@@ -4,6 +4,7 @@ streamed log."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import tracemalloc
 from collections.abc import AsyncIterator
@@ -15,12 +16,14 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from kuberay.historyserver.layout import Layout
+from kuberay.historyserver.server import event_files
 from kuberay.historyserver.server.app import make_app
 from kuberay.historyserver.server.event_files import (
     DecodeStats,
     EventFile,
     EventFileTooLarge,
     decompress,
+    find_event_files,
     read_session_events,
 )
 from kuberay.historyserver.server.legacy_events import parse_lines, parse_stream, read_log_events
@@ -181,3 +184,47 @@ async def test_streamed_legacy_lines_match_the_whole_file_parse() -> None:
         into: dict[str, Any] = {}
         assert await parse_stream(pieces(size), into, max_line=200) == want == 2, size
         assert into == whole, size
+
+
+class InFlightStore(MemoryStore):
+    """Records the most bytes being fetched at once (each GET takes a moment)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_flight = self.max_in_flight = 0
+
+    async def get(self, key: str, *, byte_range: tuple[int, int] | None = None) -> bytes:
+        data = await super().get(key, byte_range=byte_range)
+        self.in_flight += len(data)
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(0.005)
+        finally:
+            self.in_flight -= len(data)
+        return data
+
+
+async def test_event_reads_share_a_byte_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a budget smaller than two files, the reads run one at a time and every event
+    still loads; with the default budget they overlap."""
+    memory = await collector_store(tmp_path)
+    store = InFlightStore()
+    store.objects = memory.objects
+    files = await find_event_files(store, Layout(CLUSTER), SESSION)
+    assert len(files) > 2
+    everything = await read_session_events(store, files)
+    assert store.max_in_flight > max(f.size for f in files)  # overlapping without a budget
+    store.max_in_flight = 0
+    monkeypatch.setattr(event_files, "EVENT_BYTES_IN_FLIGHT", 2 * min(f.size for f in files) - 1)
+    stats = DecodeStats()
+    assert await read_session_events(store, files, stats) == everything
+    assert store.max_in_flight == max(f.size for f in files)  # one file at a time
+    assert stats.files == len(files) and stats.too_large == 0
+    # same-size files: a budget of one and a half files lets one through at a time
+    store.objects = {f"n/{i}": b'{"eventType": "X"}\n' * 50 for i in range(6)}
+    same = [EventFile(f"n/{i}", 950, "n") for i in range(6)]
+    store.max_in_flight = 0
+    events = await read_session_events(store, same, budget=1400)
+    assert len(events) == 6 * 50 and store.max_in_flight == 950
