@@ -6,7 +6,10 @@ One append-only file per category (``node_events`` or ``job_events/<job>``):
 uploader) when it is older than the rotation interval or bigger than the size limit, when the
 events' session changes, when the node ID changes, and at shutdown; an empty file is dropped.
 ``disk_used`` counts the bytes under the data dir (re-measured every minute) for the 503
-backpressure check.
+backpressure check. The data dir is operator-configured (canonicalised once); below it
+no symlink is followed (``safe_dirs``): a link a Ray job planted at a session or category
+directory refuses the write (a warning, and an ``OSError`` for the caller) instead of
+creating files where it points.
 
 Everything here is synchronous and runs on the event loop thread; each call is short (one
 request's writes), so no lock is needed.
@@ -14,6 +17,7 @@ request's writes), so no lock is needed.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable
@@ -24,7 +28,8 @@ import attrs
 import orjson
 import structlog
 
-from kuberay.historyserver.collector.safe_open import FileId
+from kuberay.historyserver.collector.safe_dirs import open_dir
+from kuberay.historyserver.collector.safe_open import FileId, Refused
 from kuberay.historyserver.layout import check_segment
 
 log = structlog.get_logger("historyserver.collector.events")
@@ -165,12 +170,24 @@ class EventFiles:
         for part in category.split("/"):
             check_segment(part, "event category")
         directory = self.root / session / category
-        directory.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True)  # operator-configured: trusted
+        try:  # below the data dir nothing is followed (a planted link refuses the write)
+            dir_fd = open_dir(self.data_dir, directory, create=True)
+        except Refused as exc:
+            log.warning(
+                "skipped a directory that is not safe to write",
+                path=str(exc.path),
+                reason=exc.reason,
+            )
+            raise OSError(errno.ELOOP, f"{exc.path}: {exc.reason}") from None
         created = self._next_ns()
         path = directory / f"{self.node_id}_{created}.jsonl"
         # a new name, never an existing file or a link planted there (O_EXCL | O_NOFOLLOW)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(path, flags, 0o644)
+        try:
+            fd = os.open(path.name, flags, 0o644, dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
         handle = os.fdopen(fd, "ab", buffering=BUFFER_SIZE)  # kept open until rotation
         file_id = FileId.of(os.fstat(fd))
         now = self.monotonic()

@@ -13,7 +13,9 @@
   container restart) is put as soon as it is seen; each put file moves to
   ``persist-complete-logs/...`` so it is not put twice, and the node dir is removed at the
   end. A file already put from the live session unchanged (same size and mtime) is not put
-  again.
+  again. The move never follows a symlink below the Ray temp root (``safe_dirs``): one planted
+  in ``persist-complete-logs/...`` or ``prev-logs/...`` refuses it (a warning with the reason)
+  and the file stays where it was.
 * **Trust boundary**: Ray jobs can write these directories, so every file is read through
   ``safe_open`` (no symlink anywhere in the path, a regular file only, the very file the scan
   recorded: same ``st_dev``/``st_ino``). A refused file is skipped with a warning (its path
@@ -32,6 +34,7 @@ from pathlib import Path
 import attrs
 import structlog
 
+from kuberay.historyserver.collector.safe_dirs import move
 from kuberay.historyserver.collector.safe_open import FileId, Refused, SafeFile, real_subdirs
 from kuberay.historyserver.collector.sessions import PERSIST_COMPLETE, PREV_LOGS
 from kuberay.historyserver.layout import Layout, LayoutError, check_relative_path, is_safe_segment
@@ -225,8 +228,15 @@ class LogUploader:
                     continue
             self.put_at[key] = _Put(_sig(st), self._now())
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(logs / rel, target)
+                await asyncio.to_thread(move, self.tmp_root, logs / rel, target)
+            except Refused as exc:
+                ok = False  # the file stays in prev-logs (already put: not put again)
+                log.warning(
+                    "skipped a move that is not safe",
+                    path=str(exc.path),
+                    reason=exc.reason,
+                    into=PERSIST_COMPLETE,
+                )
             except OSError as exc:
                 log.warning(
                     "failed to mark a prev-logs file done", path=str(logs / rel), error=str(exc)

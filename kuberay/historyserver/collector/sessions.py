@@ -15,6 +15,8 @@ from pathlib import Path
 
 import structlog
 
+from kuberay.historyserver.collector.safe_dirs import make_dirs, move
+from kuberay.historyserver.collector.safe_open import Refused
 from kuberay.historyserver.layout import is_safe_segment
 
 log = structlog.get_logger("historyserver.collector.sessions")
@@ -77,24 +79,34 @@ async def wait_for_session(
 
 def move_session_logs_to_prev(tmp_root: Path, session_dir: Path, node_id: str) -> bool:
     """Move ``<session>/logs`` to ``prev-logs/<session>/<node>/logs``; ``False`` when there was
-    nothing to move. An existing destination is merged into, file by file."""
-    logs = session_dir / "logs"
+    nothing to move. An existing destination is merged into, file by file.
+
+    ``session_dir`` is a directory directly under ``tmp_root``. Nothing below ``tmp_root`` is
+    followed (``safe_dirs``): a symlink planted in the source or the destination path (say
+    ``prev-logs -> /etc``) refuses that move, logged with its reason, and the files stay where
+    they were."""
+    root = tmp_root.resolve()
+    logs = root / session_dir.name / "logs"
     if not logs.is_dir() or logs.is_symlink():
         return False
     if not (is_safe_segment(session_dir.name) and is_safe_segment(node_id)):
         log.warning("not moving logs with an unsafe name", session=session_dir.name, node=node_id)
         return False
-    dest = tmp_root / PREV_LOGS / session_dir.name / node_id
-    dest.mkdir(parents=True, exist_ok=True)
+    dest = root / PREV_LOGS / session_dir.name / node_id
     target = dest / "logs"
-    if not target.exists():
-        os.rename(logs, target)
-    else:
-        for src in sorted(logs.rglob("*")):
-            if src.is_file() and not src.is_symlink():
-                out = target / src.relative_to(logs)
-                out.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(src, out)
+    try:
+        make_dirs(root, dest)
+        if not target.exists():
+            move(root, logs, target)
+        else:
+            for src in sorted(logs.rglob("*")):
+                if src.is_file() and not src.is_symlink():
+                    move(root, src, target / src.relative_to(logs))
+    except Refused as exc:
+        log.warning(
+            "skipped a move that is not safe", path=str(exc.path), reason=exc.reason, into=PREV_LOGS
+        )
+        return False
     log.info("moved session logs to prev-logs", session=session_dir.name, node=node_id)
     return True
 

@@ -15,12 +15,19 @@ or one that decompresses to more (a gzip bomb), is not decoded. It is skipped, l
 counted (``DecodeStats.too_large`` and the metric
 ``kuberay_history_server_event_files_skipped_total{reason="too_large"}``); the session loads
 without it. Decompression stops as soon as the output passes the cap.
+
+Reads run ``READ_CONCURRENCY`` at a time, and together they hold at most
+:data:`EVENT_BYTES_IN_FLIGHT` stored bytes: each read first takes its file's stored size from
+a shared ``ByteBudget`` and gives it back once the file is decoded, so sixteen files near the
+per-file cap are read a few at a time instead of all at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import zlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import attrs
@@ -47,6 +54,12 @@ READ_CONCURRENCY = 16
 #: which KubeRay's and our collector rotate a file (plus one request's events), so no
 #: file a collector writes is refused, yet a gzip bomb stops after 128 MiB of output.
 EVENT_FILE_MAX_BYTES = 128 << 20
+#: The most stored event-file bytes one session load fetches and decodes at once (256 MiB),
+#: shared by its ``READ_CONCURRENCY`` concurrent reads: two files at the per-file cap, where
+#: sixteen of them could otherwise hold 2 GiB together. A file larger than the whole budget
+#: waits until no other read holds any, then takes all of it (its own size is the per-file
+#: cap's business).
+EVENT_BYTES_IN_FLIGHT = 256 << 20
 #: compressed bytes fed to the decompressor at a time
 _FEED = 64 << 10
 #: the most bytes one decompression step yields
@@ -77,6 +90,36 @@ class DecodeStats:
     events: int = 0
     skipped: int = 0
     too_large: int = 0
+
+
+class ByteBudget:
+    """A semaphore counted in bytes, shared by concurrent tasks of one event loop.
+
+    ``hold(n)`` waits until ``n`` bytes fit next to what the other holders hold, keeps them
+    for the ``async with`` body and gives them back on exit (also on error or cancellation).
+    A request over ``total`` is clamped to ``total`` (it runs alone). ``used`` never exceeds
+    ``total``."""
+
+    def __init__(self, total: int) -> None:
+        if total <= 0:
+            raise ValueError(f"byte budget must be positive, got {total}")
+        self.total = total
+        self.used = 0
+        self._cond = asyncio.Condition()
+
+    @contextlib.asynccontextmanager
+    async def hold(self, nbytes: int) -> AsyncIterator[None]:
+        """Hold ``nbytes`` (clamped to ``0..total``) of the budget for the body."""
+        n = max(0, min(nbytes, self.total))
+        async with self._cond:
+            await self._cond.wait_for(lambda: self.used + n <= self.total)
+            self.used += n
+        try:
+            yield
+        finally:
+            async with self._cond:
+                self.used -= n
+                self._cond.notify_all()
 
 
 def _basename(key: str) -> str:
@@ -198,29 +241,32 @@ async def read_session_events(
     stats: DecodeStats | None = None,
     *,
     limit: int = EVENT_FILE_MAX_BYTES,
+    budget: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Every event in ``files``, read at most ``READ_CONCURRENCY`` at a time. A file that
-    vanished meanwhile is skipped; one stored or decompressing larger than ``limit`` is
-    skipped, logged and counted. The list's order is the files' order (but nothing built
-    from it may depend on that)."""
+    """Every event in ``files``, read at most ``READ_CONCURRENCY`` at a time and with at most
+    ``budget`` stored bytes (default :data:`EVENT_BYTES_IN_FLIGHT`) fetched and decoded at
+    once. A file that vanished meanwhile is skipped; one stored or decompressing larger than
+    ``limit`` is skipped, logged and counted. The list's order is the files' order (but
+    nothing built from it may depend on that)."""
     stats = stats if stats is not None else DecodeStats()
     gate = asyncio.Semaphore(READ_CONCURRENCY)
+    in_flight = ByteBudget(EVENT_BYTES_IN_FLIGHT if budget is None else budget)
 
     async def one(f: EventFile) -> list[dict[str, Any]]:
         if f.size > limit:
             return _too_large(f, stats, f"stored size {f.size} is over the {limit}-byte limit")
-        async with gate:
+        async with in_flight.hold(f.size), gate:
             try:
                 data = await store.get(f.key, byte_range=(0, limit + 1))
             except NotFound:
                 log.warning("event file vanished while loading", key=f.key)
                 return []
-        stats.files += 1
-        stats.bytes += len(data)
-        try:
-            return parse_events(data, stats, limit=limit)
-        except EventFileTooLarge as exc:
-            return _too_large(f, stats, str(exc))
+            stats.files += 1
+            stats.bytes += len(data)
+            try:
+                return parse_events(data, stats, limit=limit)
+            except EventFileTooLarge as exc:
+                return _too_large(f, stats, str(exc))
 
     results = await asyncio.gather(*(one(f) for f in files))
     return [e for batch in results for e in batch]

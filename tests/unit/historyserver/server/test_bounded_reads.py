@@ -4,7 +4,9 @@ streamed log."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
+import tracemalloc
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,14 +16,17 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from kuberay.historyserver.layout import Layout
+from kuberay.historyserver.server import event_files
 from kuberay.historyserver.server.app import make_app
 from kuberay.historyserver.server.event_files import (
     DecodeStats,
     EventFile,
     EventFileTooLarge,
     decompress,
+    find_event_files,
     read_session_events,
 )
+from kuberay.historyserver.server.legacy_events import parse_lines, parse_stream, read_log_events
 from kuberay.historyserver.server.log_reads import read_tail, tail_chunks
 from kuberay.historyserver.server.log_stream import strip_ansi_stream
 from kuberay.historyserver.server.logs import strip_ansi, tail_lines
@@ -140,3 +145,86 @@ async def test_a_store_failing_half_way_closes_the_connection(tmp_path: Path) ->
         assert r.status == 404
         r = await c.get(f"/api/v0/logs/file?node_id={NODE}&filename=raylet.out&lines=-1")
         assert await r.read() == b"1a\nb\nc\nd\n"
+
+
+async def test_a_64_mib_one_line_legacy_event_file_is_never_held_whole() -> None:
+    """``logs/events/event_*.log``: a 64 MiB line (a Ray job's) is skipped while streaming;
+    the normal lines around it, split over chunk boundaries, are still parsed."""
+    layout = Layout(CLUSTER)
+    prefix = f"{layout.node_prefix(SESSION, NODE)}/logs/events/"
+    ok = b'{"event_id": "a", "message": "first", "custom_fields": {"job_id": "01000000"}}'
+    last = b'{"event_id": "b", "message": "after", "custom_fields": {}}'
+    store = MemoryStore()
+    store.objects[prefix + "event_GCS.log"] = ok + b"\n" + b"x" * (64 << 20) + b"\r\n" + last
+    store.objects[prefix + "event_RAYLET.log"] = b"\n".join([ok.replace(b'"a"', b'"c"')] * 3)
+    tracemalloc.start()
+    try:
+        events = await read_log_events(store, layout, SESSION, (NODE,))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"peak {peak >> 20} MiB"
+    assert [e["message"] for e in events["01000000"]] == ["first", "first"]  # a, c
+    assert [e["message"] for e in events["global"]] == ["after"]
+
+
+async def test_streamed_legacy_lines_match_the_whole_file_parse() -> None:
+    """Chunk boundaries anywhere (even inside ``\\r\\n``) give what ``parse_lines`` gives on
+    the whole file, over-long lines included."""
+    lines = [b'{"event_id": "%d", "message": "m%d"}' % (i, i) for i in range(40)]
+    data = b"\n".join(lines[:20]) + b"\r\n" + b"y" * 300 + b"\n[1]\r" + b"\n".join(lines[20:])
+
+    async def pieces(size: int) -> AsyncIterator[bytes]:
+        for i in range(0, len(data), size):
+            yield data[i : i + size]
+
+    whole: dict[str, Any] = {}
+    want = parse_lines(data, whole, max_line=200)
+    for size in (1, 2, 7, 64, 250, 1000):
+        into: dict[str, Any] = {}
+        assert await parse_stream(pieces(size), into, max_line=200) == want == 2, size
+        assert into == whole, size
+
+
+class InFlightStore(MemoryStore):
+    """Records the most bytes being fetched at once (each GET takes a moment)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_flight = self.max_in_flight = 0
+
+    async def get(self, key: str, *, byte_range: tuple[int, int] | None = None) -> bytes:
+        data = await super().get(key, byte_range=byte_range)
+        self.in_flight += len(data)
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(0.005)
+        finally:
+            self.in_flight -= len(data)
+        return data
+
+
+async def test_event_reads_share_a_byte_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a budget smaller than two files, the reads run one at a time and every event
+    still loads; with the default budget they overlap."""
+    memory = await collector_store(tmp_path)
+    store = InFlightStore()
+    store.objects = memory.objects
+    files = await find_event_files(store, Layout(CLUSTER), SESSION)
+    assert len(files) > 2
+    everything = await read_session_events(store, files)
+    assert store.max_in_flight > max(f.size for f in files)  # overlapping without a budget
+    store.max_in_flight = 0
+    monkeypatch.setattr(event_files, "EVENT_BYTES_IN_FLIGHT", 2 * min(f.size for f in files) - 1)
+    stats = DecodeStats()
+    assert await read_session_events(store, files, stats) == everything
+    assert store.max_in_flight == max(f.size for f in files)  # one file at a time
+    assert stats.files == len(files) and stats.too_large == 0
+    # same-size files: a budget of one and a half files lets one through at a time
+    store.objects = {f"n/{i}": b'{"eventType": "X"}\n' * 50 for i in range(6)}
+    same = [EventFile(f"n/{i}", 950, "n") for i in range(6)]
+    store.max_in_flight = 0
+    events = await read_session_events(store, same, budget=1400)
+    assert len(events) == 6 * 50 and store.max_in_flight == 950
