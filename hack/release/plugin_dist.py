@@ -78,9 +78,9 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
     sys.path.insert(0, str(site))
     if os.path.basename(sys.argv[0]).startswith("kubectl_complete-ray"):
-        from kuberay.cmd.kubectl_ray.completion import complete_main
+        from kuberay.kubectl_ray.completion import complete_main
         return complete_main()
-    from kuberay.cmd.kubectl_ray.main import main as run
+    from kuberay.kubectl_ray.main import main as run
     return run()
 
 if __name__ == "__main__":

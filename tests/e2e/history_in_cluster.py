@@ -94,7 +94,7 @@ async def history_open(
             [
                 sys.executable,
                 "-m",
-                "kuberay.cmd.kubectl_ray",
+                "kuberay.kubectl_ray",
                 "history",
                 "open",
                 rayjob,

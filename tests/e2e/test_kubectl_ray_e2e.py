@@ -21,7 +21,7 @@ async def kubectl_ray(cluster: E2ECluster, ns: str, *argv: str) -> tuple[int, st
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "kuberay.cmd.kubectl_ray",
+        "kuberay.kubectl_ray",
         "-n",
         ns,
         *argv,

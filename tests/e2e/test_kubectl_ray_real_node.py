@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a real node needs roo
 
 def _cmd(cluster: RealCluster, ns: str, *argv: str) -> list[str]:
     return [
-        sys.executable, "-m", "kuberay.cmd.kubectl_ray",
+        sys.executable, "-m", "kuberay.kubectl_ray",
         "--kubeconfig", str(cluster.kubeconfig), "-n", ns, *argv,
     ]  # fmt: skip
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import attrs
 import pytest
 
-from kuberay.cmd.kubectl_ray import run
 from kuberay.kube import Client
+from kuberay.kubectl_ray import run
 from tests.integration.raycluster.conftest import (
     Operator,
     start_operator,

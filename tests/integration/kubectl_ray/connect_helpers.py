@@ -16,9 +16,9 @@ from typing import Any
 import attrs
 import yaml
 
-from kuberay.cmd.kubectl_ray import run
-from kuberay.cmd.kubectl_ray.context import Env
-from kuberay.cmd.kubectl_ray.main import build_parser, connection_flags
+from kuberay.kubectl_ray import run
+from kuberay.kubectl_ray.context import Env
+from kuberay.kubectl_ray.main import build_parser, connection_flags
 from tests.integration.kubectl_ray.conftest import Result
 
 

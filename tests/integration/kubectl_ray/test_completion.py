@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from kuberay.cmd.kubectl_ray.completion import complete
 from kuberay.kube import Client
+from kuberay.kubectl_ray.completion import complete
 from tests.integration.kubectl_ray.conftest import Cli
 
 BIN = Path(sys.executable).parent

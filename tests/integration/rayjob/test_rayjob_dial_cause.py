@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kuberay.cmd.kubectl_ray.diagnosis import diagnose
-from kuberay.cmd.kubectl_ray.why import take_snapshot
 from kuberay.kube import Client
+from kuberay.kubectl_ray.diagnosis import diagnose
+from kuberay.kubectl_ray.why import take_snapshot
 from tests.integration.rayjob.conftest import start_operator
 from tests.integration.rayjob.helpers import (
     events_about,
