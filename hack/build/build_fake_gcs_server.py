@@ -20,7 +20,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gobuild import (  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import (
     build_cli,
     build_once,
     cache_root,

@@ -18,7 +18,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from gobuild import build_cli, go_install  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import build_cli, go_install
 
 HELM_MODULE = "helm.sh/helm/v4"
 HELM_VERSION = "v4.3.2"

@@ -27,7 +27,10 @@ import sys
 import time
 from pathlib import Path
 
-from gobuild import build_cli, exclusive_lock, go_binary, record_build_seconds  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import build_cli, exclusive_lock, go_binary, record_build_seconds
 
 MODULE = "sigs.k8s.io/scheduler-plugins"
 VERSION = "v0.33.5"

@@ -31,7 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from gobuild import cache_root, exclusive_lock, go_binary, record_build_seconds  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import cache_root, exclusive_lock, go_binary, record_build_seconds
 
 TRAEFIK_MODULE = "github.com/traefik/traefik/v3"
 TRAEFIK_VERSION = "v3.6.12"

@@ -25,7 +25,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from gobuild import go_binary  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import go_binary
 
 CONTROLLER_TOOLS = "v0.17.3"
 

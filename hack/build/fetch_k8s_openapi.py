@@ -27,8 +27,8 @@ from typing import Any
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(REPO)
 
 from kuberay.api.v1.k8s_schemas import ROOTS, SNAPSHOT, ref_name  # noqa: E402
 

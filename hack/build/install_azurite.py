@@ -21,7 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-from gobuild import build_cli, cache_root, exclusive_lock  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import build_cli, cache_root, exclusive_lock
 
 AZURITE_VERSION = "3.35.0"
 

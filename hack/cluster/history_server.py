@@ -29,11 +29,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-CLUSTER = Path(__file__).resolve().parent
-if str(CLUSTER) not in sys.path:
-    sys.path.insert(0, str(CLUSTER))
-
-from server_process import ServerProcess, listening_port  # noqa: E402  (server_process.py)
+from hack.cluster.server_process import ServerProcess, listening_port
 
 URL_FILE = "history-server.url"
 LOG_FILE = "history-server.log"

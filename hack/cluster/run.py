@@ -41,7 +41,6 @@ import argparse
 import base64
 import contextlib
 import ctypes
-import importlib.util
 import json
 import os
 import signal
@@ -55,12 +54,20 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType, ModuleType
+from types import FrameType
 from typing import Any
 
 import yaml
 
 HACK = Path(__file__).resolve().parents[1]
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(HACK.parent)
+
+from hack import controlplane as _cp  # noqa: E402
+from hack.build import build as _build  # noqa: E402
+from hack.cluster import kubectl as _kubectl  # noqa: E402
+from hack.cluster import run_nodes as _nodes  # noqa: E402
+
 ROOT = HACK.parent
 CRD_DIR = ROOT / "manifests" / "crds"
 RBAC_DIR = ROOT / "manifests" / "rbac"
@@ -75,24 +82,6 @@ METRICS_ADDR = "127.0.0.1:8080"
 # --history-server: the gate that lets RayClusters carry historyServerOptions (sidecar injection)
 HISTORY_SERVER_GATE = "--feature-gates=RayClusterHistoryServer=true"
 PROBE_ADDR = "127.0.0.1:8082"
-
-
-def _load(name: str, path: Path) -> ModuleType:
-    """Import a hack/ script by path (``import build`` could pick up PyPI's ``build``)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-_build = _load("kuberay_hack_build", HACK / "build" / "build.py")  # envtest loads it so too
-_cp = _load("kuberay_hack_controlplane", HACK / "cluster" / "controlplane.py")
-_kubectl = _load("kuberay_hack_kubectl", HACK / "cluster" / "kubectl.py")
-_nodes = _load("kuberay_hack_run_nodes", HACK / "cluster" / "run_nodes.py")
 
 
 class SetupError(RuntimeError):
@@ -315,11 +304,8 @@ def _third_party_crds() -> list[dict[str, Any]]:
     """The Gateway API CRDs (hack/fetch_crds.py), for the RayService incremental
     upgrade. cert-manager's are left out: without cert-manager running they would only make
     mTLS clusters wait for certificates nobody signs."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    try:
-        import fetch_crds
-    finally:
-        sys.path.pop(0)
+    from hack.build import fetch_crds
+
     docs: list[dict[str, Any]] = []
     docs.extend(_documents(fetch_crds.fetch("gateway-api")))
     return docs

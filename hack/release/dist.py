@@ -32,15 +32,15 @@ from pathlib import Path
 
 import yaml
 
-if str(Path(__file__).resolve().parents[1]) not in sys.path:  # hack/, run from hack/release/
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-from build_helm import binary_path as helm_path
-from image_context import context_files
-from images import ensure
-from oci import docker_to_oci
-from operator_image import package_version
-from sbom import sbom_text
+from hack.build.build_helm import binary_path as helm_path
+from hack.release.image_context import context_files
+from hack.release.images import ensure
+from hack.release.oci import docker_to_oci
+from hack.release.operator_image import package_version
+from hack.release.sbom import sbom_text
 
 REPO = Path(__file__).resolve().parents[2]
 CHARTS = REPO / "manifests" / "helm"

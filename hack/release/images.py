@@ -46,14 +46,16 @@ import tempfile
 import time
 from pathlib import Path
 
-if str(Path(__file__).resolve().parents[1]) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-import ray_ui
-from image_context import OPERATOR_CONTEXT, context_files
-from oci import archive_tags as archive_tags  # re-exported: hack/realnode.py reads it here
-from oci import sha256_file, write_docker_archive
-from operator_image import (
+from hack.release import ray_ui
+from hack.release.image_context import OPERATOR_CONTEXT, context_files
+
+# re-exported: hack/cluster/realnode.py reads it here
+from hack.release.oci import archive_tags as archive_tags
+from hack.release.oci import sha256_file, write_docker_archive
+from hack.release.operator_image import (
     OPERATOR_HOME,
     OPERATOR_RECIPE_VERSION,
     OPERATOR_USER,

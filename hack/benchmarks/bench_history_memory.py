@@ -29,7 +29,8 @@ from typing import Any
 
 import aiohttp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
 
 from kuberay.historyserver.layout import ClusterRef, Layout
 from kuberay.historyserver.storage.local import LocalStore

@@ -35,12 +35,13 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "hack"))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(ROOT)
 
-import bench  # noqa: E402
-import controlplane  # noqa: E402
-
+from hack import (  # noqa: E402
+    bench,
+    controlplane,
+)
 from kuberay.kube import ApiError, Client  # noqa: E402
 from kuberay.testing.crds import install_crds  # noqa: E402
 from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES  # noqa: E402

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(REPO)
 
 from kuberay.api.v1.validation import validate_raycluster  # noqa: E402
 from tests.mutants import mutate, run_builders, sample_clusters  # noqa: E402

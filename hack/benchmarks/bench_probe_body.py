@@ -34,6 +34,9 @@ MIB = 1024 * 1024
 #: The server process: prints its port, then serves until killed.
 SERVER = """
 import asyncio
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
 from kuberay.reconcile.httpserver import ProbeChecks, Server, probes_app
 
 async def main():

@@ -41,13 +41,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "hack"))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(ROOT)
 
-import controlplane  # noqa: E402
 import structlog  # noqa: E402
-from bench import NAMESPACE, Operator, sum_metric  # noqa: E402
 
+from hack import controlplane  # noqa: E402
+from hack.bench import NAMESPACE, Operator, sum_metric  # noqa: E402
 from kuberay.kube import Client, KubeError  # noqa: E402
 from kuberay.testing import FakeDashboard  # noqa: E402
 from kuberay.testing.crds import install_crds  # noqa: E402
