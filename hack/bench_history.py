@@ -2,7 +2,7 @@
 
     python hack/bench_history.py --sessions N --tasks M --out FILE [--kuberay-go-server BIN]
 
-1. Starts moto's S3 server on 127.0.0.1 (``hack/object_store.py``) and fills it in KubeRay's
+1. Starts moto's S3 server on 127.0.0.1 (``hack/cluster/object_store.py``) and fills it in KubeRay's
    layout: N session markers (``cluster-metadata/...``, RayClusters and RayJobs over ten
    namespaces), ten of them (the newest) with M tasks each in Ray 2.60's event shapes (per
    task one TASK_DEFINITION, three TASK_LIFECYCLE and one TASK_PROFILE event, as the recorded

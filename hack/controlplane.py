@@ -3,9 +3,9 @@
 
 The command-line front end of ``kuberay.testing.envtest`` (controller-runtime's envtest in
 spirit: throwaway CAs and certs, etcd and kube-apiserver on free loopback ports, an admin
-(system:masters) client-cert kubeconfig). Binaries come from ``hack/build.py`` (built from Go
+(system:masters) client-cert kubeconfig). Binaries come from ``hack/build/build.py`` (built from Go
 modules into a cache). Its library names are re-exported here for the scripts that load this
-file (``hack/run.py``, the benchmarks); tests import ``kuberay.testing.envtest`` itself.
+file (``hack/cluster/run.py``, the benchmarks); tests import ``kuberay.testing.envtest`` itself.
 
 ``full=True`` (``up --full``) adds what makes it a small working cluster without a kubelet:
 kube-controller-manager (garbage collector, namespace, Job, ReplicaSet/Deployment,
@@ -14,9 +14,9 @@ fake nodes (``kwok-node-0..3``), whose stages (``hack/kwok/*.yaml``) make schedu
 Running and Ready, complete the pods of Jobs and finish graceful deletions.
 
 ``history_server=True`` (``up --history-server``) adds a local S3-compatible object store for
-the history server's collector (``hack/object_store.py``: moto on 127.0.0.1, or on the real
+the history server's collector (``hack/cluster/object_store.py``: moto on 127.0.0.1, or on the real
 node's bridge address when there is a real node) and writes ``DIR/object-store.env``, then
-the history server over it (``hack/history_server.py``: ``kuberay-history-server`` on
+the history server over it (``hack/cluster/history_server.py``: ``kuberay-history-server`` on
 127.0.0.1, an ephemeral port) and writes its base URL to ``DIR/history-server.url``.
 
 Usage:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Dashboard isolation benchmark: does a crowd of dead dashboards slow a live one?
 
-    python hack/bench_dashboard.py --dead 100 --seconds 20
+    python hack/benchmarks/bench_dashboard.py --dead 100 --seconds 20
 
 ``--dead`` RayJob owners, each with its own cluster, poll dashboards that never answer (one
 fake dashboard stands in for all of them; 2 s timeout, as KubeRay),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """RayJob benchmark: N RayJobs to Complete, and the dashboard stall as numbers.
 
-    python hack/bench_rayjobs.py --rayjobs 50 --out hack/bench-results/rayjobs-50.json
+    python hack/benchmarks/bench_rayjobs.py --rayjobs 50 --out hack/bench-results/rayjobs-50.json
 
 A plain local control plane (etcd + kube-apiserver, audit log on) and ``kuberay-operator``
 as a separate process, as ``hack/bench.py`` runs it (defaults: one reconcile worker per

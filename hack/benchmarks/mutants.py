@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Offline mutation harness: validator-accepted mutants must build without a crash.
 
-    python hack/mutants.py                 # 3000 mutants, seed 0
-    python hack/mutants.py -n 500 --seed 7 --show 20
+    python hack/benchmarks/mutants.py                 # 3000 mutants, seed 0
+    python hack/benchmarks/mutants.py -n 500 --seed 7 --show 20
 
 Mutates KubeRay's sample RayClusters (see ``tests/mutants.py``), runs ``validate_raycluster``
 and, when it accepts, every builder the RayCluster controller runs. Prints the counts and the

@@ -2,7 +2,7 @@
 """Wire benchmark: status-update conflicts over every sample RayCluster, and the
 requests of an idle operator.
 
-    python hack/wire_bench.py --out wire.json [--settle 150] [--idle 600] [--bare]
+    python hack/benchmarks/wire_bench.py --out wire.json [--settle 150] [--idle 600] [--bare]
 
 Starts a full local cluster (kwok nodes make pods Running + Ready), runs
 ``kuberay-operator`` as a process (as ``hack/bench.py`` does) and measures:

@@ -55,7 +55,7 @@ PACKAGES: dict[str, str] = {
 }
 # binaries built from another module directory than hack/gomod
 MODULE_DIRS: dict[str, Path] = {"coredns": COREDNS_DIR}
-# the real node's binaries (hack/realnode.py); not part of the control plane's --all default
+# the real node's binaries (hack/cluster/realnode.py); not part of the control plane's --all default
 NODE_BINARIES = ("kubelet", "kube-proxy", "coredns")
 DEFAULT = ("etcd", "kube-apiserver")
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build cert-manager's controller (self-signed + CA subset) from the Go module proxy, once.
 
-    python hack/build_cert_manager.py                # build if missing; print the binary's path
-    python hack/build_cert_manager.py --print-path   # where it goes, without building
+    python hack/build/build_cert_manager.py                # build if missing; print the binary's path
+    python hack/build/build_cert_manager.py --print-path   # where it goes, without building
 
 cert-manager's own controller binary lives in separate Go modules
 (``github.com/cert-manager/cert-manager/cmd/controller``, ``.../controller-binary``) that the

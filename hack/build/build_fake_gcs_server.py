@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build fake-gcs-server (a Google Cloud Storage emulator) from the Go module proxy, once.
 
-    python hack/build_fake_gcs_server.py                # build if missing; print the path
-    python hack/build_fake_gcs_server.py --print-path   # where it goes, without building
+    python hack/build/build_fake_gcs_server.py                # build if missing; print the path
+    python hack/build/build_fake_gcs_server.py --print-path   # where it goes, without building
 
 The history server's storage contract suite (tests/integration/historyserver/storage) runs
 its GCS backend against this emulator on 127.0.0.1; it is the program form of the

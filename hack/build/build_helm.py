@@ -7,7 +7,7 @@ The binary lands in ``$KUBERAY_BIN_CACHE`` (default ``~/.cache/kuberay/bin``) un
 (so the dependency graph is exactly the one the helm release pinned) and needs no module
 of ours. Only the chart tests (``tests/integration/test_manifests.py``) use it.
 
-Usage: python hack/build_helm.py [--print-path]
+Usage: python hack/build/build_helm.py [--print-path]
 Exit 1 with a one-line reason on failure.
 """
 

@@ -15,7 +15,7 @@ module proxy serves here. The release matching our v1.36 control plane does not 
 version is not available`` for v0.35.7 and v0.35.0. Its kube-scheduler 1.33 libraries
 talk to a 1.36 apiserver within the supported client skew.
 
-Usage: python hack/build_scheduler_plugins.py [--print-path]
+Usage: python hack/build/build_scheduler_plugins.py [--print-path]
 Exit 1 with a one-line reason on failure.
 """
 

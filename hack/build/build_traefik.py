@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build Traefik (a Gateway API implementation) from the Go module proxy, once, into a cache.
 
-    python hack/build_traefik.py          # prints the binary's path
+    python hack/build/build_traefik.py          # prints the binary's path
 
 The real-Ray incremental-upgrade e2e (tests/e2e/test_rayservice_incremental_real.py) runs
 Traefik on the host as the gateway controller of its GatewayClass. Version

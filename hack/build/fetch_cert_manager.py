@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Fetch cert-manager's CRDs (kept for callers of the old name; see ``hack/fetch_crds.py``).
+"""Fetch cert-manager's CRDs (kept for callers of the old name; see ``hack/build/fetch_crds.py``).
 
-python hack/fetch_cert_manager.py            # prints the directory holding the CRD YAMLs
+python hack/build/fetch_cert_manager.py            # prints the directory holding the CRD YAMLs
 """
 
 from __future__ import annotations

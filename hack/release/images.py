@@ -30,7 +30,7 @@ Root only (debootstrap, chroot).
 * ``ray-new``: the same with ``ray[default,serve]==RAY_NEW_VERSION``, tagged only as that version
   (for what 2.52.0's autoscaler lacks, e.g. worker-group priority in autoscaler v2).
 
-Usage: python hack/images.py [pause] [ray] [ray-new] [operator] [collector] [server]
+Usage: python hack/release/images.py [pause] [ray] [ray-new] [operator] [collector] [server]
 (default: all)
 """
 
@@ -181,7 +181,7 @@ def build_pause() -> Path:
 
 
 def build_coredns(binary: Path) -> Path:
-    """CoreDNS (hack/coredns, built by hack/build.py) as ``/coredns`` in a one-layer image."""
+    """CoreDNS (hack/coredns, built by hack/build/build.py) as ``/coredns`` in a one-layer image."""
     out = cache_dir() / f"coredns-{sha256_file(binary)[:12]}.tar"
     if out.exists():
         return out
@@ -555,7 +555,8 @@ def main(argv: list[str]) -> int:
     unknown = [n for n in names if n not in BUILDERS]
     if unknown:
         print(
-            f"hack/images.py: unknown image {unknown[0]!r}; choose from {', '.join(BUILDERS)}",
+            f"hack/release/images.py: unknown image {unknown[0]!r}; "
+            f"choose from {', '.join(BUILDERS)}",
             file=sys.stderr,
         )
         return 2
@@ -563,7 +564,7 @@ def main(argv: list[str]) -> int:
         for name, path in ensure(names).items():
             print(f"{name}: {path}")
     except (subprocess.CalledProcessError, OSError) as exc:
-        print(f"hack/images.py: {exc}", file=sys.stderr)
+        print(f"hack/release/images.py: {exc}", file=sys.stderr)
         return 1
     return 0
 

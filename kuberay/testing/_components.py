@@ -106,7 +106,7 @@ def _apiserver_args(cp: Plane) -> list[str]:
         # loopback only, real node or not: never reachable from another machine
         "--bind-address=127.0.0.1",
         # with a real node, pods reach the API through the kubernetes Service, whose endpoint
-        # is the node's bridge address (the host side), where hack/apiserver_forward.py
+        # is the node's bridge address (the host side), where hack/cluster/apiserver_forward.py
         # (started by the real node) listens and pipes to 127.0.0.1
         *(
             [

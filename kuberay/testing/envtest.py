@@ -158,11 +158,12 @@ class ControlPlane:
     Full mode helpers: ``api()`` (admin REST call), ``unready_nodes()``,
     ``component_kubeconfig(name)``. ``extra_args`` maps a component name (e.g.
     ``kube-scheduler``) to flags appended to its command line, such as feature gates.
-    ``history_server=True``: after everything else, a local S3 store (``hack/object_store.py``)
-    on 127.0.0.1, or on the real node's bridge address with a real node; ``object_store`` is
-    its ``ObjectStoreServer`` (``.info.env_file`` = ``dir/object-store.env``), stopped after
-    the real node (whose pods' collectors flush to it on their way out); then
-    ``history_server_proc``, the history server over that store (``hack/history_server.py``,
+    ``history_server=True``: after everything else, a local S3 store
+    (``hack/cluster/object_store.py``) on 127.0.0.1, or on the real node's bridge address with
+    a real node; ``object_store`` is its ``ObjectStoreServer`` (``.info.env_file`` =
+    ``dir/object-store.env``), stopped after the real node (whose pods' collectors flush to it
+    on their way out); then ``history_server_proc``, the history server over that store
+    (``hack/cluster/history_server.py``,
     ``.url`` also in ``dir/history-server.url``), stopped first.
     """
 
