@@ -1,4 +1,4 @@
-"""Run the real cert-manager controller (``hack/build_cert_manager.py``: cert-manager
+"""Run the real cert-manager controller (``hack/build/build_cert_manager.py``: cert-manager
 v1.19.4's own control loops for SelfSigned and CA issuers) against the test apiserver.
 
 The process gets its own copy of the session's kubeconfig in its work directory and watches
@@ -18,10 +18,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -33,7 +31,6 @@ __all__ = [
     "crd_dir",
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
 #: set: a missing controller binary is built, and a failed build fails the test
 REQUIRE_ENV = "KUBERAY_REQUIRE_CERT_MANAGER"
 
@@ -119,24 +116,19 @@ class CertManagerProcess:
             proc.wait(5)
 
 
-def _hack(module: str) -> Any:
-    sys.path.insert(0, str(ROOT / "hack"))
-    try:
-        return __import__(module)
-    finally:
-        sys.path.pop(0)
-
-
 def crd_dir() -> Path:
     """The directory of cert-manager's CRD YAMLs (fetched into the cache when missing)."""
-    return Path(_hack("fetch_cert_manager").fetch())
+    from hack.build import fetch_cert_manager
+
+    return Path(fetch_cert_manager.fetch())
 
 
 def binary_or_skip() -> Path:
     """The cached cert-manager controller binary. Skips the calling test, with the reason,
     when it is not built (and no build is under way) and ``REQUIRE_ENV`` is unset; with it
     set, a missing binary is built and a failed build fails the test."""
-    build = _hack("build_cert_manager")
+    from hack.build import build_cert_manager as build
+
     required = bool(os.environ.get(REQUIRE_ENV))
     if not (required or build.binary_path().exists() or build.build_in_progress()):
         pytest.skip(

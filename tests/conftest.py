@@ -23,9 +23,9 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
 ROOT = Path(__file__).resolve().parents[1]
-for _p in (ROOT / "hack", ROOT):
-    if str(_p) not in sys.path:
-        sys.path.insert(0, str(_p))
+# the checkout's root: ``tests.*`` and the development scripts' package ``hack.*`` import from it
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 if TYPE_CHECKING:
     from kuberay.testing.envtest import ControlPlane

@@ -1,7 +1,7 @@
 """Hostile-user mutants of sample RayClusters, and the builders the RayCluster controller runs.
 
 Shared by the property test (``tests/unit/api/test_api_mutants.py``), the offline harness
-(``hack/mutants.py``) and the integration test (``tests/integration/raycluster/
+(``hack/benchmarks/mutants.py``) and the integration test (``tests/integration/raycluster/
 test_raycluster_mutants.py``).
 
 A mutant is a sample RayCluster (KubeRay's reference samples; RayJob/RayService cluster specs are

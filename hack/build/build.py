@@ -2,11 +2,12 @@
 """Build the local control plane's binaries from Go modules, once, into a cache.
 
 Binaries land in ``$KUBERAY_BIN_CACHE`` (default ``~/.cache/kuberay/bin``)
-under ``<kubernetes version>/``. A binary is rebuilt only when it is missing.
+under ``<kubernetes version>/`` (:func:`kuberay.testing.binaries.cache_dir`, where
+``kuberay.testing.envtest`` looks after ``$KUBEBUILDER_ASSETS``). A binary is rebuilt only when it is missing.
 The throwaway Go module lives in ``hack/gomod`` (go.mod/go.sum committed so a
 fresh machine resolves exactly the same graph).
 
-Usage: python hack/build.py [--all] [NAME ...]
+Usage: python hack/build/build.py [--all] [NAME ...]
   NAME is one of: etcd kube-apiserver kube-controller-manager kube-scheduler kwok
   kubelet kube-proxy coredns
   default: etcd kube-apiserver; --all: every binary (the real node's included).
@@ -23,7 +24,15 @@ import sys
 import time
 from pathlib import Path
 
-KUBERNETES_VERSION = "v1.36.3"
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+# the version, the cache and the error are kuberay.testing's (envtest looks there)
+from kuberay.testing.binaries import KUBERNETES_VERSION as KUBERNETES_VERSION
+from kuberay.testing.binaries import BuildError as BuildError
+from kuberay.testing.binaries import binary_path as binary_path
+from kuberay.testing.binaries import cache_dir as cache_dir
+
 STAGING_VERSION = "v0.36.3"
 ETCD_VERSION = "v3.6.16"
 KWOK_VERSION = "v0.8.0"
@@ -46,24 +55,9 @@ PACKAGES: dict[str, str] = {
 }
 # binaries built from another module directory than hack/gomod
 MODULE_DIRS: dict[str, Path] = {"coredns": COREDNS_DIR}
-# the real node's binaries (hack/realnode.py); not part of the control plane's --all default
+# the real node's binaries (hack/cluster/realnode.py); not part of the control plane's --all default
 NODE_BINARIES = ("kubelet", "kube-proxy", "coredns")
 DEFAULT = ("etcd", "kube-apiserver")
-
-
-class BuildError(Exception):
-    """A build step failed; the message is one line for the user."""
-
-
-def cache_dir() -> Path:
-    """Where binaries for the pinned Kubernetes version are kept."""
-    base = os.environ.get("KUBERAY_BIN_CACHE") or str(Path.home() / ".cache" / "kuberay" / "bin")
-    return Path(base) / KUBERNETES_VERSION
-
-
-def binary_path(name: str) -> Path:
-    """Path of a cached binary (may not exist yet)."""
-    return cache_dir() / name
 
 
 def _go(*args: str, cwd: Path = GOMOD_DIR, env: dict[str, str] | None = None) -> str:
@@ -170,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, path in ensure(names).items():
             print(f"{name}: {path}")
     except BuildError as exc:
-        print(f"hack/build.py: {exc}", file=sys.stderr)
+        print(f"hack/build/build.py: {exc}", file=sys.stderr)
         return 1
     return 0
 

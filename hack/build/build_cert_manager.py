@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build cert-manager's controller (self-signed + CA subset) from the Go module proxy, once.
 
-    python hack/build_cert_manager.py                # build if missing; print the binary's path
-    python hack/build_cert_manager.py --print-path   # where it goes, without building
+    python hack/build/build_cert_manager.py                # build if missing; print the binary's path
+    python hack/build/build_cert_manager.py --print-path   # where it goes, without building
 
 cert-manager's own controller binary lives in separate Go modules
 (``github.com/cert-manager/cert-manager/cmd/controller``, ``.../controller-binary``) that the
@@ -33,7 +33,10 @@ import sys
 import time
 from pathlib import Path
 
-from gobuild import (  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import (
     build_cli,
     cache_root,
     exclusive_lock,

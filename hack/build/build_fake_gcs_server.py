@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build fake-gcs-server (a Google Cloud Storage emulator) from the Go module proxy, once.
 
-    python hack/build_fake_gcs_server.py                # build if missing; print the path
-    python hack/build_fake_gcs_server.py --print-path   # where it goes, without building
+    python hack/build/build_fake_gcs_server.py                # build if missing; print the path
+    python hack/build/build_fake_gcs_server.py --print-path   # where it goes, without building
 
 The history server's storage contract suite (tests/integration/historyserver/storage) runs
 its GCS backend against this emulator on 127.0.0.1; it is the program form of the
@@ -20,7 +20,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gobuild import (  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import (
     build_cli,
     build_once,
     cache_root,

@@ -7,7 +7,7 @@ The binary lands in ``$KUBERAY_BIN_CACHE`` (default ``~/.cache/kuberay/bin``) un
 (so the dependency graph is exactly the one the helm release pinned) and needs no module
 of ours. Only the chart tests (``tests/integration/test_manifests.py``) use it.
 
-Usage: python hack/build_helm.py [--print-path]
+Usage: python hack/build/build_helm.py [--print-path]
 Exit 1 with a one-line reason on failure.
 """
 
@@ -18,7 +18,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from gobuild import build_cli, go_install  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import build_cli, go_install
 
 HELM_MODULE = "helm.sh/helm/v4"
 HELM_VERSION = "v4.3.2"

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Run hack/ build scripts one after another in a detached background process.
+"""Run hack/build/ scripts one after another in a detached background process.
 
-    python hack/build_in_background.py build_kueue.py build_scheduler_plugins.py
+    python hack/build/build_in_background.py build_kueue.py build_scheduler_plugins.py
 
-Returns at once. The scripts run in order with this interpreter, their output appended to
-``$KUBERAY_CACHE/background-builds.log`` (default ``~/.cache/kuberay``). Each script's
+Returns at once. The scripts (file names in ``hack/build/``) run in order with this
+interpreter, their output appended to ``$KUBERAY_CACHE/background-builds.log`` (default
+``~/.cache/kuberay``). Each script's
 ``build()`` holds a lock in its own cache directory while it builds, so a test that calls
 ``build()`` meanwhile waits for that build instead of starting a second one, and gets the
 cached binary; if the background build failed, the test's own ``build()`` tries again and
@@ -19,11 +20,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-HACK = Path(__file__).resolve().parents[1]
+BUILD = Path(__file__).resolve().parent  # hack/build/: the scripts named on the command line
 
 
 def main(argv: list[str]) -> int:
-    scripts = [HACK / name for name in argv]
+    scripts = [BUILD / name for name in argv]
     missing = [str(s) for s in scripts if not s.is_file()]
     if missing:
         print(f"build_in_background: no such script: {', '.join(missing)}", file=sys.stderr)

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Build Kueue's controller manager from the Go module proxy, once, into a cache.
 
-    python hack/build_kueue.py                # build if missing; print the binary's path
-    python hack/build_kueue.py --print-path   # where it goes, without building
+    python hack/build/build_kueue.py                # build if missing; print the binary's path
+    python hack/build/build_kueue.py --print-path   # where it goes, without building
 
 The binary is ``go install sigs.k8s.io/kueue/cmd/kueue@<version>`` (Kueue's own go.mod and
 go.sum pin the dependency graph; no replace directives, so no module of ours is needed),
 statically linked (``CGO_ENABLED=0``) with Kueue's version stamped the way its Makefile
 does. It lands in ``$KUBERAY_CACHE`` (default ``~/.cache/kuberay``) as
-``kueue-<version>/kueue`` next to the CRDs ``hack/fetch_crds.py kueue`` copies from the same
+``kueue-<version>/kueue`` next to the CRDs ``hack/build/fetch_crds.py kueue`` copies from the same
 module (``kueue-<version>/crds``), and is rebuilt only when missing. The wall time of the
 build that produced it is kept in ``kueue-<version>/build-seconds``. Only the Kueue
 integration tests (``tests/integration/kueue``) run it.
@@ -21,7 +21,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gobuild import (  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import (
     build_cli,
     build_once,
     cache_root,

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build Prometheus and promtool from the Go module proxy, once, into a cache.
 
-    python hack/build_prometheus.py                # build if missing; print both paths
-    python hack/build_prometheus.py --print-path   # where they go, without building
+    python hack/build/build_prometheus.py                # build if missing; print both paths
+    python hack/build/build_prometheus.py --print-path   # where they go, without building
 
 The monitoring tests run them: ``promtool check rules`` / ``promtool test rules`` over
 ``manifests/monitoring`` (tests/unit/monitoring) and a real Prometheus on 127.0.0.1 that
@@ -26,7 +26,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gobuild import (  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import (
     build_cli,
     build_once,
     cache_root,

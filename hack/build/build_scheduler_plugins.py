@@ -15,7 +15,7 @@ module proxy serves here. The release matching our v1.36 control plane does not 
 version is not available`` for v0.35.7 and v0.35.0. Its kube-scheduler 1.33 libraries
 talk to a 1.36 apiserver within the supported client skew.
 
-Usage: python hack/build_scheduler_plugins.py [--print-path]
+Usage: python hack/build/build_scheduler_plugins.py [--print-path]
 Exit 1 with a one-line reason on failure.
 """
 
@@ -27,7 +27,10 @@ import sys
 import time
 from pathlib import Path
 
-from gobuild import build_cli, exclusive_lock, go_binary, record_build_seconds  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import build_cli, exclusive_lock, go_binary, record_build_seconds
 
 MODULE = "sigs.k8s.io/scheduler-plugins"
 VERSION = "v0.33.5"

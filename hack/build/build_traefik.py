@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build Traefik (a Gateway API implementation) from the Go module proxy, once, into a cache.
 
-    python hack/build_traefik.py          # prints the binary's path
+    python hack/build/build_traefik.py          # prints the binary's path
 
 The real-Ray incremental-upgrade e2e (tests/e2e/test_rayservice_incremental_real.py) runs
 Traefik on the host as the gateway controller of its GatewayClass. Version
@@ -31,7 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from gobuild import cache_root, exclusive_lock, go_binary, record_build_seconds  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import cache_root, exclusive_lock, go_binary, record_build_seconds
 
 TRAEFIK_MODULE = "github.com/traefik/traefik/v3"
 TRAEFIK_VERSION = "v3.6.12"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Fetch cert-manager's CRDs (kept for callers of the old name; see ``hack/fetch_crds.py``).
+"""Fetch cert-manager's CRDs (kept for callers of the old name; see ``hack/build/fetch_crds.py``).
 
-python hack/fetch_cert_manager.py            # prints the directory holding the CRD YAMLs
+python hack/build/fetch_cert_manager.py            # prints the directory holding the CRD YAMLs
 """
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-from fetch_crds import SOURCES, crd_dir
-from fetch_crds import fetch as _fetch
+from hack.build.fetch_crds import SOURCES, crd_dir
+from hack.build.fetch_crds import fetch as _fetch
 
 VERSION = SOURCES["cert-manager"].version
 CRD_FILES = SOURCES["cert-manager"].files

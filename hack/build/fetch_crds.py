@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Fetch third-party CRDs from their Go modules into ``~/.cache/kuberay/`` (pinned versions).
 
-    python hack/fetch_crds.py                 # every source; prints one directory per line
-    python hack/fetch_crds.py volcano         # one source
+    python hack/build/fetch_crds.py                 # every source; prints one directory per line
+    python hack/build/fetch_crds.py volcano         # one source
 
 Each :class:`Source` names a Go module at a pinned version (the one KubeRay's ``go.mod``
 requires) and the CRD YAMLs it ships; ``go mod download`` brings the module through the Go
@@ -25,7 +25,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from gobuild import go_binary  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import go_binary
 
 CONTROLLER_TOOLS = "v0.17.3"
 
@@ -76,7 +79,7 @@ SOURCES: dict[str, Source] = {
         Source(
             "kueue",
             "sigs.k8s.io/kueue",
-            "v0.17.0",  # the controller itself is built by hack/build_kueue.py
+            "v0.17.0",  # the controller itself is built by hack/build/build_kueue.py
             tuple(
                 f"kueue.x-k8s.io_{kind}.yaml"
                 for kind in (

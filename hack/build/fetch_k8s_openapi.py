@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Snapshot the Kubernetes OpenAPI v3 schemas of the types the ray.io CRDs embed.
 
-    python hack/fetch_k8s_openapi.py --kubeconfig DIR/kubeconfig   # from a running apiserver
+    python hack/build/fetch_k8s_openapi.py --kubeconfig DIR/kubeconfig   # from a running apiserver
     python hack/controlplane.py up --dir /tmp/cp &  # e.g. the test apiserver (v1.36.3)
 
 Reads ``/openapi/v3/api/v1``, ``/openapi/v3/apis/networking.k8s.io/v1`` and
 ``/openapi/v3/apis/meta.k8s.io/v1`` ... from the apiserver (the apiserver's own description of
 core/v1, networking/v1 and meta/v1), keeps the component schemas reachable from the embedded
 roots in :data:`kuberay.api.v1.k8s_schemas.ROOTS`, drops descriptions, and writes
-``kuberay/api/v1/k8s_openapi.json`` (committed). ``hack/gen_crds.py`` turns that snapshot into
+``kuberay/api/v1/k8s_openapi.json`` (committed). ``hack/docs/gen_crds.py`` turns that snapshot into
 the structural CRD schemas; regenerating from the same snapshot is byte-identical (unit-tested).
 """
 
@@ -27,8 +27,8 @@ from typing import Any
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(REPO)
 
 from kuberay.api.v1.k8s_schemas import ROOTS, SNAPSHOT, ref_name  # noqa: E402
 

@@ -3,7 +3,7 @@
 * :func:`go_binary`: ``$GO``, ``go`` on PATH, or ``/usr/local/go/bin/go``; raises ``error``
   (one line for the user) when none exists.
 * :func:`exclusive_lock`: hold an flock on a file for the duration of a build, so a second
-  caller (another test session, ``hack/build_in_background.py``) waits for the first build
+  caller (another test session, ``hack/build/build_in_background.py``) waits for the first build
   instead of racing it.
 * :func:`cache_root`, :func:`recorded_build_seconds`: where builds are cached and how long
   the cached one took.
@@ -61,7 +61,7 @@ def build_cli(
     error: type[Exception],
     argv: list[str] | None = None,
 ) -> int:
-    """``hack/<script> [--print-path]``: print ``where()`` and exit, or run ``build()`` and
+    """``hack/build/<script> [--print-path]``: print ``where()`` and exit, or run ``build()`` and
     print the paths it returns; ``error`` becomes one line on stderr and exit code 1."""
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument(
@@ -75,7 +75,7 @@ def build_cli(
         for path in build():
             print(path)
     except error as exc:
-        print(f"hack/{script}: {exc}", file=sys.stderr)
+        print(f"hack/build/{script}: {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Install Azurite (the Azure Storage emulator) from npm, once, into a cache.
 
-    python hack/install_azurite.py                # install if missing; print azurite-blob's path
-    python hack/install_azurite.py --print-path   # where it goes, without installing
+    python hack/build/install_azurite.py                # install if missing; print azurite-blob's path
+    python hack/build/install_azurite.py --print-path   # where it goes, without installing
 
 The history server's storage contract suite (tests/integration/historyserver/storage) runs
 its Azure Blob backend against ``azurite-blob`` on 127.0.0.1. Version
@@ -21,7 +21,10 @@ import sys
 import time
 from pathlib import Path
 
-from gobuild import build_cli, cache_root, exclusive_lock  # hack/
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.build.gobuild import build_cli, cache_root, exclusive_lock
 
 AZURITE_VERSION = "3.35.0"
 

@@ -13,8 +13,8 @@ once), hence a process rather than a second iptables rule; and binding the apise
 bridge address instead would need the bridge before the apiserver and every host client to
 dial the bridge.
 
-Usage: ``python hack/apiserver_forward.py --listen 10.250.0.1:6443 --to 127.0.0.1:6443``
-(started and stopped by ``hack/realnode.py``).
+Usage: ``python hack/cluster/apiserver_forward.py --listen 10.250.0.1:6443 --to 127.0.0.1:6443``
+(started and stopped by ``hack/cluster/realnode.py``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``kuberay-history-server`` (the console script beside this interpreter, i.e. the venv's)
 runs as a subprocess of the control plane over the local object store
-(``hack/object_store.py``): its storage settings are exactly the store's env file
+(``hack/cluster/object_store.py``): its storage settings are exactly the store's env file
 (``STORAGE_BACKEND=s3``, ``S3_*``, ``AWS_*``), passed as environment variables (inherited
 storage variables are dropped). It listens on
 ``127.0.0.1`` only (never a wildcard address) on an ephemeral port (``--listen
@@ -29,11 +29,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-CLUSTER = Path(__file__).resolve().parent
-if str(CLUSTER) not in sys.path:
-    sys.path.insert(0, str(CLUSTER))
-
-from server_process import ServerProcess, listening_port  # noqa: E402  (server_process.py)
+from hack.cluster.server_process import ServerProcess, listening_port
 
 URL_FILE = "history-server.url"
 LOG_FILE = "history-server.log"

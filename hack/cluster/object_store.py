@@ -32,15 +32,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-CLUSTER = Path(__file__).resolve().parent
-if str(CLUSTER) not in sys.path:
-    sys.path.insert(0, str(CLUSTER))
-
-from server_process import ServerProcess  # noqa: E402  (hack/cluster/server_process.py)
+from hack.cluster.server_process import ServerProcess
 
 # re-exported: the history server's launcher, the history bench and the storage tests use them
-from server_process import listening_port as listening_port  # noqa: E402
-from server_process import stop_process_group as stop_process_group  # noqa: E402
+from hack.cluster.server_process import listening_port as listening_port
+from hack.cluster.server_process import stop_process_group as stop_process_group
 
 BUCKET = "ray-historyserver"  # KubeRay's default S3_BUCKET
 REGION = "us-east-1"

@@ -13,13 +13,13 @@ the kernel makes global, which is set up on start and removed on stop:
 * an INPUT rule dropping packets for the pod CIDR (the bridge address) that arrive from
   neither loopback nor the bridge: what listens there (the kubelet, the apiserver forwarder)
   answers only this machine and its pods;
-* ``hack/apiserver_forward.py`` on ``NODE_IP:<apiserver port>``: the ``kubernetes`` Service's
-  endpoint, piped to the loopback-only kube-apiserver;
+* ``hack/cluster/apiserver_forward.py`` on ``NODE_IP:<apiserver port>``: the ``kubernetes``
+  Service's endpoint, piped to the loopback-only kube-apiserver;
 * kube-proxy's iptables chains (``kube-proxy --cleanup`` on stop); the kubelet's ``/kubepods``
   cgroups and ``/var/log/containers`` links; mounts under ``DIR/node``.
 
 No packet leaves the machine: containerd never pulls (images are imported from
-``hack/images.py``'s archives; a pull goes to a closed local "proxy", ``NO_PULL_PROXY``),
+``hack/release/images.py``'s archives; a pull goes to a closed local "proxy", ``NO_PULL_PROXY``),
 CoreDNS has no ``forward`` plugin, pods resolve with an empty host resolv.conf, and pod
 traffic can only reach the bridge and the host itself.
 
@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
-import importlib.util
 import json
 import os
 import shutil
@@ -49,10 +48,13 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import IO, Any
 
 import yaml
+
+from hack import node_deps
+from hack.build import build
+from hack.release import images
 
 HACK = Path(__file__).resolve().parents[1]
 BRIDGE = "kuberay0"
@@ -88,20 +90,6 @@ class RealNodeError(RuntimeError):
     pass
 
 
-def _load(name: str, file: str) -> ModuleType:
-    key = f"kuberay_hack_{name}"
-    if key in sys.modules:
-        return sys.modules[key]
-    spec = importlib.util.spec_from_file_location(key, HACK / file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[key] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-images = _load("images", "release/images.py")
-node_deps = _load("node_deps", "build/node_deps.py")
 COREDNS_IMAGE: str = images.COREDNS_IMAGE
 
 
@@ -300,7 +288,7 @@ class RealNode:
     # ------------------------------------------------------------------ apiserver access
     def _start_apiserver_forward(self) -> None:
         """Pods' way to the loopback-only apiserver: ``NODE_IP:<port>`` (the ``kubernetes``
-        Service's endpoint) piped to ``127.0.0.1:<port>`` (see hack/apiserver_forward.py)."""
+        Service's endpoint) piped to ``127.0.0.1:<port>`` (hack/cluster/apiserver_forward.py)."""
         port = self.cp.apiserver_port
         argv = [
             sys.executable,
@@ -749,7 +737,7 @@ def cleanup_leftovers() -> bool:
         except BlockingIOError:
             return False
         _cleanup_leftovers()
-        kube_proxy = _load("build", "build/build.py").binary_path("kube-proxy")
+        kube_proxy = build.binary_path("kube-proxy")
         if kube_proxy.exists():
             _sh(str(kube_proxy), "--cleanup", check=False)
         return True

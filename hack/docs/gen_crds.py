@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Generate manifests/crds/ray.io_*.yaml from the ray.io/v1 models.
 
-    python hack/gen_crds.py            # (re)write the CRD files
-    python hack/gen_crds.py --check    # exit 1 if the committed files differ
-    python hack/gen_crds.py --out DIR  # write somewhere else
+    python hack/docs/gen_crds.py            # (re)write the CRD files
+    python hack/docs/gen_crds.py --check    # exit 1 if the committed files differ
+    python hack/docs/gen_crds.py --out DIR  # write somewhere else
 
 The schema rules (embedded Kubernetes types typed from the apiserver's OpenAPI snapshot
 ``kuberay/api/v1/k8s_openapi.json``, unknown fields pruned, served v1alpha1) are documented in
@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(REPO)
 
 from kuberay.api.v1.crd import generate_crds, render_yaml  # noqa: E402
 
@@ -47,7 +47,7 @@ def check(out_dir: Path) -> int:
         current = path.read_text() if path.exists() else ""
         if current != text:
             status = 1
-            print(f"{path} is out of date; run: python hack/gen_crds.py", file=sys.stderr)
+            print(f"{path} is out of date; run: python hack/docs/gen_crds.py", file=sys.stderr)
             diff = difflib.unified_diff(
                 current.splitlines(keepends=True),
                 text.splitlines(keepends=True),

@@ -1,4 +1,4 @@
-"""The Event reasons the controllers record, read from their source (``hack/gen_docs.py``).
+"""The Event reasons the controllers record, read from their source (``hack/docs/gen_docs.py``).
 
 An Event is recorded by ``x.event(obj, TYPE, REASON, message, action)`` or a controller's
 shorthand ``self._event(TYPE, REASON, message, action)``. A reason is found where it is

@@ -1,5 +1,5 @@
 """The operator's metric families with their types, labels and help, read from the metric
-definitions themselves (``hack/gen_docs.py``): each group is registered on a fresh registry
+definitions themselves (``hack/docs/gen_docs.py``): each group is registered on a fresh registry
 (or, for the module-level families, found in its module) and read back."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Write the Grafana dashboards of ``manifests/monitoring/grafana/`` from the panel lists below.
 
-    python hack/gen_grafana_dashboards.py           # rewrite the JSON files
-    python hack/gen_grafana_dashboards.py --check   # exit 1 if a file is not up to date
+    python hack/docs/gen_grafana_dashboards.py           # rewrite the JSON files
+    python hack/docs/gen_grafana_dashboards.py --check   # exit 1 if a file is not up to date
 
 Two dashboards, each a plain Grafana dashboard JSON model (import it, or let Grafana's
 dashboard sidecar load it from the operator chart's ConfigMap):
@@ -587,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text(text)
         print(path)
     if stale:
-        print(f"out of date (run hack/gen_grafana_dashboards.py): {' '.join(stale)}")
+        print(f"out of date (run hack/docs/gen_grafana_dashboards.py): {' '.join(stale)}")
         return 1
     return 0
 

@@ -2,21 +2,22 @@
 (``kuberay/__init__.py``'s ``__version__``; the operator chart's appVersion must equal it).
 
 * ``kuberay-<v>-py3-none-any.whl``, ``kuberay-<v>.tar.gz``: the wheel and the sdist (PEP 517,
-  ``python -m build``, from the files hack/image_context.py lists, so never .venv/.git/.run);
+  ``python -m build``, from the files hack/release/image_context.py lists, so never
+  .venv/.git/.run);
 * ``kuberay-operator-<chart version>.tgz``, ``ray-cluster-<chart version>.tgz`` and
   ``index.yaml``: the charts (``helm package``) and a Helm repository index over them;
 * ``kuberay-operator-image-<v>.oci.tar``, ``kuberay-history-collector-image-<v>.oci.tar``,
-  ``kuberay-history-server-image-<v>.oci.tar``: the images hack/images.py builds, as OCI
+  ``kuberay-history-server-image-<v>.oci.tar``: the images hack/release/images.py builds, as OCI
   image layout archives (``--no-images`` leaves them out: building needs root);
 * ``kuberay-crds-<v>.yaml``: the ray.io CRDs in one file (``kubectl apply --server-side -f``);
 * ``kuberay-manifests-<v>.tar.gz``: manifests/ (the kustomize trees: crds, operator, default,
   overlays/webhook, rbac, historyserver);
 * ``kuberay-<v>.cdx.json``: a CycloneDX SBOM of the package and its runtime dependencies
-  (hack/sbom.py);
+  (hack/release/sbom.py);
 * ``SHA256SUMS``: ``sha256sum -c`` format, over every other file (the ``kubectl ray``
   plugin's artifacts too: ``make dist`` runs ``make plugin`` into the same directory first).
 
-Usage: python hack/dist.py [--out dist] [--no-images] [--clean]
+Usage: python hack/release/dist.py [--out dist] [--no-images] [--clean]
 """
 
 from __future__ import annotations
@@ -32,15 +33,15 @@ from pathlib import Path
 
 import yaml
 
-if str(Path(__file__).resolve().parents[1]) not in sys.path:  # hack/, run from hack/release/
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-from build_helm import binary_path as helm_path
-from image_context import context_files
-from images import ensure
-from oci import docker_to_oci
-from operator_image import package_version
-from sbom import sbom_text
+from hack.build.build_helm import binary_path as helm_path
+from hack.release.image_context import context_files
+from hack.release.images import ensure
+from hack.release.oci import docker_to_oci
+from hack.release.operator_image import package_version
+from hack.release.sbom import sbom_text
 
 REPO = Path(__file__).resolve().parents[2]
 CHARTS = REPO / "manifests" / "helm"

@@ -1,4 +1,4 @@
-"""What an image build copies from the repository (the ``.dockerignore`` of hack/images.py).
+"""What an image build copies from the repository (the ``.dockerignore`` of hack/release/images.py).
 
 :func:`context_files` lists the files under the ``include`` roots, minus everything matching
 :data:`IGNORE` (a pattern matches any path component, as ``**/<pattern>`` in a

@@ -30,7 +30,7 @@ Root only (debootstrap, chroot).
 * ``ray-new``: the same with ``ray[default,serve]==RAY_NEW_VERSION``, tagged only as that version
   (for what 2.52.0's autoscaler lacks, e.g. worker-group priority in autoscaler v2).
 
-Usage: python hack/images.py [pause] [ray] [ray-new] [operator] [collector] [server]
+Usage: python hack/release/images.py [pause] [ray] [ray-new] [operator] [collector] [server]
 (default: all)
 """
 
@@ -46,14 +46,16 @@ import tempfile
 import time
 from pathlib import Path
 
-if str(Path(__file__).resolve().parents[1]) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
 
-import ray_ui
-from image_context import OPERATOR_CONTEXT, context_files
-from oci import archive_tags as archive_tags  # re-exported: hack/realnode.py reads it here
-from oci import sha256_file, write_docker_archive
-from operator_image import (
+from hack.release import ray_ui
+from hack.release.image_context import OPERATOR_CONTEXT, context_files
+
+# re-exported: hack/cluster/realnode.py reads it here
+from hack.release.oci import archive_tags as archive_tags
+from hack.release.oci import sha256_file, write_docker_archive
+from hack.release.operator_image import (
     OPERATOR_HOME,
     OPERATOR_RECIPE_VERSION,
     OPERATOR_USER,
@@ -179,7 +181,7 @@ def build_pause() -> Path:
 
 
 def build_coredns(binary: Path) -> Path:
-    """CoreDNS (hack/coredns, built by hack/build.py) as ``/coredns`` in a one-layer image."""
+    """CoreDNS (hack/coredns, built by hack/build/build.py) as ``/coredns`` in a one-layer image."""
     out = cache_dir() / f"coredns-{sha256_file(binary)[:12]}.tar"
     if out.exists():
         return out
@@ -553,7 +555,8 @@ def main(argv: list[str]) -> int:
     unknown = [n for n in names if n not in BUILDERS]
     if unknown:
         print(
-            f"hack/images.py: unknown image {unknown[0]!r}; choose from {', '.join(BUILDERS)}",
+            f"hack/release/images.py: unknown image {unknown[0]!r}; "
+            f"choose from {', '.join(BUILDERS)}",
             file=sys.stderr,
         )
         return 2
@@ -561,7 +564,7 @@ def main(argv: list[str]) -> int:
         for name, path in ensure(names).items():
             print(f"{name}: {path}")
     except (subprocess.CalledProcessError, OSError) as exc:
-        print(f"hack/images.py: {exc}", file=sys.stderr)
+        print(f"hack/release/images.py: {exc}", file=sys.stderr)
         return 1
     return 0
 

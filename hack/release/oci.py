@@ -1,4 +1,4 @@
-"""Docker archives (``docker save``'s format) for hack/images.py, and their OCI layouts.
+"""Docker archives (``docker save``'s format) for hack/release/images.py, and their OCI layouts.
 
 :func:`write_docker_archive` writes one (manifest.json, the config, a layer.tar per layer);
 :func:`archive_tags` reads its tags back; :func:`docker_to_oci` turns it into an OCI image

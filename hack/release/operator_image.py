@@ -1,4 +1,4 @@
-"""The operator image's recipe as data (hack/images.py builds it): its tags, config, the
+"""The operator image's recipe as data (hack/release/images.py builds it): its tags, config, the
 dependencies it installs, what it removes from the rootfs, and the one version every artifact
 carries (``kuberay/__init__.py``)."""
 

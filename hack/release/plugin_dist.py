@@ -1,7 +1,7 @@
 """Release artifacts of the ``kubectl ray`` plugin, built offline from this tree and the
 packages installed in the running virtualenv.
 
-``python hack/plugin_dist.py [--out dist]`` writes
+``python hack/release/plugin_dist.py [--out dist]`` writes
 
 * ``dist/kuberay-<v>-py3-none-any.whl``: the project's wheel (``pip wheel`` of the tree);
 * ``dist/kubectl-ray.pyz``: a single-file zipapp. It carries the ``kuberay`` package and

@@ -1,4 +1,4 @@
-"""Ray's built dashboard UI, taken out of a Ray image built here (``hack/images.py``).
+"""Ray's built dashboard UI, taken out of a Ray image built here (``hack/release/images.py``).
 
 Every ``ray`` wheel ships the dashboard's production build under
 ``ray/dashboard/client/build/`` (``index.html``, ``static/``, ``speedscope-*``). The history
@@ -7,7 +7,7 @@ image carries the builds of the Ray images built here, one directory per ``major
 under ``/dashboard`` (the default of KubeRay's ``--dashboard-dir``), and tests that load the UI
 in a browser take it from the same archives.
 
-Usage: ``python hack/ray_ui.py ARCHIVE DEST`` (prints the Ray version and the file count).
+Usage: ``python hack/release/ray_ui.py ARCHIVE DEST`` (prints the Ray version and the file count).
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ def major_minor(version: str) -> str:
 
 def extract_dashboard_ui(archive: Path, dest: Path) -> int:
     """Write the dashboard build inside the Ray image ``archive`` (a ``docker save`` tar as
-    ``hack/images.py`` writes them) to ``dest`` (created; ``dest/index.html`` afterwards) and
-    return how many files were written. Only regular files and directories are taken, and no
-    path may leave ``dest``. ``RayUiError`` when the image has no build."""
+    ``hack/release/images.py`` writes them) to ``dest`` (created; ``dest/index.html``
+    afterwards) and return how many files were written. Only regular files and directories are
+    taken, and no path may leave ``dest``. ``RayUiError`` when the image has no build."""
     count = 0
     with tarfile.open(archive) as outer:
         manifest_file = outer.extractfile("manifest.json")
@@ -78,7 +78,7 @@ def main(argv: list[str]) -> int:
     try:
         n = extract_dashboard_ui(Path(argv[0]), Path(argv[1]))
     except (RayUiError, OSError, tarfile.TarError) as exc:
-        print(f"hack/ray_ui.py: {exc}", file=sys.stderr)
+        print(f"hack/release/ray_ui.py: {exc}", file=sys.stderr)
         return 1
     print(f"{n} files in {argv[1]}")
     return 0

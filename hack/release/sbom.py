@@ -3,7 +3,7 @@ installed in this environment: the closure of its ``Requires-Dist`` (extras left
 evaluated here), each with its version, PyPI purl and declared license, and the dependency
 graph.
 
-    python hack/sbom.py [--out dist/kuberay-<version>.cdx.json]
+    python hack/release/sbom.py [--out dist/kuberay-<version>.cdx.json]
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def sbom(root: str = ROOT_DIST) -> dict[str, Any]:
         "version": 1,
         "metadata": {
             "timestamp": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "tools": {"components": [{"type": "application", "name": "hack/sbom.py"}]},
+            "tools": {"components": [{"type": "application", "name": "hack/release/sbom.py"}]},
             "component": {
                 "type": "application",
                 "bom-ref": purl(top),

@@ -28,6 +28,7 @@ from kuberay.testing._base import (
     ControlPlaneError,
     Plane,
 )
+from kuberay.testing.checkout import checkout_root
 from kuberay.testing.pki import REAL_NODE_IP
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,7 +106,7 @@ def _apiserver_args(cp: Plane) -> list[str]:
         # loopback only, real node or not: never reachable from another machine
         "--bind-address=127.0.0.1",
         # with a real node, pods reach the API through the kubernetes Service, whose endpoint
-        # is the node's bridge address (the host side), where hack/apiserver_forward.py
+        # is the node's bridge address (the host side), where hack/cluster/apiserver_forward.py
         # (started by the real node) listens and pipes to 127.0.0.1
         *(
             [
@@ -231,9 +232,17 @@ def _scheduler_args(cp: Plane) -> list[str]:
     ]
 
 
+def kwok_stage_dir() -> Path:
+    """``hack/kwok`` of the source checkout in use (:func:`~kuberay.testing.checkout.
+    checkout_root`), else :data:`KWOK_STAGE_DIR` (which an installed wheel lacks)."""
+    root = checkout_root()
+    return KWOK_STAGE_DIR if root is None else root / "hack" / "kwok"
+
+
 def kwok_stage_files() -> list[Path]:
-    """The Stage files kwok loads (``hack/kwok/*.yaml``, sorted)."""
-    return sorted(KWOK_STAGE_DIR.glob("*.yaml"))
+    """The Stage files kwok loads (``hack/kwok/*.yaml`` of :func:`kwok_stage_dir`, sorted;
+    empty without them)."""
+    return sorted(kwok_stage_dir().glob("*.yaml"))
 
 
 def fake_node_ip(index: int) -> str:

@@ -4,15 +4,19 @@
 loopback ports with throwaway CAs (:mod:`kuberay.testing.pki`), writes an admin
 (``system:masters``) client-cert kubeconfig, hands out clients (:meth:`ControlPlane.client`,
 :meth:`ControlPlane.api`), installs CRDs (:meth:`ControlPlane.install_crds`) and stops
-everything again. Binaries come from ``hack/build.py`` (built from Go modules into
-``~/.cache/kuberay``), so this module needs a source checkout; kuberay's runtime never imports
-it.
+everything again. Binaries come from ``$KUBEBUILDER_ASSETS`` (a directory holding ``etcd``
+and ``kube-apiserver``, as controller-runtime's envtest takes them), else from this project's
+cache ``~/.cache/kuberay/bin/<version>/``, else, in a source checkout, from a build
+(:mod:`kuberay.testing.binaries`); so ``pip install kuberay[testing]`` plus those two binaries
+is enough for the default mode. kuberay's runtime never imports this module.
 
 ``full=True`` adds kube-controller-manager, kube-scheduler and kwok with fake nodes
-(:mod:`kuberay.testing._components`); ``real_nodes=1`` a real node (``hack/realnode.py``);
-``history_server=True`` a local S3 store and the history server over it
-(``hack/object_store.py``, ``hack/history_server.py``). ``hack/controlplane.py`` is the
-command-line front end (``up``/``down``)::
+(:mod:`kuberay.testing._components`); ``real_nodes=1`` a real node
+(``hack/cluster/realnode.py``); ``history_server=True`` a local S3 store and the history server
+over it (``hack/cluster/object_store.py``, ``hack/cluster/history_server.py``). Those modes need
+the source checkout (:mod:`kuberay.testing.checkout`) and raise
+:class:`~kuberay.testing.checkout.CheckoutNotFound` without one. ``hack/controlplane.py`` is
+the command-line front end (``up``/``down``)::
 
     with ControlPlane(Path("/tmp/cp")) as cp:
         cp.install_crds()
@@ -43,7 +47,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from kuberay.testing import _hack
 from kuberay.testing._base import (
     CONTEXT_NAME,
     LOG_TAIL_LINES,
@@ -76,9 +79,12 @@ from kuberay.testing._components import (
     KWOK_STAGE_DIR,
     fake_node,
     fake_node_ip,
+    kwok_stage_dir,
     kwok_stage_files,
     write_component_configs,
 )
+from kuberay.testing.binaries import KUBERNETES_VERSION, BuildError, locate
+from kuberay.testing.checkout import CheckoutNotFound, import_hack, require_checkout
 from kuberay.testing.pki import (
     KUBERNETES_SERVICE_IP,
     REAL_NODE_IP,
@@ -108,6 +114,7 @@ __all__ = [
     "REAL_NODE_IP",
     "SERVICE_CLUSTER_IP_RANGE",
     "BuildError",
+    "CheckoutNotFound",
     "ControlPlane",
     "ControlPlaneError",
     "TinyCA",
@@ -118,10 +125,6 @@ __all__ = [
     "kwok_stage_files",
     "object_store_host",
 ]
-
-_build = _hack.load("build")
-BuildError: type[Exception] = _build.BuildError
-KUBERNETES_VERSION: str = _build.KUBERNETES_VERSION
 
 _LIVE: set[ControlPlane] = set()
 _LIVE_LOCK = threading.Lock()
@@ -155,11 +158,12 @@ class ControlPlane:
     Full mode helpers: ``api()`` (admin REST call), ``unready_nodes()``,
     ``component_kubeconfig(name)``. ``extra_args`` maps a component name (e.g.
     ``kube-scheduler``) to flags appended to its command line, such as feature gates.
-    ``history_server=True``: after everything else, a local S3 store (``hack/object_store.py``)
-    on 127.0.0.1, or on the real node's bridge address with a real node; ``object_store`` is
-    its ``ObjectStoreServer`` (``.info.env_file`` = ``dir/object-store.env``), stopped after
-    the real node (whose pods' collectors flush to it on their way out); then
-    ``history_server_proc``, the history server over that store (``hack/history_server.py``,
+    ``history_server=True``: after everything else, a local S3 store
+    (``hack/cluster/object_store.py``) on 127.0.0.1, or on the real node's bridge address with
+    a real node; ``object_store`` is its ``ObjectStoreServer`` (``.info.env_file`` =
+    ``dir/object-store.env``), stopped after the real node (whose pods' collectors flush to it
+    on their way out); then ``history_server_proc``, the history server over that store
+    (``hack/cluster/history_server.py``,
     ``.url`` also in ``dir/history-server.url``), stopped first.
     """
 
@@ -249,17 +253,24 @@ class ControlPlane:
         return bool(self._procs)
 
     def binary(self, name: str) -> Path:
-        """The path of component binary ``name``: given, else built (``build=True``) or found
-        in the cache (``hack/build.py``); raises ``BuildError`` when it cannot be had."""
+        """The path of component binary ``name``: given, else found in ``$KUBEBUILDER_ASSETS``
+        or the cache, else built (``build=True``, in a source checkout); raises
+        ``BuildError`` when it cannot be had (:func:`kuberay.testing.binaries.locate`)."""
         if name not in self._binaries:
-            if self._build:
-                self._binaries.update(_build.ensure([name]))
-            else:
-                path = _build.binary_path(name)
-                if not path.exists():
-                    raise BuildError(f"{name} not found at {path} (run hack/build.py {name})")
-                self._binaries[name] = path
+            self._binaries[name] = locate(name, build=self._build)
         return self._binaries[name]
+
+    def _require_checkout(self) -> None:
+        """Raise :class:`CheckoutNotFound` when a mode of this control plane needs the source
+        checkout's ``hack/`` and there is none (before anything is started)."""
+        modes = [
+            ("full=True (kwok's stages in hack/kwok, its binaries' build)", self.full),
+            ("real_nodes=1 (hack/cluster/realnode.py)", bool(self.real_nodes)),
+            ("history_server=True (hack/cluster/object_store.py)", self.history_server),
+        ]
+        needed = [what for what, on in modes if on]
+        if needed:
+            require_checkout("ControlPlane(" + ", ".join(needed) + ")")
 
     def start(self) -> None:
         """Generate certs, start every component, write the kubeconfig when ready."""
@@ -267,13 +278,14 @@ class ControlPlane:
             if self._procs:
                 raise ControlPlaneError("control plane already started")
             began = time.monotonic()
+            self._require_checkout()
             for spec in self.components:  # build (or find) binaries before touching anything
                 self.binary(spec.binary)
             if self.real_nodes:
                 for name in ("kubelet", "kube-proxy", "coredns"):
                     self.binary(name)
             if self.full and not kwok_stage_files():
-                raise ControlPlaneError(f"no kwok stages (*.yaml) in {KWOK_STAGE_DIR}")
+                raise ControlPlaneError(f"no kwok stages (*.yaml) in {kwok_stage_dir()}")
             self.dir.mkdir(parents=True, exist_ok=True)
             self.kubeconfig.unlink(missing_ok=True)
             shutil.rmtree(self.etcd_data_dir, ignore_errors=True)
@@ -297,7 +309,8 @@ class ControlPlane:
                     self._start_component(spec)
                 if self.real_nodes:
                     t0 = time.monotonic()
-                    self.real_node = _hack.load("realnode").RealNode(
+                    realnode = import_hack("hack.cluster.realnode", "real_nodes=1")
+                    self.real_node = realnode.RealNode(
                         self, tainted=not self.real_nodes_only, timeout=max(self.start_timeout, 180)
                     )
                     self.real_node.start()
@@ -340,7 +353,8 @@ class ControlPlane:
         real node (its pods reach that, and so does this machine), else on 127.0.0.1."""
         t0 = time.monotonic()
         main_thread = threading.current_thread() is threading.main_thread()
-        store = _hack.load("object_store").ObjectStoreServer(
+        object_store = import_hack("hack.cluster.object_store", "history_server=True")
+        store = object_store.ObjectStoreServer(
             self.dir,
             object_store_host(real_node=self.real_node is not None),
             start_timeout=self.start_timeout,
@@ -355,7 +369,8 @@ class ControlPlane:
         127.0.0.1 only: this machine's browser and ``kubectl ray history --server`` reach it."""
         t0 = time.monotonic()
         main_thread = threading.current_thread() is threading.main_thread()
-        server = _hack.load("history_server").HistoryServer(
+        history_server = import_hack("hack.cluster.history_server", "history_server=True")
+        server = history_server.HistoryServer(
             self.dir,
             self.object_store.info.env(),
             start_timeout=self.start_timeout,

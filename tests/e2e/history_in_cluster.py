@@ -54,7 +54,7 @@ async def deployed_history_server(
     cluster: RealCluster, admin: Client, store_env: Mapping[str, str]
 ) -> AsyncIterator[None]:
     """``manifests/historyserver`` running on the real node over the store (module doc)."""
-    import images  # hack/images.py
+    from hack.release import images
 
     archives = await asyncio.to_thread(images.ensure, ("server",))
     await asyncio.to_thread(cluster.cp.real_node.import_images, archives)

@@ -1,4 +1,4 @@
-"""A real Prometheus (``hack/build_prometheus.py``) on 127.0.0.1 for the e2e monitoring test.
+"""A real Prometheus (``hack/build/build_prometheus.py``) on 127.0.0.1 for the e2e monitoring test.
 
 :class:`PrometheusProcess` writes its configuration from static targets only (no service
 discovery of any kind), refuses a target outside loopback and the real node's pod network

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import subprocess
 import time
@@ -67,13 +66,11 @@ class RealCluster:
 
 
 def find_kubectl() -> Path:
-    """hack/kubectl.py's kubectl (installed into the venv when missing)."""
-    spec = importlib.util.spec_from_file_location("kuberay_hack_kubectl", ROOT / "hack/kubectl.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    found: Path | None = module.find_kubectl(install=True)
-    assert found is not None, "no kubectl (hack/kubectl.py found none and could not install one)"
+    """hack/cluster/kubectl.py's kubectl (installed into the venv when missing)."""
+    from hack.cluster import kubectl
+
+    found: Path | None = kubectl.find_kubectl(install=True)
+    assert found is not None, "no kubectl (hack/cluster/kubectl.py found none nor installed one)"
     return found
 
 

@@ -1,6 +1,6 @@
 """The real scheduler-plugins components next to the full local cluster.
 
-:class:`SchedulerPlugins` runs the scheduler built by ``hack/build_scheduler_plugins.py``
+:class:`SchedulerPlugins` runs the scheduler built by ``hack/build/build_scheduler_plugins.py``
 (kube-scheduler v1.33 libraries with scheduler-plugins v0.33.5 compiled in) as a second
 scheduler named ``scheduler-plugins-scheduler`` (the name KubeRay's scheduler-plugins
 integration puts in ``spec.schedulerName``) with only the Coscheduling plugin, the way the
@@ -16,7 +16,6 @@ import os
 import signal
 import ssl
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -26,7 +25,6 @@ import yaml
 
 from tests.e2e.harness import free_port, tail
 
-ROOT = Path(__file__).resolve().parents[2]
 SCHEDULER_NAME = "scheduler-plugins-scheduler"
 #: Coscheduling's Permit wait for the rest of a gang (the project's sample uses 10 s).
 PERMIT_WAITING_SECONDS = 10
@@ -34,21 +32,15 @@ PERMIT_WAITING_SECONDS = 10
 
 def build() -> dict[str, Path]:
     """The cached binaries (built on first use); raises the build's ``BuildError``."""
-    sys.path.insert(0, str(ROOT / "hack"))
-    try:
-        import build_scheduler_plugins
-    finally:
-        sys.path.pop(0)
+    from hack.build import build_scheduler_plugins
+
     return build_scheduler_plugins.build()
 
 
 def crd_dir() -> Path:
     """scheduler-plugins' CRDs (PodGroup, ElasticQuota) from its Go module."""
-    sys.path.insert(0, str(ROOT / "hack"))
-    try:
-        import fetch_crds
-    finally:
-        sys.path.pop(0)
+    from hack.build import fetch_crds
+
     return Path(fetch_crds.fetch("scheduler-plugins"))
 
 

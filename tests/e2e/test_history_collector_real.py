@@ -1,7 +1,7 @@
 """The collector image on the real node writes to the local object store.
 
 The shared real-node cluster (tests/e2e/conftest.py) plus the store ``controlplane.py up
---history-server`` starts (``hack/object_store.py`` on the node's bridge address, as
+--history-server`` starts (``hack/cluster/object_store.py`` on the node's bridge address, as
 ``ControlPlane(history_server=True)`` places it). A RayCluster on Ray 2.60.0 with the
 ``RayClusterHistoryServer`` gate on and ``historyServerOptions.collectorOptions`` as in
 KubeRay's ``ray-cluster.historyserver.yaml`` (image ``quay.io/kuberay/collector:nightly``, the
@@ -56,8 +56,7 @@ def store_env(
 ) -> Iterator[dict[str, str]]:
     """The history server's store where ``up --history-server`` puts it with a real node;
     the env file's values."""
-    import object_store
-
+    from hack.cluster import object_store
     from kuberay.testing import envtest as controlplane
 
     server = object_store.ObjectStoreServer(
@@ -140,7 +139,7 @@ async def test_collector_sidecar_uploads_to_the_local_store(
     store_env: dict[str, str],
     store: ObjectStore,
 ) -> None:
-    import images
+    from hack.release import images
 
     assert images.RAY_NEW_VERSION == RAY_VERSION
     present = real_cluster.cp.real_node.ctr("images", "ls", "-q").stdout.split()

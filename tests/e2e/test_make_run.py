@@ -1,4 +1,4 @@
-"""``make run`` as a user sees it: ``hack/run.py`` brings up the full local cluster and the
+"""``make run`` as a user sees it: ``hack/cluster/run.py`` brings up the full local cluster and the
 operator, ``kubectl apply`` of the sample RayCluster goes ready, Ctrl-C stops everything.
 Run with ``--nodes kwok`` (``make run NODES=kwok``): the session's real-node tests hold the
 machine's one real node.
@@ -9,7 +9,6 @@ Needs the local launcher, so it is skipped when ``KUBERAY_TEST_KUBECONFIG`` is s
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import json
 import os
 import re
@@ -29,7 +28,7 @@ import yaml
 from tests.e2e.conftest import KUBECONFIG_ENV
 from tests.e2e.harness import ROOT, SAMPLE, record_timing, tail
 
-RUN_PY = ROOT / "hack" / "run.py"
+RUN_PY = ROOT / "hack" / "cluster" / "run.py"
 START_TIMEOUT = 120.0
 STOP_TIMEOUT = 60.0
 
@@ -59,14 +58,10 @@ def _wait_for(what: str, check: Callable[[], object], timeout: float, log: Path)
 
 
 def _kubectl() -> Path | None:
-    """hack/kubectl.py's pick (the venv's kubectl, else one on PATH), without installing."""
-    spec = importlib.util.spec_from_file_location(
-        "kuberay_hack_kubectl", ROOT / "hack" / "kubectl.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    found: Path | None = module.find_kubectl(install=False)
+    """hack/cluster/kubectl.py's pick (the venv's kubectl, else one on PATH), no install."""
+    from hack.cluster import kubectl
+
+    found: Path | None = kubectl.find_kubectl(install=False)
     return found
 
 

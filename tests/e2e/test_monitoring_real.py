@@ -1,6 +1,6 @@
 """The monitoring assets against a real Prometheus scraping the operator and real Ray pods.
 
-Prometheus (``hack/build_prometheus.py``) runs on 127.0.0.1 with a configuration this module
+Prometheus (``hack/build/build_prometheus.py``) runs on 127.0.0.1 with a configuration this module
 writes: static targets only, the operator's ``/metrics`` on loopback and the real node's Ray
 pods by pod IP (no service discovery; a target elsewhere is refused), and the alert rules of
 ``manifests/monitoring/rules``. The operator runs on the host with ``--enable-metrics``. In
@@ -26,7 +26,6 @@ import contextlib
 import json
 import math
 import re
-import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -58,14 +57,6 @@ OPERATOR_JOB = "kuberay-operator"
 RATE_WINDOW = "15m"
 RAY_SCRAPE_INTERVAL = "10s"
 UNSCHEDULABLE = {"kuberay.test/no-such-node": "true"}
-
-
-def _hack(module: str) -> Any:
-    sys.path.insert(0, str(ROOT / "hack"))
-    try:
-        return __import__(module)
-    finally:
-        sys.path.pop(0)
 
 
 # --------------------------------------------------------------------------- objects
@@ -197,7 +188,8 @@ async def scenario(
     real_identity: RealIdentity,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> AsyncIterator[Scenario]:
-    build = _hack("build_prometheus")
+    from hack.build import build_prometheus as build
+
     try:
         binary, _ = build.build()
     except build.BuildError as exc:

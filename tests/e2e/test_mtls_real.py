@@ -1,5 +1,5 @@
 """mTLS on real Ray: KubeRay's ``ray-cluster.mtls.yaml`` on the real node, its PKI issued
-by cert-manager's REAL controller (v1.19.4's own loops, ``hack/build_cert_manager.py``).
+by cert-manager's REAL controller (v1.19.4's own loops, ``hack/build/build_cert_manager.py``).
 
 The operator runs on the host as the other real-node tests run it, with
 ``--feature-gates=RayClusterMTLS=true``; cert-manager's CRDs are installed before it
@@ -14,7 +14,7 @@ namespace. What a user sees is checked:
   plaintext one.
 
 The sample is changed only where this machine needs it: the image is the locally built
-``rayproject/ray:2.52.0`` (``hack/images.py``; no pulls) with ``rayVersion`` to match, and
+``rayproject/ray:2.52.0`` (``hack/release/images.py``; no pulls) with ``rayVersion`` to match, and
 the container resources are shrunk to fit 2 cores.
 """
 
@@ -127,7 +127,7 @@ def mtls_sample(ns: str) -> dict[str, Any]:
 
 def test_sample_changed_only_as_described() -> None:
     """One worker, TLS on, the image ``make images`` builds; nothing else touched."""
-    import images
+    from hack.release import images
 
     assert images.RAY_VERSION == RAY_VERSION
     doc = mtls_sample("ns")

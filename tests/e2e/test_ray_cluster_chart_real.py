@@ -1,6 +1,6 @@
 """``helm install`` of the ray-cluster chart (manifests/helm/ray-cluster) into the real-node
 cluster: the RayCluster it renders goes ``ready`` on real Ray (``rayproject/ray:2.52.0``, the
-chart's default image, built by ``hack/images.py``), its labels reach the Ray pods, and
+chart's default image, built by ``hack/release/images.py``), its labels reach the Ray pods, and
 ``helm uninstall`` removes the cluster and its pods.
 
 The operator runs on the host as in tests/e2e/test_real_node.py. Values: KubeRay's defaults
@@ -68,7 +68,7 @@ async def chart_operator(
 
 
 def _helm(real_cluster: RealCluster, *args: str) -> subprocess.CompletedProcess[str]:
-    import build_helm
+    from hack.build import build_helm
 
     helm = build_helm.binary_path()
     assert helm.exists(), f"no helm at {helm}: run `make helm`"

@@ -97,7 +97,7 @@ def rayjob_sample(name: str, ns: str, **spec: Any) -> tuple[dict[str, Any], dict
 def test_sample_runtime_env_and_pod_cidr_as_this_module_assumes() -> None:
     """The only changes to the sample are the ones described above; the pod network the
     operator is allowed to dial is the real node's."""
-    import realnode
+    from hack.cluster import realnode
 
     assert POD_CIDR == realnode.POD_CIDR
     job, config_map = rayjob_sample("s", "ns")

@@ -4,7 +4,7 @@ The RayService of ``test_rayservice_real.py`` (KubeRay's ``ray-service.sample.ya
 as that module says) with in-tree autoscaling (required by the incremental upgrade; the
 autoscaler sidecar's requests shrunk) and ``upgradeStrategy: NewClusterWithIncrementalUpgrade``
 on a GatewayClass served by Traefik (``tests/e2e/traefik.py``, built by
-``hack/build_traefik.py``) running on the host:
+``hack/build/build_traefik.py``) running on the host:
 
 * Traefik programs the operator's Gateway and accepts its HTTPRoute (the conditions the
   operator waits for), and both Serve applications answer through Traefik's loopback entry
@@ -16,7 +16,7 @@ on a GatewayClass served by Traefik (``tests/e2e/traefik.py``, built by
 
 Part of ``make test`` (``KUBERAY_E2E_GATEWAY=0`` skips it; ``make e2e-gateway`` runs it alone).
 Traefik is built in the background while the rest of the suite runs
-(``hack/build_in_background.py``); this test waits for that build. The operator lowers a
+(``hack/build/build_in_background.py``); this test waits for that build. The operator lowers a
 cluster's ``target_capacity`` only once Traefik reports the HTTPRoute generation that moved
 its traffic away and the weight has stood 5 s: before that, one run lost 6 of 2142 requests
 just before promotion; since, two runs lost 0 (docs/rayservice.md).
@@ -63,7 +63,7 @@ async def incremental_operator(
 ) -> Any:
     """The Gateway API CRDs on the cluster, then kuberay-operator on the host (leader
     election off, as in test_rayservice_real.py)."""
-    import fetch_crds  # hack/ (on sys.path: tests/conftest.py)
+    from hack.build import fetch_crds
 
     await install_crds(real_admin, timeout=240, directory=fetch_crds.fetch("gateway-api"))
     async with host_operator(
@@ -293,7 +293,7 @@ async def test_incremental_upgrade_through_traefik_without_failed_requests(
     incremental_operator: OperatorProcess,
     rns: str,
 ) -> None:
-    import build_traefik
+    from hack.build import build_traefik
 
     name = "rayservice-incremental"
     async with traefik_gateway(

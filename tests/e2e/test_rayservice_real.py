@@ -216,7 +216,7 @@ def with_image(rs: dict[str, Any], version: str) -> dict[str, Any]:
 def test_sample_changes_are_the_ones_described() -> None:
     """Structure unchanged: same applications, deployments and groups; the new image is one
     ``make images`` builds."""
-    import images
+    from hack.release import images
 
     assert NEW_VERSION == images.RAY_NEW_VERSION
     assert OLD_IMAGE.split(":")[1] == images.RAY_VERSION

@@ -1,7 +1,7 @@
 """Real pods on a real node (kubelet + containerd + runc, CNI bridge, kube-proxy, CoreDNS).
 
 One cluster for this module: ``ControlPlane(full=True, real_nodes=1, real_nodes_only=True)``
-(no kwok nodes: every pod lands on the real node), images built by ``hack/images.py``.
+(no kwok nodes: every pod lands on the real node), images built by ``hack/release/images.py``.
 The operator runs on the host as the other e2e tests run it (its own ServiceAccount token).
 
 * plain pods: a pod runs, ``kubectl logs``/``exec``/``port-forward`` work, a ClusterIP Service
@@ -253,7 +253,7 @@ async def test_nothing_listens_on_a_wildcard_address(
     real_cluster: RealCluster, real_operator: OperatorProcess
 ) -> None:
     # kube-apiserver takes one --bind-address: 127.0.0.1 (the host's clients); pods come in
-    # through hack/apiserver_forward.py on the bridge address. The kubelet is on the bridge
+    # through hack/cluster/apiserver_forward.py on the bridge address. The kubelet is on the bridge
     # address too, everything else (and the operator's metrics and probes) on loopback.
     cp = real_cluster.cp
     pids = [*cp.pids().values(), *(p.popen.pid for p in cp.real_node.procs.values())]
@@ -549,7 +549,7 @@ async def test_autoscaler_v2_scales_the_higher_priority_group(
     worker comes from the higher-priority group (on a tie Ray would take the first)."""
     if real_cluster.cp.real_node is None:
         pytest.fail("no real node")
-    import realnode
+    from hack.cluster import realnode
 
     version = realnode.images.RAY_NEW_VERSION
     name = "raycluster-priority"
@@ -603,11 +603,11 @@ async def test_helm_chart_operator_in_cluster_brings_a_raycluster_to_ready(
     real_cluster: RealCluster, real_admin: Client, real_operator: OperatorProcess, rns: str
 ) -> None:
     """The chart as shipped (the slim image kuberay-python/operator:<version> built by
-    hack/images.py, its ServiceAccount and RBAC, a read-only root filesystem) runs the operator
-    as a pod on the real node."""
+    hack/release/images.py, its ServiceAccount and RBAC, a read-only root filesystem) runs the
+    operator as a pod on the real node."""
     real_operator.terminate()  # one operator at a time: the chart's watches every namespace
-    import build_helm
-    import realnode
+    from hack.build import build_helm
+    from hack.cluster import realnode
 
     helm = build_helm.binary_path()
     assert helm.exists(), f"no helm at {helm}: run `make helm`"

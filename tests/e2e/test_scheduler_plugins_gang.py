@@ -50,7 +50,7 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def sp_binaries() -> dict[str, Path]:
-    import build_scheduler_plugins
+    from hack.build import build_scheduler_plugins
 
     try:
         return schedulerplugins.build()

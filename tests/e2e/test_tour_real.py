@@ -1,7 +1,7 @@
 """The tour ``make run`` prints, run as written on real Ray.
 
-``make run`` (``hack/run.py``, ``--nodes auto``) starts the same cluster as the session's shared
-real-node cluster (``ControlPlane(full=True, real_nodes=1, real_nodes_only=True)``) and the
+``make run`` (``hack/cluster/run.py``, ``--nodes auto``) starts the same cluster as the session's
+shared real-node cluster (``ControlPlane(full=True, real_nodes=1, real_nodes_only=True)``) and the
 operator on the host with its ServiceAccount, allowed to dial loopback and the node's pod
 network (``run.operator_env``). Here the operator runs that way on the shared cluster, and the
 commands of ``run.controller_hint(real=True)`` (the block ``make run`` prints, which the README

@@ -1,6 +1,6 @@
 """Traefik on the host as a real Gateway API implementation for the real-node cluster.
 
-:func:`traefik_gateway` starts the binary ``hack/build_traefik.py`` caches, with only its
+:func:`traefik_gateway` starts the binary ``hack/build/build_traefik.py`` caches, with only its
 ``kubernetesGateway`` provider, watching one namespace of the cluster as the cluster admin
 (``KUBECONFIG``), one entry point ``web`` on port 80 of a loopback address of its own
 (Traefik binds a Gateway listener to the entry point whose address ends in the listener's
@@ -95,7 +95,7 @@ async def traefik_gateway(
     admin: Client, kubeconfig: Path, namespace: str, workdir: Path
 ) -> AsyncIterator[TraefikGateway]:
     """Traefik watching ``namespace`` with a fresh GatewayClass it has accepted."""
-    import build_traefik  # hack/ (on sys.path: tests/conftest.py)
+    from hack.build import build_traefik
 
     try:
         binary = await asyncio.to_thread(build_traefik.build)

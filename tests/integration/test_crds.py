@@ -265,16 +265,11 @@ async def test_unknown_fields_are_pruned_as_in_kuberay(
 
 async def test_embedded_schema_snapshot_matches_the_running_apiserver(cluster: Cluster) -> None:
     """The committed OpenAPI snapshot the CRD schemas are generated from is what the test
-    apiserver serves (re-run hack/fetch_k8s_openapi.py and hack/gen_crds.py when it is not)."""
-    import importlib.util
-
+    apiserver serves (re-run hack/build/fetch_k8s_openapi.py and hack/docs/gen_crds.py when it
+    is not)."""
+    from hack.build import fetch_k8s_openapi as fetch
     from kuberay.api.v1.k8s_schemas import SNAPSHOT
 
-    path = Path(__file__).resolve().parents[2] / "hack" / "fetch_k8s_openapi.py"
-    spec = importlib.util.spec_from_file_location("kuberay_fetch_k8s_openapi", path)
-    assert spec is not None and spec.loader is not None
-    fetch = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fetch)
     client = cluster.client
     version = (await client.request("GET", "/version", verb="get"))["gitVersion"]
     documents = [

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
-from kubectl import find_kubectl
 
+from hack.cluster.kubectl import find_kubectl
 from kuberay.kube import Client
 from kuberay.testing.crds import install_crds
 from tests.integration.test_manifests import _cert_manager_crd_dir
@@ -25,7 +25,7 @@ from tests.integration.test_manifests import _cert_manager_crd_dir
 ROOT = Path(__file__).resolve().parents[2]
 TREES = ("crds", "operator", "default", "overlays/webhook")
 KUBECTL = find_kubectl(install=False)
-needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="no kubectl (hack/kubectl.py)")
+needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="no kubectl (hack/cluster/kubectl.py)")
 
 
 def kubectl(*args: str) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,7 @@ Namespaced objects are moved into fresh namespaces; cluster-scoped ones are neve
 the shared apiserver is left as it was. Kinds the bare apiserver does not serve
 (cert-manager's Issuer/Certificate, prometheus-operator's ServiceMonitor) are only rendered.
 
-The chart tests need a helm binary built by ``python hack/build_helm.py`` (about 4.5 minutes
+The chart tests need a helm binary built by ``python hack/build/build_helm.py`` (about 4.5 minutes
 on a cold Go cache); without it they are skipped.
 """
 
@@ -27,11 +27,11 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import build_helm
 import orjson
 import pytest
 import yaml
 
+from hack.build import build_helm
 from kuberay.cmd.config import OperatorConfig, load_config_file, parse_config
 from kuberay.featuregates.kuberay_gates import new_feature_gate
 from kuberay.kube import Client, NotFound
@@ -56,7 +56,7 @@ from tests.unit.manifests.manifests_expected import (
 
 HELM = build_helm.binary_path()
 needs_helm = pytest.mark.skipif(
-    not HELM.exists(), reason=f"no helm binary at {HELM}: run `python hack/build_helm.py`"
+    not HELM.exists(), reason=f"no helm binary at {HELM}: run `python hack/build/build_helm.py`"
 )
 FIELD_MANAGER = "kuberay-tests"
 RELEASE = "kuberay"
@@ -502,12 +502,7 @@ async def test_helm_webhook_with_cert_manager(
 
 
 def _cert_manager_crd_dir() -> Path:
-    import sys
-
-    hack = str(Path(__file__).resolve().parents[2] / "hack")
-    if hack not in sys.path:
-        sys.path.insert(0, hack)
-    import fetch_crds
+    from hack.build import fetch_crds
 
     return Path(fetch_crds.fetch("cert-manager"))
 

@@ -1,5 +1,5 @@
 """The tour in README.md and docs/getting-started.md says what the code does: its commands are
-the ones ``make run`` prints (``hack/run.py controller_hint``), its tables have the printer
+the ones ``make run`` prints (``hack/cluster/run.py controller_hint``), its tables have the printer
 columns of the CRDs, and the outputs it shows follow from the samples in manifests/samples.
 (This checks the text; tests/e2e/test_tour_real.py runs the same commands on real Ray.)"""
 

@@ -7,7 +7,7 @@
 * :mod:`kuberay.api.v1.defaults`: CRD + controller defaulting and effective values;
 * :mod:`kuberay.api.v1.validation`: KubeRay's validation rules, all errors at once;
 * :mod:`kuberay.api.v1.schedule`: RayCronJob schedules/time zones as robfig/cron parses them;
-* :mod:`kuberay.api.v1.crd`: CustomResourceDefinition generation (``hack/gen_crds.py``).
+* :mod:`kuberay.api.v1.crd`: CustomResourceDefinition generation (``hack/docs/gen_crds.py``).
 """
 
 from __future__ import annotations

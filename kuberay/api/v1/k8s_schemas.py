@@ -1,7 +1,7 @@
 """Structural CRD schemas of the Kubernetes types the ray.io kinds embed.
 
 Source of truth: the kube-apiserver's own OpenAPI v3 (``/openapi/v3/api/v1``,
-``/openapi/v3/apis/networking.k8s.io/v1``), snapshotted by ``hack/fetch_k8s_openapi.py`` into
+``/openapi/v3/apis/networking.k8s.io/v1``), snapshotted by ``hack/build/fetch_k8s_openapi.py`` into
 ``k8s_openapi.json`` (descriptions dropped). :func:`embedded_schema` turns a type of that
 snapshot into the schema controller-gen would write into a CRD, the way KubeRay's CRDs type
 them:

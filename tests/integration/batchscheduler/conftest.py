@@ -1,12 +1,11 @@
 """Fixtures: the third-party scheduler CRDs (from their Go modules, see
-``hack/fetch_crds.py``) and the RayCluster + RayJob controllers running in-process with
+``hack/build/fetch_crds.py``) and the RayCluster + RayJob controllers running in-process with
 ``--batch-scheduler=<name>``. No third-party scheduler runs (see the README of this
 directory's tests): tests read the objects and metadata the operator writes."""
 
 from __future__ import annotations
 
 import contextlib
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +19,10 @@ from tests.kuberay_samples import sample, skip_unless_available
 
 __all__ = ["dashboard"]
 
-ROOT = Path(__file__).resolve().parents[3]
-
 
 def _crd_dir(name: str) -> Path:
-    sys.path.insert(0, str(ROOT / "hack"))
-    try:
-        import fetch_crds
-    finally:
-        sys.path.pop(0)
+    from hack.build import fetch_crds
+
     return Path(fetch_crds.fetch(name))
 
 

@@ -3,7 +3,7 @@ browser (headless Chromium, Debian's package).
 
 The store is the recorded Ray 2.60 session (``tests/unit/historyserver/data``) as our collector
 files it, written to a ``local`` store directory; the UI build is the one inside the Ray 2.60
-image built here (``hack/ray_ui.py``), given to the server as ``--dashboard-dir`` with one
+image built here (``hack/release/ray_ui.py``), given to the server as ``--dashboard-dir`` with one
 directory per ``major.minor``, exactly as the server image lays it out. After
 ``/enter_cluster`` (which sets the session cookies) the browser opens the UI's pages and a
 person would see: the job list with each job's status, the job's task table with the task
@@ -33,8 +33,7 @@ OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 @pytest.fixture(scope="module")
 def ui_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``/dashboard`` as the server image has it: the Ray 2.60 image's build under ``2.60``."""
-    import images  # hack/images.py
-    import ray_ui  # hack/ray_ui.py
+    from hack.release import images, ray_ui
 
     archive = images.archive_path("ray-new")
     if not archive.exists():

@@ -1,4 +1,4 @@
-"""``hack/history_server.py``: the history server ``up --history-server`` starts over the
+"""``hack/cluster/history_server.py``: the history server ``up --history-server`` starts over the
 local S3 store, started here the same way (moto via ``ObjectStoreServer``, then
 ``HistoryServer`` with the store's env), without a control plane. A cluster's session marker
 put in KubeRay's layout is listed by the server's ``/clusters``; only loopback is bound."""
@@ -10,10 +10,9 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-import history_server  # hack/history_server.py (tests/conftest.py puts hack/ on sys.path)
-import object_store  # hack/object_store.py
 import pytest
 
+from hack.cluster import history_server, object_store
 from kuberay.historyserver.layout import ClusterRef, Layout
 from kuberay.historyserver.storage.config import open_store, storage_settings
 from tests.listening import listening_sockets, wildcard

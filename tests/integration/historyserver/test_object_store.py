@@ -18,10 +18,9 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-import history_server  # hack/history_server.py (tests/conftest.py puts hack/ on sys.path)
-import object_store  # hack/object_store.py
 import pytest
 
+from hack.cluster import history_server, object_store
 from kuberay.historyserver.storage.config import open_store, storage_settings
 from tests.listening import listening_sockets, wildcard
 

@@ -1,4 +1,4 @@
-"""Two history server processes over one S3 store (moto, as ``hack/object_store.py`` starts
+"""Two history server processes over one S3 store (moto, as ``hack/cluster/object_store.py`` starts
 it) answer alike, as two replicas behind one Service would: the same ``/clusters``, the same
 tasks, and the cookies ``/enter_cluster`` set on one select the same session on the other
 (the server keeps nothing but caches)."""
@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import history_server  # hack/history_server.py (tests/conftest.py puts hack/ on sys.path)
-import object_store  # hack/object_store.py
 import pytest
 
+from hack.cluster import history_server, object_store
 from kuberay.historyserver.storage.config import open_store, storage_settings
 from tests.unit.historyserver.server.stores import SESSION, collector_store
 

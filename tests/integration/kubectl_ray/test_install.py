@@ -6,7 +6,6 @@ single-file zipapp of ``make plugin`` does too."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import subprocess
 import sys
@@ -19,15 +18,11 @@ import pytest
 
 from kuberay.kube import Client
 
-ROOT = Path(__file__).resolve().parents[3]
-
 
 def plugin_dist() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("plugin_dist", ROOT / "hack" / "plugin_dist.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from hack.release import plugin_dist
+
+    return plugin_dist
 
 
 def raycluster(name: str, ns: str) -> dict[str, Any]:

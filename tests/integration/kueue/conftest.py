@@ -1,5 +1,5 @@
-"""Fixtures: Kueue's CRDs (from its Go module, ``hack/fetch_crds.py kueue``) and the real
-Kueue controller manager (``hack/build_kueue.py``) running against the session's apiserver;
+"""Fixtures: Kueue's CRDs (from its Go module, ``hack/build/fetch_crds.py kueue``) and the real
+Kueue controller manager (``hack/build/build_kueue.py``) running against the session's apiserver;
 the tests start our operator in-process per namespace (``start_operator``).
 
 The Kueue binary is built on first use when the cache lacks it (``make test`` builds it
@@ -10,10 +10,8 @@ or the module proxy unreachable) or Kueue's fixed metrics-certificate path canno
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -29,21 +27,12 @@ from tests.integration.rayjob.conftest import operator
 
 __all__ = ["operator"]
 
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def _hack(module: str) -> Any:
-    sys.path.insert(0, str(ROOT / "hack"))
-    try:
-        return __import__(module)
-    finally:
-        sys.path.pop(0)
-
 
 @pytest.fixture(scope="session")
 def kueue_binary() -> Path:
     """The cached Kueue manager binary, built now if missing (skip if it cannot be)."""
-    build_kueue = _hack("build_kueue")
+    from hack.build import build_kueue
+
     try:
         return Path(build_kueue.build())
     except build_kueue.BuildError as exc:
@@ -53,7 +42,9 @@ def kueue_binary() -> Path:
 @pytest.fixture(scope="session")
 async def kueue_crds(crds_installed: None, kubeconfig_path: Path) -> None:
     """Kueue's CRDs, installed once (and the ``kueue-system`` namespace it names)."""
-    directory = Path(_hack("fetch_crds").fetch("kueue"))
+    from hack.build import fetch_crds
+
+    directory = Path(fetch_crds.fetch("kueue"))
     client = await Client.from_kubeconfig(kubeconfig_path, qps=0)
     try:
         await install_crds(client, directory=directory)

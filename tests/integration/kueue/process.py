@@ -1,4 +1,4 @@
-"""Run the real Kueue controller manager (built by ``hack/build_kueue.py``) against the test
+"""Run the real Kueue controller manager (built by ``hack/build/build_kueue.py``) against the test
 apiserver, on loopback only.
 
 Kueue normally runs in-cluster with its webhooks registered and its certificates rotated by

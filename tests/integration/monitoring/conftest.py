@@ -1,26 +1,21 @@
 """Fixtures: ``promtool`` and ``prometheus`` built from the Go module proxy
-(``hack/build_prometheus.py``; ``make test`` starts the build in the background, and the first
+(``hack/build/build_prometheus.py``; ``make test`` starts the build in the background, and the first
 test needing them waits for it, or builds them itself when the cache lacks them). The tests
 are skipped, with the reason, only when they cannot be built here (no Go, or the module proxy
 unreachable)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
-
 
 def _build_prometheus() -> Any:
-    sys.path.insert(0, str(ROOT / "hack"))
-    try:
-        return __import__("build_prometheus")
-    finally:
-        sys.path.pop(0)
+    from hack.build import build_prometheus
+
+    return build_prometheus
 
 
 def prometheus_binaries() -> tuple[Path, Path]:

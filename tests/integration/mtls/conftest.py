@@ -1,10 +1,10 @@
-"""Fixtures: cert-manager's CRDs (from its Go module, see ``hack/fetch_cert_manager.py``) and
+"""Fixtures: cert-manager's CRDs (from its Go module, see ``hack/build/fetch_cert_manager.py``) and
 the RayCluster + mTLS controllers running in-process against the real apiserver.
 
 Most tests run no cert-manager controller: they issue certificates with
 :mod:`.fake_cert_manager` (which can produce the failure paths the real one cannot be made
 to). ``real_cert_manager`` runs cert-manager's real controller
-(``hack/build_cert_manager.py``) scoped to the test's namespace; its tests are skipped, with
+(``hack/build/build_cert_manager.py``) scoped to the test's namespace; its tests are skipped, with
 the reason, only when the binary is not built (and no build is under way) and
 ``KUBERAY_REQUIRE_CERT_MANAGER`` is unset; with it set, a missing binary is built and a
 failed build fails the test."""

@@ -1,5 +1,5 @@
 """The RayCluster mTLS sample against cert-manager's REAL controller (v1.19.4's own control
-loops, built by ``hack/build_cert_manager.py``): our operator requests the PKI, cert-manager
+loops, built by ``hack/build/build_cert_manager.py``): our operator requests the PKI, cert-manager
 issues it, and the user-visible results are checked on the X.509 certificates themselves."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """An idle operator is quiet: once its caches are synced and there is nothing to do, it
 sends no request for 90 s -- no re-list and no re-watch (its watches ask for 5-10 minute
 server-side timeouts and are not given up early because a quiet resource sends no
-bookmarks). ``hack/wire_bench.py --idle 600`` counts the requests of 10 idle minutes."""
+bookmarks). ``hack/benchmarks/wire_bench.py --idle 600`` counts the requests of 10 idle minutes."""
 
 from __future__ import annotations
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,9 @@ from tests.integration.operator_harness import feature_gates, new_manager, runni
 
 
 def _gateway_api_crd_dir() -> Path:
-    """The Gateway API CRDs from its Go module (see ``hack/fetch_crds.py``)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "hack"))
-    try:
-        import fetch_crds
-    finally:
-        sys.path.pop(0)
+    """The Gateway API CRDs from its Go module (see ``hack/build/fetch_crds.py``)."""
+    from hack.build import fetch_crds
+
     return Path(fetch_crds.fetch("gateway-api"))
 
 

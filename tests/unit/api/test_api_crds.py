@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -17,18 +16,16 @@ from kuberay_api_testutil import REPO
 
 from kuberay.api.v1.crd import crd_filename, generate_crd, generate_crds, render_yaml
 
-GEN_CRDS = REPO / "hack" / "gen_crds.py"
+GEN_CRDS = REPO / "hack" / "docs" / "gen_crds.py"
 CRD_DIR = REPO / "manifests" / "crds"
 KINDS = ("RayCluster", "RayJob", "RayService", "RayCronJob")
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 
 
 def _load_gen_crds() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("kuberay_gen_crds", GEN_CRDS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from hack.docs import gen_crds
+
+    return gen_crds
 
 
 def _schema(kind: str) -> dict[str, Any]:

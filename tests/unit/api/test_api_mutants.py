@@ -4,7 +4,7 @@ Property: for every mutant of a KubeRay sample cluster (keys dropped, values of 
 odd strings; see ``tests/mutants.py``), ``validate_raycluster`` never raises, and when it
 accepts the object every builder the RayCluster controller runs succeeds. Rejections name the
 field path. 300 hypothesis examples per run (``MUTANT_EXAMPLES``); the offline harness
-``hack/mutants.py`` runs thousands more.
+``hack/benchmarks/mutants.py`` runs thousands more.
 """
 
 from __future__ import annotations

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-import bench_history  # hack/bench_history.py (tests/conftest.py puts hack/ on sys.path)
-
+from hack import bench_history
 from kuberay.historyserver.layout import Layout, parse_session_marker
 from kuberay.historyserver.server.session import SessionKey, load_session
 from tests.unit.historyserver.memstore import MemoryStore

@@ -1,27 +1,16 @@
-"""hack/bench_report.py: audit-log counting, request-budget math and the comparison table."""
+"""hack/benchmarks/bench_report.py: audit-log counting, request-budget math, the comparison."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[3]
-
 
 def _report() -> ModuleType:
-    name = "kuberay_hack_bench_report"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "hack" / "bench_report.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    from hack.benchmarks import bench_report
+
+    return bench_report
 
 
 def _event(

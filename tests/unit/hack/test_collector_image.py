@@ -1,4 +1,4 @@
-"""The history server's collector image (``hack/images.py collector``): its tags, user and
+"""The history server's collector image (``hack/release/images.py collector``): its tags, user and
 entrypoint, what its digest covers, and, when ``make images`` has built it for the current
 sources, the archive itself (no Ray in its venv)."""
 
@@ -12,10 +12,10 @@ import sys
 import tarfile
 from pathlib import Path
 
-import images  # hack/images.py (tests/conftest.py puts hack/ on sys.path)
 import pytest
 
 import kuberay
+from hack.release import images
 
 ROOT = Path(__file__).resolve().parents[3]
 SITE = re.compile(r"^\./opt/kuberay/lib/python3\.\d+/site-packages/")

@@ -13,14 +13,10 @@ import tarfile
 import tomllib
 from pathlib import Path
 
-import dist  # hack/ (tests/conftest.py puts it on sys.path)
-import images
-import oci
-import operator_image
-import sbom
 import yaml
 
 import kuberay
+from hack.release import dist, images, oci, operator_image, sbom
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -121,4 +117,4 @@ def test_make_dist_runs_the_plugin_target_when_there_is_one() -> None:
     assert "grep -q '^plugin:' Makefile" in recipe and "$(MAKE) plugin" in recipe
     # dist/ is emptied before the plugin writes into it, not after
     assert recipe.index("rm -rf dist") < recipe.index("$(MAKE) plugin")
-    assert recipe.index("$(MAKE) plugin") < recipe.index("hack/dist.py")
+    assert recipe.index("$(MAKE) plugin") < recipe.index("hack/release/dist.py")

@@ -1,13 +1,13 @@
-"""The reference pages in ``docs/reference`` are what ``hack/gen_docs.py`` makes of the code now:
-regenerated into a temporary directory, every page must equal the committed one (run
-``python hack/gen_docs.py`` after changing a flag, a config field, a gate, a metric, an Event
+"""The reference pages in ``docs/reference`` are what ``hack/docs/gen_docs.py`` makes of the code
+now: regenerated into a temporary directory, every page must equal the committed one (run
+``python hack/docs/gen_docs.py`` after changing a flag, a config field, a gate, a metric, an Event
 reason or a status value)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import gen_docs  # hack/gen_docs.py (tests/conftest.py puts hack/ on sys.path)
+from hack.docs import gen_docs
 
 REFERENCE = Path(__file__).resolve().parents[3] / "docs" / "reference"
 
@@ -16,7 +16,7 @@ def test_reference_pages_are_current(tmp_path: Path) -> None:
     written = gen_docs.write(tmp_path)
     assert sorted(p.name for p in written) == sorted(p.name for p in REFERENCE.glob("*.md"))
     stale = [p.name for p in written if p.read_text() != (REFERENCE / p.name).read_text()]
-    assert not stale, f"stale: {stale}; run python hack/gen_docs.py"
+    assert not stale, f"stale: {stale}; run python hack/docs/gen_docs.py"
 
 
 def test_the_pages_name_what_the_code_defines() -> None:

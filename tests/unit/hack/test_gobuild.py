@@ -5,8 +5,9 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-import gobuild  # hack/gobuild.py (tests/conftest.py puts hack/ on sys.path)
 import pytest
+
+from hack.build import gobuild
 
 FAKE_GO = """#!/bin/sh
 # a stand-in for go: 'go install ... pkg/cmd/NAME@v' writes $GOBIN/NAME; FAIL=1 fails

@@ -1,13 +1,13 @@
-"""``DIR/object-store.env`` (hack/object_store.py): KubeRay's S3 variable names, values a
+"""``DIR/object-store.env`` (hack/cluster/object_store.py): KubeRay's S3 variable names, values a
 RayCluster's ``collectorOptions.env`` carries unchanged, read back by our storage config."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import object_store  # hack/object_store.py (tests/conftest.py puts hack/ on sys.path)
 import pytest
 
+from hack.cluster import object_store
 from kuberay.historyserver.storage.config import backend_config, storage_settings
 
 ENDPOINT = "http://10.250.0.1:41234"
@@ -76,7 +76,7 @@ def test_info_endpoint_and_env(tmp_path: Path) -> None:
 
 
 def test_controlplane_binds_the_bridge_address_with_a_real_node() -> None:
-    import controlplane
+    from hack import controlplane
 
     realnode = controlplane._load_realnode()
     assert controlplane.object_store_host(real_node=True) == realnode.NODE_IP

@@ -7,8 +7,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import object_store  # hack/object_store.py (tests/conftest.py puts hack/ on sys.path)
 import pytest
+
+from hack.cluster import object_store
 
 # Every reverse lookup the server process makes is written to a file and refused.
 TRAP = """

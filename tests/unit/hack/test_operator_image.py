@@ -1,5 +1,5 @@
-"""The slim operator image (``hack/images.py operator``): no Ray, non-root, built only from the
-files :mod:`image_context` lists (never ``.venv``, ``.git`` or ``.run``: the
+"""The slim operator image (``hack/release/images.py operator``): no Ray, non-root, built only from
+the files :mod:`image_context` lists (never ``.venv``, ``.git`` or ``.run``: the
 ``.dockerignore``-equivalent, kept equal to the repository's ``.dockerignore``), tagged as the
 chart and the manifests name it, which run it with a read-only root filesystem."""
 
@@ -10,13 +10,11 @@ import re
 import tarfile
 from pathlib import Path
 
-import image_context  # hack/ (tests/conftest.py puts it on sys.path)
-import images
-import operator_image
 import pytest
 import yaml
 
 import kuberay
+from hack.release import image_context, images, operator_image
 
 ROOT = Path(__file__).resolve().parents[3]
 SITE = re.compile(r"^\./opt/kuberay/lib/python3\.\d+/site-packages/")

@@ -1,5 +1,5 @@
-"""``hack/ray_ui.py``: Ray's dashboard build taken out of a Ray image archive (the layout
-``hack/images.py`` writes: ``docker save`` format, one layer tar per entry)."""
+"""``hack/release/ray_ui.py``: Ray's dashboard build taken out of a Ray image archive (the layout
+``hack/release/images.py`` writes: ``docker save`` format, one layer tar per entry)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-import ray_ui  # hack/ray_ui.py (tests/conftest.py puts hack/ on sys.path)
+
+from hack.release import ray_ui
 
 SITE = "./home/ray/anaconda3/lib/python3.11/site-packages/ray/dashboard/client/build/"
 

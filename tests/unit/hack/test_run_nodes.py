@@ -1,6 +1,6 @@
-"""``make run``'s nodes (``hack/run_nodes.py``, ``hack/run.py``): real Ray by default where
-the machine allows it, one line when it does not, what to do next, and a named reason for a
-pod that cannot be scheduled."""
+"""``make run``'s nodes (``hack/cluster/run_nodes.py``, ``hack/cluster/run.py``): real Ray by
+default where the machine allows it, one line when it does not, what to do next, and a named
+reason for a pod that cannot be scheduled."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import run_nodes  # hack/run_nodes.py (tests/conftest.py puts hack/ on sys.path)
 
+from hack.cluster import run_nodes
 from tests.unit.hack.test_run_operator_env import _run_module
 
 

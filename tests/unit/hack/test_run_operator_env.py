@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def _run_module() -> ModuleType:
-    name = "kuberay_hack_run"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "hack" / "run.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    """``hack.cluster.run`` (``make run``'s script), imported on first use."""
+    from hack.cluster import run
+
+    return run
 
 
 def test_real_nodes_allow_loopback_and_the_pod_network() -> None:

@@ -1,4 +1,4 @@
-"""The history server's image (``hack/images.py server``): KubeRay's image names, the
+"""The history server's image (``hack/release/images.py server``): KubeRay's image names, the
 collector's recipe with the server as entrypoint, its own digest over the same sources, and,
 when ``make images`` has built it for the current sources, the archive itself."""
 
@@ -9,11 +9,10 @@ import re
 import tarfile
 from pathlib import Path
 
-import images  # hack/images.py (tests/conftest.py puts hack/ on sys.path)
 import pytest
-import ray_ui  # hack/ray_ui.py
 
 import kuberay
+from hack.release import images, ray_ui
 
 ROOT = Path(__file__).resolve().parents[3]
 SITE = re.compile(r"^\./opt/kuberay/lib/python3\.\d+/site-packages/")

@@ -10,10 +10,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import build_helm
 import pytest
 import yaml
 
+from hack.build import build_helm
 from tests.unit.manifests.manifests_expected import MANIFESTS
 
 RAY_CLUSTER_CHART = MANIFESTS / "helm" / "ray-cluster"

@@ -15,7 +15,7 @@ import kuberay
 from tests.unit.manifests.manifests_expected import CHART_DIR, REPO
 from tests.unit.manifests.ray_cluster_chart_cases import helm, needs_helm
 
-README_SCRIPT = REPO / "hack" / "chart_readme.py"
+README_SCRIPT = REPO / "hack" / "release" / "chart_readme.py"
 
 
 def _render(*args: str) -> list[dict[str, Any]]:
@@ -40,8 +40,7 @@ def test_readmes_are_generated_from_the_current_values() -> None:
 
 
 def test_readme_rows_follow_the_values() -> None:
-    sys.path.insert(0, str(README_SCRIPT.parent))
-    import chart_readme
+    from hack.release import chart_readme
 
     values = (CHART_DIR / "values.yaml").read_text().replace("replicas: 1\n", "replicas: 3\n", 1)
     rows = {row[0]: row for row in chart_readme.rows(values)}

@@ -1,7 +1,8 @@
 """The history server's install manifests (manifests/historyserver, plain YAML) and the
 chart's ``historyServer`` block: KubeRay's object names, labels and selectors, ports and
 probes, RBAC verbs, the server accepting the Deployment's flags, and (with the helm binary
-``hack/build_helm.py`` builds) the chart rendering them only when ``historyServer.enabled``."""
+``hack/build/build_helm.py`` builds) the chart rendering them only when
+``historyServer.enabled``."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import build_helm  # hack/ (tests/conftest.py puts it on sys.path)
 import pytest
 import yaml
 from manifests_expected import CHART_DIR, MANIFESTS, find, load_yaml_dir, rules_of
 
+from hack.build import build_helm
 from kuberay import __version__
 from kuberay.historyserver.server.config import parse_options
 

@@ -200,7 +200,7 @@ def test_chart_rules_block_is_kuberays_plus_our_additions() -> None:
 
 def test_chart_crds_are_the_generated_ones() -> None:
     """Real files (a copied or packaged chart keeps them), equal to manifests/crds
-    (``python hack/gen_crds.py`` writes both)."""
+    (``python hack/docs/gen_crds.py`` writes both)."""
     crds = CHART_DIR / "crds"
     assert not any(p.is_symlink() for p in crds.iterdir())
     names = sorted(p.name for p in crds.glob("*.yaml"))

@@ -1,6 +1,6 @@
 """The monitoring assets of ``manifests/monitoring`` and the operator chart's copies of them.
 
-* the dashboards are what ``hack/gen_grafana_dashboards.py`` writes, and the chart's copies of
+* the dashboards are what ``hack/docs/gen_grafana_dashboards.py`` writes, and the chart's copies of
   the dashboards and the rule file are byte for byte the originals;
 * every dashboard panel has a query, an id of its own and a place on the 24-column grid that
   no other panel takes; every query selects only the operator's job or the Ray pods;
@@ -15,10 +15,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-import gen_grafana_dashboards
 import pytest
 import yaml
 
+from hack.docs import gen_grafana_dashboards
 from kuberay.api.v1 import constants as C
 
 ROOT = Path(__file__).resolve().parents[3]

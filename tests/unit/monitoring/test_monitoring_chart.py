@@ -9,9 +9,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import build_helm
 import pytest
 import yaml
+
+from hack.build import build_helm
 
 ROOT = Path(__file__).resolve().parents[3]
 CHART_DIR = ROOT / "manifests" / "helm" / "kuberay-operator"

@@ -60,7 +60,7 @@ def _built(script: str, what: str) -> Path:
 @pytest.fixture(scope="session")
 def gcs_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """fake-gcs-server for the session, with the contract bucket created."""
-    binary = _built("build_fake_gcs_server", "fake-gcs-server")
+    binary = _built("build.build_fake_gcs_server", "fake-gcs-server")
     try:
         process, endpoint = start_fake_gcs(binary, tmp_path_factory.mktemp("fake-gcs"))
     except ServerError as exc:
@@ -75,7 +75,7 @@ def gcs_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def azurite_connection_string(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Azurite's blob service for the session; its connection string."""
-    binary = _built("install_azurite", "Azurite")
+    binary = _built("build.install_azurite", "Azurite")
     try:
         process, connection = start_azurite(binary, tmp_path_factory.mktemp("azurite"))
     except ServerError as exc:

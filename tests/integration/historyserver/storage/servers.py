@@ -1,8 +1,8 @@
 """The real storage servers the contract suite runs against, each on 127.0.0.1 only:
 
 * moto's S3 server (``moto_server``, from PyPI's moto with flask and flask-cors), a subprocess;
-* fake-gcs-server (``hack/build_fake_gcs_server.py``), a subprocess with the memory backend;
-* Azurite's blob service (``hack/install_azurite.py``), a subprocess with a temp location
+* fake-gcs-server (``hack/build/build_fake_gcs_server.py``), a subprocess with the memory backend;
+* Azurite's blob service (``hack/build/install_azurite.py``), a subprocess with a temp location
   and telemetry off.
 
 Each ``start_*`` returns once the server accepts connections, and raises ``ServerError``
@@ -11,6 +11,7 @@ with the server's log tail when it does not within a bounded wait.
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 import time
@@ -18,7 +19,6 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[4]
 #: Azurite's well-known development account (public, in Azurite's documentation)
 AZURITE_ACCOUNT = "devstoreaccount1"
 AZURITE_KEY = (
@@ -33,17 +33,14 @@ class ServerError(Exception):
 
 
 def hack_module(name: str) -> Any:
-    """Import ``hack/<name>.py`` (the build scripts are not a package)."""
-    sys.path.insert(0, str(ROOT / "hack"))
-    try:
-        return __import__(name)
-    finally:
-        sys.path.pop(0)
+    """Import ``hack.<name>`` (e.g. ``build.install_azurite``, ``cluster.object_store``)."""
+    return importlib.import_module(f"hack.{name}")
 
 
 def _listening_port(pid: int) -> int | None:
-    """The TCP port process ``pid`` listens on: ``hack/object_store.py``'s reading of /proc."""
-    port: int | None = hack_module("object_store").listening_port(pid)
+    """The TCP port process ``pid`` listens on: ``hack/cluster/object_store.py``'s reading of
+    /proc."""
+    port: int | None = hack_module("cluster.object_store").listening_port(pid)
     return port
 
 

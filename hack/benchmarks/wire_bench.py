@@ -2,7 +2,7 @@
 """Wire benchmark: status-update conflicts over every sample RayCluster, and the
 requests of an idle operator.
 
-    python hack/wire_bench.py --out wire.json [--settle 150] [--idle 600] [--bare]
+    python hack/benchmarks/wire_bench.py --out wire.json [--settle 150] [--idle 600] [--bare]
 
 Starts a full local cluster (kwok nodes make pods Running + Ready), runs
 ``kuberay-operator`` as a process (as ``hack/bench.py`` does) and measures:
@@ -35,12 +35,13 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "hack"))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(ROOT)
 
-import bench  # noqa: E402
-import controlplane  # noqa: E402
-
+from hack import (  # noqa: E402
+    bench,
+    controlplane,
+)
 from kuberay.kube import ApiError, Client  # noqa: E402
 from kuberay.testing.crds import install_crds  # noqa: E402
 from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES  # noqa: E402

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """RayJob benchmark: N RayJobs to Complete, and the dashboard stall as numbers.
 
-    python hack/bench_rayjobs.py --rayjobs 50 --out hack/bench-results/rayjobs-50.json
+    python hack/benchmarks/bench_rayjobs.py --rayjobs 50 --out hack/bench-results/rayjobs-50.json
 
 A plain local control plane (etcd + kube-apiserver, audit log on) and ``kuberay-operator``
 as a separate process, as ``hack/bench.py`` runs it (defaults: one reconcile worker per
@@ -41,13 +41,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "hack"))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(ROOT)
 
-import controlplane  # noqa: E402
 import structlog  # noqa: E402
-from bench import NAMESPACE, Operator, sum_metric  # noqa: E402
 
+from hack import controlplane  # noqa: E402
+from hack.bench import NAMESPACE, Operator, sum_metric  # noqa: E402
 from kuberay.kube import Client, KubeError  # noqa: E402
 from kuberay.testing import FakeDashboard  # noqa: E402
 from kuberay.testing.crds import install_crds  # noqa: E402

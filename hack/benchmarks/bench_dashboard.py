@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Dashboard isolation benchmark: does a crowd of dead dashboards slow a live one?
 
-    python hack/bench_dashboard.py --dead 100 --seconds 20
+    python hack/benchmarks/bench_dashboard.py --dead 100 --seconds 20
 
 ``--dead`` RayJob owners, each with its own cluster, poll dashboards that never answer (one
 fake dashboard stands in for all of them; 2 s timeout, as KubeRay),
@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(ROOT)
 
 import structlog  # noqa: E402
 

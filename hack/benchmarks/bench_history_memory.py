@@ -1,7 +1,7 @@
 """The history server's memory while serving a 64 MiB one-line log (numbers for docs; never
 a test).
 
-    python hack/bench/bench_history_memory.py [--size-mib 64] [--out FILE]
+    python hack/benchmarks/bench_history_memory.py [--size-mib 64] [--out FILE]
 
 Writes a local store (a temporary directory) with one session whose node has
 ``one-line.log``: ``--size-mib`` MiB and no newline. Starts ``kuberay-history-server`` over it
@@ -29,7 +29,8 @@ from typing import Any
 
 import aiohttp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
 
 from kuberay.historyserver.layout import ClusterRef, Layout
 from kuberay.historyserver.storage.local import LocalStore

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Keep the machine's cores busy while a command runs (``make test-stress``).
 
-``python hack/cpu_hog.py [--procs N] [--max-seconds S] -- CMD ...`` starts N busy-loop
+``python hack/benchmarks/cpu_hog.py [--procs N] [--max-seconds S] -- CMD ...`` starts N busy-loop
 processes (default: one per core) at normal priority, runs CMD, then stops them. The hogs
 also stop on their own after ``--max-seconds`` (default 2 h), so a killed parent never
 leaves them behind. Exits with CMD's exit code.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Offline mutation harness: validator-accepted mutants must build without a crash.
 
-    python hack/mutants.py                 # 3000 mutants, seed 0
-    python hack/mutants.py -n 500 --seed 7 --show 20
+    python hack/benchmarks/mutants.py                 # 3000 mutants, seed 0
+    python hack/benchmarks/mutants.py -n 500 --seed 7 --show 20
 
 Mutates KubeRay's sample RayClusters (see ``tests/mutants.py``), runs ``validate_raycluster``
 and, when it accepts, every builder the RayCluster controller runs. Prints the counts and the
@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(REPO)
 
 from kuberay.api.v1.validation import validate_raycluster  # noqa: E402
 from tests.mutants import mutate, run_builders, sample_clusters  # noqa: E402

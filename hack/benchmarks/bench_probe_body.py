@@ -2,8 +2,8 @@
 """Probe-server benchmark: the server's memory while peers hold open GETs announcing a
 300 MiB body.
 
-    python hack/bench/bench_probe_body.py [--connections 4] [--send-mib 32] [--hold 10]
-    PYTHONPATH=/other/checkout python hack/bench/bench_probe_body.py   # another version
+    python hack/benchmarks/bench_probe_body.py [--connections 4] [--send-mib 32] [--hold 10]
+    PYTHONPATH=/other/checkout python hack/benchmarks/bench_probe_body.py   # another version
 
 Starts :mod:`kuberay.reconcile.httpserver`'s server with one passing healthz check in a
 subprocess of this interpreter (``python -P -c``: the ``kuberay`` it imports is the first on
@@ -34,6 +34,9 @@ MIB = 1024 * 1024
 #: The server process: prints its port, then serves until killed.
 SERVER = """
 import asyncio
+if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
 from kuberay.reconcile.httpserver import ProbeChecks, Server, probes_app
 
 async def main():

@@ -1,0 +1,1 @@
+"""Generated docs and manifests (docs/reference, CRDs, Grafana dashboards)."""

@@ -1,0 +1,1 @@
+"""Images built here and ``make dist``'s release artifacts, chart READMEs."""
