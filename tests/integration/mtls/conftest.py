@@ -12,18 +12,13 @@ failed build fails the test."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
-from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.mtls import MTLSSettings, setup_mtls_controller
-from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.kube import Client
-from kuberay.reconcile import Controller, Manager
 from kuberay.testing.crds import install_crds
 from tests.cert_manager_process import (
     CertManagerError,
@@ -31,7 +26,8 @@ from tests.cert_manager_process import (
     binary_or_skip,
     crd_dir,
 )
-from tests.integration.operator_harness import feature_gates, new_manager, running
+from tests.integration import operator_harness as harness
+from tests.integration.operator_harness import Operator
 
 
 @pytest.fixture(scope="session")
@@ -71,31 +67,19 @@ async def cert_manager_crds(crds_installed: None, kubeconfig_path: Any) -> None:
         await client.close()
 
 
-@attrs.define
-class MTLSOperator:
-    """The RayCluster controller and (when cert-manager is there) the mTLS controller."""
-
-    manager: Manager
-    raycluster: Controller
-    mtls: Controller | None
+MTLSOperator = Operator
 
 
-@contextlib.asynccontextmanager
-async def start_mtls_operator(
+def start_mtls_operator(
     client: Client, namespace: str, *, cert_manager: bool = True, **mtls: Any
-) -> AsyncIterator[MTLSOperator]:
-    gates = feature_gates("RayClusterMTLS=true")
-    mgr = new_manager(client, namespace)
-    rc = setup_raycluster_controller(
-        mgr,
-        RayClusterSettings(
-            options=BuildOptions.from_env({}),
-            features=gates,
-            cert_manager_available=cert_manager,
-        ),
+) -> contextlib.AbstractAsyncContextManager[Operator]:
+    """The RayCluster controller and (when cert-manager is there) the mTLS controller, with
+    ``RayClusterMTLS`` on; ``mtls`` go to the mTLS controller."""
+    return harness.start_operator(
+        client,
+        namespace,
+        kinds=("raycluster", "mtls") if cert_manager else ("raycluster",),
+        gates="RayClusterMTLS=true",
+        raycluster={"cert_manager_available": cert_manager},
+        mtls=mtls,
     )
-    ctrl = None
-    if cert_manager:
-        ctrl = setup_mtls_controller(mgr, MTLSSettings(features=gates, **mtls))
-    async with running(mgr):
-        yield MTLSOperator(mgr, rc, ctrl)

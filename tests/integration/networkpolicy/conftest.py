@@ -8,19 +8,16 @@ from typing import Any
 
 import pytest
 
-from kuberay.controllers.networkpolicy import setup_networkpolicy_controller
 from kuberay.kube import Client
-from tests.integration.operator_harness import new_manager, running
-from tests.integration.raycluster.conftest import Operator
+from tests.integration import operator_harness as harness
+from tests.integration.operator_harness import Operator
 
 
-@contextlib.asynccontextmanager
-async def start_netpol_operator(client: Client, namespace: str) -> AsyncIterator[Operator]:
+def start_netpol_operator(
+    client: Client, namespace: str
+) -> contextlib.AbstractAsyncContextManager[Operator]:
     """The NetworkPolicy controller alone (it needs no pods), scoped to ``namespace``."""
-    mgr = new_manager(client, namespace)
-    ctrl = setup_networkpolicy_controller(mgr)
-    async with running(mgr) as task:
-        yield Operator(mgr, ctrl, client, task)
+    return harness.start_operator(client, namespace, kinds=("networkpolicy",))
 
 
 @pytest.fixture

@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-import attrs
 import pytest
 
-from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
 from kuberay.kube import Client
-from kuberay.reconcile import Controller, Manager
-from tests.integration.operator_harness import feature_gates, new_manager, running
+from tests.integration import operator_harness as harness
+from tests.integration.operator_harness import Operator
+
+__all__ = ["Operator", "start_operator"]
 
 
-@attrs.define
-class Operator:
-    """A running in-process operator scoped to one namespace."""
-
-    manager: Manager
-    controller: Controller
-    client: Client
-    task: asyncio.Task[None]
-
-    @property
-    def reconciler(self) -> Any:
-        return self.controller.reconciler
-
-
-@contextlib.asynccontextmanager
-async def start_operator(
+def start_operator(
     client: Client,
     namespace: str,
     *,
@@ -40,14 +23,11 @@ async def start_operator(
     env: dict[str, str] | None = None,
     registry: Any = None,
     **settings: Any,
-) -> AsyncIterator[Operator]:
-    mgr = new_manager(client, namespace, registry=registry)
-    options = BuildOptions.from_env(env or {})
-    ctrl = setup_raycluster_controller(
-        mgr, RayClusterSettings(options=options, features=feature_gates(gates), **settings)
+) -> contextlib.AbstractAsyncContextManager[Operator]:
+    """The RayCluster controller alone; ``settings`` go to it."""
+    return harness.start_operator(
+        client, namespace, gates=gates, env=env, registry=registry, raycluster=settings
     )
-    async with running(mgr) as task:
-        yield Operator(mgr, ctrl, client, task)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from typing import Any
 
 from kuberay.kube import Client
 from tests.helpers import eventually
+from tests.integration.operator_harness import wait_for
 
 RAY_IMAGE = "rayproject/ray:2.52.0"
 
@@ -109,14 +110,16 @@ async def wait_event_reasons(
     """Wait until Events about ``name`` include every reason in ``reasons`` (the
     EventRecorder writes them from a background task); returns the Events."""
 
-    async def check() -> list[dict[str, Any]]:
-        events = await events_for(client, namespace, name)
+    def has_all(events: list[dict[str, Any]]) -> bool:
         seen = {e["reason"] for e in events}
         assert reasons <= seen, f"missing {sorted(reasons - seen)}; seen {sorted(seen)}"
-        return events
+        return True
 
-    result: list[dict[str, Any]] = await eventually(
-        check, timeout=timeout, interval=0.2, message=f"events {sorted(reasons)} about {name}"
+    result: list[dict[str, Any]] = await wait_for(
+        lambda: events_for(client, namespace, name),
+        has_all,
+        timeout=timeout,
+        message=f"events {sorted(reasons)} about {name}",
     )
     return result
 
@@ -133,12 +136,11 @@ async def wait_status(
     """Wait until ``check(cluster)`` holds (status is written after the children are
     made, so it lags them); returns the cluster."""
 
-    async def poll() -> dict[str, Any] | None:
-        rc = await get_cluster(client, namespace, name)
-        return rc if check(rc) else None
-
-    result: dict[str, Any] = await eventually(
-        poll, timeout=timeout, interval=0.2, message=f"{name}: {message}"
+    result: dict[str, Any] = await wait_for(
+        lambda: get_cluster(client, namespace, name),
+        check,
+        timeout=timeout,
+        message=f"{name}: {message}",
     )
     return result
 

@@ -8,6 +8,7 @@ from typing import Any
 from kuberay.kube import Client
 from kuberay.reconcile import Request
 from tests.helpers import eventually, wait_quiet
+from tests.integration.operator_harness import wait_for
 from tests.integration.raycluster.conftest import Operator, start_operator
 from tests.integration.raycluster.helpers import (
     all_running,
@@ -27,10 +28,13 @@ async def count(client: Client, ns: str, name: str, **labels: str) -> int:
 
 
 async def wait_workers(client: Client, ns: str, name: str, n: int, timeout: float = 60) -> None:
-    async def ok() -> bool:
-        return await count(client, ns, name, **WORKER) == n
-
-    await eventually(ok, timeout=timeout, message=f"{n} workers")
+    await wait_for(
+        lambda: count(client, ns, name, **WORKER),
+        lambda got: got == n,
+        timeout=timeout,
+        interval=0.1,
+        message=f"{n} workers",
+    )
 
 
 async def patch_spec(client: Client, ns: str, name: str, spec: dict[str, Any]) -> None:

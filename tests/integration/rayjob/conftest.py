@@ -8,37 +8,17 @@ import random
 from collections.abc import AsyncIterator
 from typing import Any
 
-import attrs
 import pytest
 
-from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.dashboard.factory import DashboardClientFactory
-from kuberay.controllers.dashboard.poller import DashboardPoller
-from kuberay.controllers.dashboard.setup import cached_secret_reader
-from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
-from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
 from kuberay.kube import Client
-from kuberay.reconcile import Controller, Manager
 from kuberay.testing.fake_dashboard import FakeDashboard
-from tests.integration.operator_harness import feature_gates, new_manager, running
+from tests.integration import operator_harness as harness
+from tests.integration.operator_harness import Operator
+
+__all__ = ["Operator", "dashboard", "start_operator"]
 
 
-@attrs.define
-class Operator:
-    """A running in-process operator (RayCluster + RayJob) scoped to one namespace."""
-
-    manager: Manager
-    rayjob: Controller
-    client: Client
-    poller: DashboardPoller
-
-    @property
-    def reconciler(self) -> Any:
-        return self.rayjob.reconciler
-
-
-@contextlib.asynccontextmanager
-async def start_operator(
+def start_operator(
     client: Client,
     namespace: str,
     *,
@@ -48,45 +28,21 @@ async def start_operator(
     batch_scheduler: str = "",
     dashboard_timeout: float | None = None,
     **settings: Any,
-) -> AsyncIterator[Operator]:
+) -> contextlib.AbstractAsyncContextManager[Operator]:
     """RayCluster + RayJob controllers with gates ``gates`` and ``--batch-scheduler``
     ``batch_scheduler``; ``settings`` go to the RayJob controller. ``dashboard_timeout``:
     the dashboard client's timeout (None: the operator's 2 s)."""
-    features = feature_gates(gates)
-    mgr = new_manager(client, namespace, registry=registry)
-    options = BuildOptions.from_env(env or {})
-    setup_raycluster_controller(
-        mgr,
-        RayClusterSettings(
-            options=options,
-            features=features,
-            requeue_seconds=10,
-            batch_scheduler=batch_scheduler,
-        ),
+    return harness.start_operator(
+        client,
+        namespace,
+        kinds=("raycluster", "rayjob"),
+        gates=gates,
+        env=env,
+        registry=registry,
+        raycluster={"requeue_seconds": 10, "batch_scheduler": batch_scheduler},
+        rayjob={"batch_scheduler": batch_scheduler, **settings},
+        dashboard_timeout=dashboard_timeout,
     )
-    # no apiserver-proxy fallback (the operator's default is on): the fake pod IPs these
-    # tests refuse must stay refused, and the integration apiserver has no Endpoints to proxy
-    factory = DashboardClientFactory(
-        client, environ={}, timeout=dashboard_timeout, cached_secret=cached_secret_reader(mgr)
-    )
-    poller = DashboardPoller(factory)
-    rayjob = setup_rayjob_controller(
-        mgr,
-        RayJobSettings.from_env(
-            env or {},
-            options=options,
-            features=features,
-            batch_scheduler=batch_scheduler,
-            **settings,
-        ),
-        poller,
-    )
-    try:
-        async with running(mgr):
-            yield Operator(mgr, rayjob, client, poller)
-    finally:
-        await poller.close()
-        await factory.close()
 
 
 @pytest.fixture

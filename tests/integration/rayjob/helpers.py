@@ -11,6 +11,7 @@ from typing import Any
 from kuberay.kube import Client, NotFound
 from kuberay.testing.fake_dashboard import FakeDashboard
 from tests.helpers import eventually
+from tests.integration.operator_harness import wait_for
 
 RAY_IMAGE = "rayproject/ray:2.52.0"
 
@@ -78,12 +79,11 @@ async def wait_job(
 ) -> dict[str, Any]:
     """Wait until ``check(rayjob)`` holds; returns the RayJob."""
 
-    async def poll() -> dict[str, Any] | None:
-        job = await get_job(client, namespace, name)
-        return job if check(job) else None
-
-    result: dict[str, Any] = await eventually(
-        poll, timeout=timeout, interval=0.2, message=f"{name}: {message}"
+    result: dict[str, Any] = await wait_for(
+        lambda: get_job(client, namespace, name),
+        check,
+        timeout=timeout,
+        message=f"{name}: {message}",
     )
     return result
 
@@ -110,7 +110,7 @@ async def wait_gone(
             return True
         return False
 
-    await eventually(gone, timeout=timeout, interval=0.2, message=f"{kind} {name} deleted")
+    await wait_for(gone, timeout=timeout, message=f"{kind} {name} deleted")
 
 
 async def head_pod(client: Client, namespace: str, cluster: str) -> dict[str, Any]:
@@ -205,13 +205,15 @@ async def events_about(client: Client, namespace: str, name: str) -> list[dict[s
 async def wait_events(
     client: Client, namespace: str, name: str, reasons: set[str], *, timeout: float = 60
 ) -> list[dict[str, Any]]:
-    async def check() -> list[dict[str, Any]]:
-        events = await events_about(client, namespace, name)
+    def has_all(events: list[dict[str, Any]]) -> bool:
         seen = {e.get("reason") for e in events}
         assert reasons <= seen, f"missing {sorted(reasons - seen)}; seen {sorted(map(str, seen))}"
-        return events
+        return True
 
-    result: list[dict[str, Any]] = await eventually(
-        check, timeout=timeout, interval=0.2, message=f"events {sorted(reasons)} about {name}"
+    result: list[dict[str, Any]] = await wait_for(
+        lambda: events_about(client, namespace, name),
+        has_all,
+        timeout=timeout,
+        message=f"events {sorted(reasons)} about {name}",
     )
     return result

@@ -10,6 +10,7 @@ from typing import Any
 from kuberay.kube import Client, NotFound
 from kuberay.testing import FakeDashboard
 from tests.helpers import eventually
+from tests.integration.operator_harness import wait_for
 from tests.integration.raycluster.helpers import set_running
 
 RS = ("ray.io/v1", "RayService")
@@ -117,12 +118,11 @@ async def wait_rs(
 ) -> dict[str, Any]:
     """Wait until ``check(rayservice)`` holds; returns the RayService."""
 
-    async def poll() -> dict[str, Any] | None:
-        rs = await get_rs(client, namespace, name)
-        return rs if check(rs) else None
-
-    found: dict[str, Any] = await eventually(
-        poll, timeout=timeout, interval=0.2, message=f"{name}: {message}"
+    found: dict[str, Any] = await wait_for(
+        lambda: get_rs(client, namespace, name),
+        check,
+        timeout=timeout,
+        message=f"{name}: {message}",
     )
     return found
 
@@ -154,12 +154,17 @@ async def serve_head(
 async def wait_put(fake: FakeDashboard, count: int = 1, *, timeout: float = 60.0) -> None:
     """Wait until the fake received ``count`` Serve config PUTs."""
 
-    def seen() -> bool:
-        puts = [r for r in fake.requests if r == ("PUT", "/api/serve/applications/")]
-        assert len(puts) >= count, f"{len(puts)} PUTs"
+    def enough(seen: int) -> bool:
+        assert seen >= count, f"{seen} PUTs"
         return True
 
-    await eventually(seen, timeout=timeout, message=f"{count} Serve config PUTs")
+    await wait_for(
+        lambda: puts(fake),
+        enough,
+        timeout=timeout,
+        interval=0.1,
+        message=f"{count} Serve config PUTs",
+    )
 
 
 def puts(fake: FakeDashboard) -> int:

@@ -1,7 +1,7 @@
 """The batch-scheduler plugins against what KubeRay's own plugins did with the same objects.
 
-``common/data/kuberay_batchscheduler_go_golden.json.gz`` records KubeRay's Go output (KubeRay
-``feeaf72``, see ``common/data/README.md``; the plugin selected by ``NewSchedulerManager`` on
+``data/kuberay_batchscheduler_go_golden.json.gz`` records KubeRay's Go output (KubeRay
+``feeaf72``, see ``data/README.md``; the plugin selected by ``NewSchedulerManager`` on
 controller-runtime's fake client) for the volcano, yunikorn, scheduler-plugins and KAI samples
 (RayClusters and RayJobs) and crafted variants. For each case it recorded
 
@@ -39,7 +39,7 @@ from kuberay.controllers.batchscheduler.interface import BatchScheduler
 from kuberay.gocompat.quantity import Quantity
 from kuberay.kube import AlreadyExists, NotFound
 
-DATA = Path(__file__).parents[1] / "common" / "data" / "kuberay_batchscheduler_go_golden.json.gz"
+DATA = Path(__file__).parents[1] / "data" / "kuberay_batchscheduler_go_golden.json.gz"
 
 Obj = dict[str, Any]
 

@@ -1,8 +1,8 @@
 """The mTLS builders against what KubeRay's own controller created for the same cluster.
 
-``common/data/kuberay_mtls_go_golden.json.gz`` records what one
+``data/kuberay_mtls_go_golden.json.gz`` records what one
 ``RayClusterMTLSController.Reconcile`` of KubeRay ``feeaf72`` created against controller-runtime's
-fake client holding the RayCluster and its pods (see ``common/data/README.md``), for the
+fake client holding the RayCluster and its pods (see ``data/README.md``), for the
 ``ray-cluster.mtls.yaml`` sample without pods, with pods (live
 ones of both node types and ones that must not count) and with a custom head Service name.
 Every Issuer and Certificate is compared exactly as JSON (the fake client's empty ``status``
@@ -26,7 +26,7 @@ from kuberay.controllers.mtls.builders import (
     pod_ips,
 )
 
-DATA = Path(__file__).parents[1] / "common" / "data" / "kuberay_mtls_go_golden.json.gz"
+DATA = Path(__file__).parents[1] / "data" / "kuberay_mtls_go_golden.json.gz"
 
 
 def _load() -> list[dict[str, Any]]:

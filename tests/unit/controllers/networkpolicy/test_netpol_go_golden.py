@@ -1,8 +1,8 @@
 """The NetworkPolicy builders against what KubeRay's own Go code built for the same cluster.
 
-``common/data/kuberay_netpol_go_golden.json.gz`` records what KubeRay ``feeaf72``'s
+``data/kuberay_netpol_go_golden.json.gz`` records what KubeRay ``feeaf72``'s
 ``buildHeadNetworkPolicy`` / ``buildWorkerGroupNetworkPolicy`` returned (mode defaulted as
-``Reconcile`` does, ``SetControllerReference`` applied; see ``common/data/README.md``) for the
+``Reconcile`` does, ``SetControllerReference`` applied; see ``data/README.md``) for the
 ``ray-cluster.network-policy-deny-all.yaml`` sample and variants (each mode, no mode, an empty
 config, per-group overrides incl. an empty one, rules without a protocol, named ports,
 ``namespaceSelector: {}``, RayJob owners in every submission mode, owners that are not a
@@ -21,7 +21,7 @@ import pytest
 
 from kuberay.controllers.networkpolicy.builders import build_network_policies
 
-DATA = Path(__file__).parents[1] / "common" / "data" / "kuberay_netpol_go_golden.json.gz"
+DATA = Path(__file__).parents[1] / "data" / "kuberay_netpol_go_golden.json.gz"
 
 
 def _load() -> list[dict[str, Any]]:

@@ -1,6 +1,6 @@
 """The RayCluster, head Service and serve Service built for every RayService sample equal what
-KubeRay's Go code builds (``common/data/kuberay_rayservice_golden.json.gz``; see
-``common/data/README.md``). The inputs are KubeRay's samples themselves, read from outside the
+KubeRay's Go code builds (``data/kuberay_rayservice_golden.json.gz``; see
+``data/README.md``). The inputs are KubeRay's samples themselves, read from outside the
 repository (``tests/kuberay_samples.py``)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from kuberay.controllers.rayservice.cluster_builder import build_ray_cluster_for
 from kuberay.gocompat.go_struct_schema import RAY_CLUSTER_SPEC
 from kuberay.gocompat.gojson import marshal
 from tests.kuberay_samples import requires_kuberay_samples
-from tests.unit.controllers.common.builders_testlib import SAMPLES, load_gz, normalize
+from tests.unit.controllers.builders.builders_testlib import SAMPLES, load_gz, normalize
 
 pytestmark = requires_kuberay_samples
 GOLDEN = load_gz("kuberay_rayservice_golden.json.gz")

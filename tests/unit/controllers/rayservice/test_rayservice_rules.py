@@ -1,6 +1,6 @@
 """The pure RayService rules, as tables taken from KubeRay's Go unit tests
 (``rayservice_controller_unit_test.go``) and checked against the hashes KubeRay's Go code
-produced for every RayService sample (``common/data/go_spec_hash_vectors.json.gz``)."""
+produced for every RayService sample (``data/go_spec_hash_vectors.json.gz``)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from kuberay.controllers.rayservice.cluster_builder import (
     should_update_cluster,
 )
 
-DATA = Path(__file__).parents[1] / "common" / "data" / "go_spec_hash_vectors.json.gz"
+DATA = Path(__file__).parents[1] / "data" / "go_spec_hash_vectors.json.gz"
 with gzip.open(DATA) as _f:
     GO_VECTORS = [v for v in json.load(_f) if v["name"].endswith(":RayService")]
 

@@ -12,7 +12,7 @@ from kuberay.kube.kubeconfig import RestConfig
 from kuberay.reconcile import Manager
 from kuberay.reconcile.options import ManagerOptions
 from tests.helpers import eventually
-from tests.unit.runtime.test_runtime_supervision import get
+from tests.unit.reconcile.test_reconcile_supervision import get
 
 
 async def test_metrics_and_healthz_before_setup_readyz_after_the_caches() -> None:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
-from builders_testlib import DATA
 
 from kuberay.gocompat.gojson import format_go_float
 from kuberay.gocompat.quantity import Quantity, QuantityError, go_pow10
 
+DATA = Path(__file__).parents[1] / "controllers" / "data"
 VECTORS: list[dict[str, Any]] = json.loads((DATA / "go_quantity_vectors.json").read_text())
 
 

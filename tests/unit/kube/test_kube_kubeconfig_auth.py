@@ -21,7 +21,7 @@ import pytest
 from kuberay.kube import Client, TransportError, Unauthorized
 from kuberay.kube.errors import ConfigError, CredentialError
 from kuberay.testing.pki import TinyCA
-from tests.unit.runtime.kubeconfig_helpers import b64, exec_user, kubeconfig, recording
+from tests.unit.kube.kubeconfig_helpers import b64, exec_user, kubeconfig, recording
 
 ROOT = Path(__file__).resolve().parents[3]
 PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy")

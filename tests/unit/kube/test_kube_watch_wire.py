@@ -17,7 +17,7 @@ from kuberay.informers.reflector import Reflector
 from kuberay.kube import Client, TransportError, WatchEvent
 from kuberay.kube.client import WATCH_TIMEOUT_GRACE
 from kuberay.kube.transport import TCP_KEEPALIVE, keepalive_socket
-from tests.unit.runtime.test_runtime_client_http import http_server, make_client
+from tests.unit.kube.test_kube_client_http import http_server, make_client
 
 
 class _Recorder:

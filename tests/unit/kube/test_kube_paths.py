@@ -12,7 +12,7 @@ from kuberay.controllers.dashboard.errors import DashboardError
 from kuberay.http import OriginPools
 from kuberay.kube import KubeError, ResourceInfo
 from kuberay.kube.paths import InvalidPathSegment, check_segment, segment
-from tests.unit.runtime.test_runtime_client_http import http_server, make_client
+from tests.unit.kube.test_kube_client_http import http_server, make_client
 
 SMUGGLE = (
     "x HTTP/1.1\r\nHost: a\r\n\r\nDELETE /api/v1/namespaces/other/configmaps/c HTTP/1.1\r\nX-Pad: y"

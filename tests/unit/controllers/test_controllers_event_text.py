@@ -22,7 +22,7 @@ import pytest
 
 from tests.kuberay_events import HOLE, KUBERAY_EVENTS, fills, kuberay_formats
 
-ROOT = Path(__file__).resolve().parents[4] / "kuberay" / "controllers"
+ROOT = Path(__file__).resolve().parents[3] / "kuberay" / "controllers"
 TYPES = {"NORMAL": "Normal", "WARNING": "Warning"}
 
 

@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry
 from kuberay.kube import WriteRefused
 from kuberay.reconcile import Manager
 from kuberay.reconcile.options import ManagerOptions
-from tests.unit.runtime.test_runtime_client_http import http_server, make_client
+from tests.unit.kube.test_kube_client_http import http_server, make_client
 
 
 def _manager(port: int, **client_kw: Any) -> Manager:

@@ -18,7 +18,7 @@ from typing import Any
 from kuberay.gocompat.quantity import Quantity
 from tests.kuberay_samples import KUBERAY_SAMPLES
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 SAMPLES = KUBERAY_SAMPLES
 
 
