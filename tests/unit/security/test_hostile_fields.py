@@ -172,6 +172,7 @@ def test_an_object_name_stays_inside_its_segment(server: RecordingServer, value:
 @example(value=SMUGGLED)
 def test_a_namespace_stays_inside_its_segment(server: RecordingServer, value: str) -> None:
     assume(value)  # no namespace: the cluster-wide path, as client-go builds it
+
     def act() -> Awaitable[Any]:
         c = client(server)
         return closing(c, c.get("v1", "ConfigMap", "cm", value))
