@@ -40,6 +40,7 @@ from examples.configmap_mirror import (
 from kuberay.kube import Client, NotFound
 from kuberay.reconcile import Manager, ManagerOptions, Request
 from tests.helpers import eventually
+from tests.integration.operator_harness import wait_for
 
 Obj = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,17 +89,23 @@ class World:
             return None
 
     async def wait_copy(self, namespace: str, name: str, data: dict[str, str]) -> Obj:
-        async def check() -> Obj | None:
-            got = await self.get(namespace, name)
-            return got if got is not None and got.get("data") == data else None
-
-        return await eventually(check, message=f"copy {namespace}/{name} with {data}")
+        copy: Obj = await wait_for(
+            lambda: self.get(namespace, name),
+            lambda got: got is not None and got.get("data") == data,
+            timeout=30,
+            interval=0.1,
+            message=f"copy {namespace}/{name} with {data}",
+        )
+        return copy
 
     async def wait_gone(self, namespace: str, name: str) -> None:
-        async def check() -> bool:
-            return await self.get(namespace, name) is None
-
-        await eventually(check, message=f"{namespace}/{name} deleted")
+        await wait_for(
+            lambda: self.get(namespace, name),
+            lambda got: got is None,
+            timeout=30,
+            interval=0.1,
+            message=f"{namespace}/{name} deleted",
+        )
 
     async def status(self, name: str) -> Obj | None:
         src = await self.get(self.source_ns, name)
@@ -109,13 +116,17 @@ class World:
         """Wait until the status lists exactly ``namespaces`` among this test's namespaces."""
         ours = set(self.namespaces)
 
-        async def check() -> Obj | None:
-            st = await self.status(name)
-            if st is None or sorted(set(st["namespaces"]) & ours) != sorted(namespaces):
-                return None
-            return st
+        def lists(st: Obj | None) -> bool:
+            return st is not None and sorted(set(st["namespaces"]) & ours) == sorted(namespaces)
 
-        return await eventually(check, message=f"status of {name} lists {namespaces}")
+        status: Obj = await wait_for(
+            lambda: self.status(name),
+            lists,
+            timeout=30,
+            interval=0.1,
+            message=f"status of {name} lists {namespaces}",
+        )
+        return status
 
     async def events(self, name: str, reason: str) -> list[Obj]:
         page = await self.kclient.list(

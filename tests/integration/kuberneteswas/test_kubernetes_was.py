@@ -24,6 +24,7 @@ from kuberay.controllers.batchscheduler.kubernetes_was import (
 from kuberay.kube import Client, NotFound
 from kuberay.reconcile import Controller, Request
 from tests.helpers import eventually, wait_quiet
+from tests.integration.operator_harness import wait_for
 from tests.integration.raycluster.conftest import start_operator
 from tests.kuberay_samples import requires_kuberay_samples, sample
 
@@ -72,17 +73,20 @@ def min_count(obj: dict[str, Any]) -> int:
 async def wait_gang(
     client: Client, ns: str, name: str, count: int
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    async def both() -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """Wait until ``name``'s Workload and PodGroup both exist with gang minCount ``count``;
+    returns (Workload, PodGroup)."""
+
+    async def both() -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         workload = await get_or_none(client, "Workload", name, ns)
         group = await get_or_none(client, "PodGroup", f"{name}-cluster", ns)
-        if workload is None or group is None:
-            return None
-        if min_count(workload) != count or min_count(group) != count:
-            return None
         return workload, group
 
-    found: tuple[dict[str, Any], dict[str, Any]] = await eventually(
-        both, timeout=60, interval=0.2, message=f"Workload + PodGroup of {name}, minCount {count}"
+    found: tuple[dict[str, Any], dict[str, Any]] = await wait_for(
+        both,
+        lambda pair: all(obj is not None and min_count(obj) == count for obj in pair),
+        timeout=60,
+        interval=0.2,
+        message=f"Workload + PodGroup of {name}, minCount {count}",
     )
     return found
 

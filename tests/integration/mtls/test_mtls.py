@@ -17,6 +17,7 @@ from kuberay.reconcile import Request
 from tests.helpers import eventually
 from tests.integration.mtls.conftest import start_mtls_operator
 from tests.integration.mtls.fake_cert_manager import CM, FakeCertManager
+from tests.integration.operator_harness import wait_for
 from tests.integration.raycluster.helpers import pods_of, set_running, wait_event_reasons
 from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
 from tests.kuberay_samples import requires_kuberay_samples
@@ -38,11 +39,18 @@ async def certificates(client: Client, namespace: str) -> dict[str, dict[str, An
 async def wait_cert(
     client: Client, namespace: str, name: str, check: Any, message: str
 ) -> dict[str, Any]:
-    async def poll() -> dict[str, Any] | None:
-        cert = (await certificates(client, namespace)).get(name)
-        return cert if cert is not None and check(cert) else None
+    """Wait until Certificate ``name`` exists and ``check(certificate)`` holds; returns it."""
 
-    result: dict[str, Any] = await eventually(poll, timeout=60, interval=0.2, message=message)
+    async def cert() -> dict[str, Any] | None:
+        return (await certificates(client, namespace)).get(name)
+
+    result: dict[str, Any] = await wait_for(
+        cert,
+        lambda c: c is not None and check(c),
+        timeout=60,
+        interval=0.2,
+        message=f"Certificate {name}: {message}",
+    )
     return result
 
 

@@ -17,6 +17,7 @@ from tests.cert_manager_process import CertManagerProcess
 from tests.helpers import eventually
 from tests.integration.mtls.conftest import start_mtls_operator
 from tests.integration.mtls.fake_cert_manager import CM
+from tests.integration.operator_harness import wait_for
 from tests.integration.raycluster.helpers import pods_of, set_running
 from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
 from tests.kuberay_samples import requires_kuberay_samples
@@ -50,14 +51,17 @@ async def wait_ready(
     """Poll until the cert-manager object ``name`` is Ready=True (the controller must stay
     up meanwhile; its log's tail is in the failure)."""
 
-    async def poll() -> dict[str, Any] | None:
+    async def get() -> dict[str, Any]:
         cm.check_alive()
-        obj = await client.get(CM, kind, name, namespace)
-        return obj if ready_condition(obj) else None
+        return await client.get(CM, kind, name, namespace)
 
     try:
-        result: dict[str, Any] = await eventually(
-            poll, timeout=ISSUE_TIMEOUT, interval=0.25, message=f"{kind} {name} Ready=True"
+        result: dict[str, Any] = await wait_for(
+            get,
+            ready_condition,
+            timeout=ISSUE_TIMEOUT,
+            interval=0.25,
+            message=f"{kind} {name} Ready=True",
         )
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n{cm.log_tail()}") from None

@@ -15,6 +15,7 @@ from kuberay.controllers.networkpolicy.builders import build_network_policies
 from kuberay.kube import Client, NotFound
 from kuberay.reconcile import Request
 from tests.helpers import eventually, wait_quiet
+from tests.integration.operator_harness import wait_for
 from tests.integration.raycluster.helpers import get_cluster, wait_event_reasons
 from tests.kuberay_samples import KUBERAY_SAMPLES as SAMPLES
 from tests.kuberay_samples import requires_kuberay_samples
@@ -55,14 +56,17 @@ async def wait_policies(
 
     want = {p["metadata"]["name"]: served(p) for p in expected}
 
-    async def check() -> dict[str, dict[str, Any]]:
-        live = await policies(client, namespace)
+    def matches(live: dict[str, dict[str, Any]]) -> bool:
         got = {name: served(p) for name, p in live.items()}
         assert got == want
-        return live
+        return True
 
-    result: dict[str, dict[str, Any]] = await eventually(
-        check, timeout=timeout, interval=0.2, message="NetworkPolicies"
+    result: dict[str, dict[str, Any]] = await wait_for(
+        lambda: policies(client, namespace),
+        matches,
+        timeout=timeout,
+        interval=0.2,
+        message=f"NetworkPolicies {sorted(want)} in {namespace}",
     )
     return result
 

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 from kuberay.kube import Client
-from tests.helpers import eventually
 from tests.integration.operator_harness import wait_for
 
 RAY_IMAGE = "rayproject/ray:2.52.0"
@@ -153,9 +152,17 @@ async def wait_observed(operator: Any, namespace: str, name: str, *, timeout: fl
     expectations = operator.reconciler.ctx.expectations
     prefix = f"{namespace}/{name}/"
 
-    def settled() -> bool:
-        pending = {o: expectations.pending(o) for o in expectations.owners(prefix)}
+    def pending() -> dict[str, Any]:
+        return {o: expectations.pending(o) for o in expectations.owners(prefix)}
+
+    def settled(pending: dict[str, Any]) -> bool:
         assert all(expectations.satisfied(o) for o in pending), f"pending: {pending}"
         return True
 
-    await eventually(settled, timeout=timeout, message=f"operator observed the pods of {name}")
+    await wait_for(
+        pending,
+        settled,
+        timeout=timeout,
+        interval=0.1,
+        message=f"operator observed the pods of {name}",
+    )
