@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from kuberay.cmd.config import parse_config, refuse_unimplemented
 from kuberay.cmd.operator import CACHE_SCOPE
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.dashboard import DashboardPoller, setup_dashboard_poller
@@ -25,6 +26,7 @@ from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_
 from kuberay.controllers.raycronjob import RayCronJobSettings, setup_raycronjob_controller
 from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
 from kuberay.controllers.rayservice import RayServiceSettings, setup_rayservice_controller
+from kuberay.controllers.setup import register_all
 from kuberay.featuregates.kuberay_gates import new_feature_gate
 from kuberay.kube import Client
 from kuberay.reconcile import Controller, Manager, Request
@@ -141,6 +143,9 @@ async def start_operator(
     raycronjob: Mapping[str, Any] | None = None,
     mtls: Mapping[str, Any] | None = None,
     dashboard_timeout: float | None = None,
+    poller: Mapping[str, Any] | None = None,
+    workers: int = 2,
+    flags: Sequence[str] | None = None,
 ) -> AsyncIterator[Operator]:
     """The controllers of ``kinds`` (set up in the order of :data:`KINDS`) in one Manager
     scoped to ``namespace``, with feature gates ``gates`` over KubeRay's defaults and the
@@ -149,9 +154,14 @@ async def start_operator(
     ``client``: a Client, or a kubeconfig path for a client of the operator's own
     (``qps=0, burst=1``, so its writes can be counted; closed on exit). RayJob dials Ray
     dashboards through a poller without the apiserver-proxy fallback (the fake pod IPs the
-    tests refuse must stay refused; ``dashboard_timeout``: None is the operator's 2 s);
-    RayService uses the operator's own poller. A RayCronJob's ``now`` (a
-    :class:`FakeClock`) is the operator's ``clock``."""
+    tests refuse must stay refused; ``dashboard_timeout``: None is the operator's 2 s;
+    ``poller``: more DashboardPoller settings, e.g. ``call_timeout``); RayService uses the
+    operator's own poller. A RayCronJob's ``now`` (a :class:`FakeClock`) is the operator's
+    ``clock``. ``workers``: concurrent reconciles per controller.
+
+    ``flags``: instead of ``kinds``, ``gates`` and the settings, the controllers
+    ``kuberay-operator <flags>`` registers (``register_all``), in the order it registers
+    them."""
     unknown = set(kinds) - set(KINDS)
     assert not unknown and kinds, f"unknown kinds {sorted(unknown)}"
     own_client = not isinstance(client, Client)
@@ -160,12 +170,20 @@ async def start_operator(
     features = feature_gates(gates)
     environ = dict(env or {})
     options = BuildOptions.from_env(environ)
-    mgr = new_manager(kube, namespace, registry=registry)
+    mgr = new_manager(kube, namespace, workers=workers, registry=registry)
     controllers: dict[str, Controller] = {}
-    poller: DashboardPoller | None = None
+    dashboards: DashboardPoller | None = None
     factory: DashboardClientFactory | None = None
     clock: FakeClock | None = None
     try:
+        if flags is not None:
+            operator_gates = new_feature_gate()
+            cfg, _ = parse_config(list(flags), operator_gates)
+            refuse_unimplemented(cfg, operator_gates)
+            names = register_all(mgr, cfg.controller_config(), operator_gates, env=environ)
+            by_name = {c.name: c for c in mgr.controllers}
+            controllers = {name: by_name[name] for name in names}
+            kinds = ()
         if "raycluster" in kinds:
             controllers["raycluster"] = setup_raycluster_controller(
                 mgr, RayClusterSettings(options=options, features=features, **(raycluster or {}))
@@ -180,22 +198,22 @@ async def start_operator(
             factory = DashboardClientFactory(
                 kube, environ={}, timeout=dashboard_timeout, cached_secret=cached_secret_reader(mgr)
             )
-            poller = DashboardPoller(factory)
+            dashboards = DashboardPoller(factory, **(poller or {}))
             controllers["rayjob"] = setup_rayjob_controller(
                 mgr,
                 RayJobSettings.from_env(
                     environ, options=options, features=features, **(rayjob or {})
                 ),
-                poller,
+                dashboards,
             )
         if "rayservice" in kinds:
-            poller = setup_dashboard_poller(mgr, env=environ)
+            dashboards = setup_dashboard_poller(mgr, env=environ)
             controllers["rayservice"] = setup_rayservice_controller(
                 mgr,
                 RayServiceSettings(
                     options=options, features=features, env=environ, **(rayservice or {})
                 ),
-                poller,
+                dashboards,
             )
         if "raycronjob" in kinds:
             settings = dict(raycronjob or {})
@@ -203,13 +221,13 @@ async def start_operator(
             controllers["raycronjob"] = setup_raycronjob_controller(
                 mgr, RayCronJobSettings(features=features, **settings)
             )
-        primary = [k for k in KINDS if k in kinds][-1]
+        primary = list(controllers)[-1]  # kinds are set up in the order of KINDS
         async with running(mgr) as task:
-            yield Operator(mgr, controllers, primary, kube, namespace, task, poller, clock)
+            yield Operator(mgr, controllers, primary, kube, namespace, task, dashboards, clock)
     finally:
         if factory is not None:
-            assert poller is not None
-            await poller.close()
+            assert dashboards is not None
+            await dashboards.close()
             await factory.close()
         if own_client:
             await kube.close()

@@ -25,17 +25,13 @@ from typing import Any
 
 import pytest
 
-from kuberay.controllers.common.options import BuildOptions
-from kuberay.controllers.dashboard.factory import DashboardClientFactory
 from kuberay.controllers.dashboard.poller import JOB_INFO, DashboardPoller
-from kuberay.controllers.raycluster import RayClusterSettings, setup_raycluster_controller
-from kuberay.controllers.rayjob import RayJobSettings, setup_rayjob_controller
 from kuberay.controllers.rayjob.setup import CONTROLLER_NAME
 from kuberay.kube import Client
 from kuberay.reconcile.metrics import RECONCILE_TIME
 from kuberay.testing.fake_dashboard import FakeDashboard
 from tests.helpers import eventually
-from tests.integration.operator_harness import feature_gates, new_manager, running
+from tests.integration.operator_harness import start_operator
 from tests.integration.rayjob.helpers import make_ready, rayjob, state, wait_job, wait_state
 
 HUNG = 50
@@ -49,23 +45,17 @@ PARALLEL = 10  # kubelet stand-in: pods marked ready this many at a time
 async def stall_operator(client: Client, namespace: str) -> AsyncIterator[DashboardPoller]:
     """RayCluster + RayJob controllers, ONE worker each (KubeRay's default), the real
     poller and factory with ``DASHBOARD_TIMEOUT`` on every dashboard call."""
-    features = feature_gates()
-    mgr = new_manager(client, namespace, workers=1)
-    options = BuildOptions.from_env({})
-    setup_raycluster_controller(
-        mgr, RayClusterSettings(options=options, features=features, requeue_seconds=10)
-    )
-    factory = DashboardClientFactory(client, environ={}, timeout=DASHBOARD_TIMEOUT)
-    poller = DashboardPoller(factory, call_timeout=DASHBOARD_TIMEOUT)
-    setup_rayjob_controller(
-        mgr, RayJobSettings.from_env({}, options=options, features=features), poller
-    )
-    try:
-        async with running(mgr):
-            yield poller
-    finally:
-        await poller.close()
-        await factory.close()
+    async with start_operator(
+        client,
+        namespace,
+        kinds=("raycluster", "rayjob"),
+        workers=1,
+        raycluster={"requeue_seconds": 10},
+        dashboard_timeout=DASHBOARD_TIMEOUT,
+        poller={"call_timeout": DASHBOARD_TIMEOUT},
+    ) as op:
+        assert op.poller is not None
+        yield op.poller
 
 
 def raycluster(name: str, namespace: str) -> dict[str, Any]:
