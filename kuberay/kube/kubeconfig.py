@@ -44,6 +44,7 @@ from typing import Any
 
 from kuberay.kube.errors import ConfigError, CredentialError
 from kuberay.kube.exec_credentials import Credentials, ExecPlugin, FileToken
+from kuberay.kube.overrides import Overrides
 from kuberay.kube.proxy import proxy_for
 from kuberay.kube.restconfig import RestConfig
 
@@ -52,27 +53,6 @@ SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 #: Path-valued fields of a cluster / a user entry.
 CLUSTER_PATHS = ("certificate-authority",)
 USER_PATHS = ("client-certificate", "client-key", "tokenFile")
-
-
-@dataclasses.dataclass
-class Overrides:
-    """What replaces the kubeconfig's choice or field (None/empty: not given), as
-    kubectl's connection flags do."""
-
-    context: str | None = None
-    cluster: str | None = None
-    user: str | None = None
-    namespace: str | None = None
-    server: str | None = None
-    token: str | None = None
-    as_user: str | None = None
-    as_groups: list[str] = dataclasses.field(default_factory=list)
-    as_uid: str | None = None
-    certificate_authority: str | None = None
-    client_certificate: str | None = None
-    client_key: str | None = None
-    insecure_skip_tls_verify: bool = False
-    tls_server_name: str | None = None
 
 
 @dataclasses.dataclass

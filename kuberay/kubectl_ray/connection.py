@@ -10,14 +10,15 @@ falls back to the pod's service account.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-import attrs
+from kuberay.kube.overrides import Overrides
 
-if TYPE_CHECKING:  # kuberay.kube is imported when a command connects, not at --help
-    from kuberay.kube.kubeconfig import MergedConfig, Overrides
+if TYPE_CHECKING:  # the loader is imported when a command connects, not at --help
+    from kuberay.kube.kubeconfig import MergedConfig
     from kuberay.kube.restconfig import RestConfig
 
     #: The resolved connection (the shared loader's :class:`RestConfig`).
@@ -50,47 +51,18 @@ def parse_request_timeout(text: str) -> float:
     return total
 
 
-@attrs.define
-class ConnectionFlags:
-    """kubectl's connection flags (None: not given)."""
+@dataclasses.dataclass
+class ConnectionFlags(Overrides):
+    """kubectl's connection flags (None: not given): the loader's :class:`Overrides` plus
+    ``--kubeconfig`` and ``--request-timeout``."""
 
     kubeconfig: str | None = None
-    context: str | None = None
-    cluster: str | None = None
-    user: str | None = None
-    namespace: str | None = None
-    server: str | None = None
-    token: str | None = None
-    as_user: str | None = None
-    as_groups: list[str] = attrs.field(factory=list)
-    as_uid: str | None = None
-    certificate_authority: str | None = None
-    client_certificate: str | None = None
-    client_key: str | None = None
-    insecure_skip_tls_verify: bool = False
-    tls_server_name: str | None = None
     request_timeout: str | None = None
 
     def overrides(self) -> Overrides:
         """The flags as the shared loader's overrides."""
-        from kuberay.kube.kubeconfig import Overrides
-
-        return Overrides(
-            context=self.context,
-            cluster=self.cluster,
-            user=self.user,
-            namespace=self.namespace,
-            server=self.server,
-            token=self.token,
-            as_user=self.as_user,
-            as_groups=list(self.as_groups),
-            as_uid=self.as_uid,
-            certificate_authority=self.certificate_authority,
-            client_certificate=self.client_certificate,
-            client_key=self.client_key,
-            insecure_skip_tls_verify=self.insecure_skip_tls_verify,
-            tls_server_name=self.tls_server_name,
-        )
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(Overrides)}
+        return Overrides(**{**fields, "as_groups": list(self.as_groups)})
 
 
 def load(flags: ConnectionFlags, environ: Mapping[str, str] | None = None) -> MergedConfig:
