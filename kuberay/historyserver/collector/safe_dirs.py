@@ -21,13 +21,11 @@ The caller skips what is refused, logs ``reason`` and carries on (as for ``safe_
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
 import stat
 from pathlib import Path
 
-from kuberay.historyserver.collector.safe_open import DIR_FLAGS, SYMLINK, Refused
+from kuberay.historyserver.collector.safe_open import SYMLINK, Refused, walk_dirs
 
 DIR_MODE = 0o755
 #: the trusted root itself: opened as configured (it may be reached through a link)
@@ -51,25 +49,7 @@ def open_dir(root: Path, path: Path, *, create: bool = False) -> int:
     symlinked component, ``ValueError`` when ``path`` is not under ``root``, ``OSError``
     otherwise (``FileNotFoundError`` for a missing component without ``create``)."""
     parts = _parts(root, path)
-    fd = os.open(root, _ROOT_FLAGS)
-    try:
-        for part in parts:
-            if create:  # an existing directory is opened below; a link or file refused
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, DIR_MODE, dir_fd=fd)
-            try:
-                nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                # Linux answers ENOTDIR (not ELOOP) for O_DIRECTORY | O_NOFOLLOW on a symlink
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_symlink(part, fd):
-                    raise Refused(path, SYMLINK) from None
-                raise
-            os.close(fd)
-            fd = nxt
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return walk_dirs(os.open(root, _ROOT_FLAGS), parts, path, create=create, mode=DIR_MODE)
 
 
 def make_dirs(root: Path, path: Path) -> None:

@@ -27,6 +27,7 @@ failure and retries); the caller skips the file, logs ``reason`` and carries on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import os
 import stat
@@ -73,9 +74,21 @@ def _open_parent(path: Path) -> int:
     parts = path.parts
     if not path.is_absolute() or any(p in (".", "..") for p in parts[1:]):
         raise ValueError(f"not an absolute, normalised path: {path}")
-    fd = os.open("/", DIR_FLAGS)
+    return walk_dirs(os.open("/", DIR_FLAGS), parts[1:-1], path)
+
+
+def walk_dirs(
+    fd: int, parts: tuple[str, ...], path: Path, *, create: bool = False, mode: int = 0o755
+) -> int:
+    """From the directory ``fd`` (taken over: closed on every path), each of ``parts`` opened
+    with ``O_DIRECTORY | O_NOFOLLOW`` relative to the previous one (and with ``create``, made
+    with ``mode`` when missing); the last one's descriptor, the caller's to close. Raises
+    ``Refused(path, SYMLINK)`` for a symlinked component, ``OSError`` otherwise."""
     try:
-        for part in parts[1:-1]:
+        for part in parts:
+            if create:  # an existing directory is opened below; a link or file refused
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, mode, dir_fd=fd)
             try:
                 nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
