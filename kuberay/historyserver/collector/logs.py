@@ -34,7 +34,7 @@ from pathlib import Path
 import attrs
 import structlog
 
-from kuberay.historyserver.collector.safe_dirs import move
+from kuberay.historyserver.collector.safe_dirs import is_regular_file, move
 from kuberay.historyserver.collector.safe_open import FileId, Refused, SafeFile, real_subdirs
 from kuberay.historyserver.collector.sessions import PERSIST_COMPLETE, PREV_LOGS
 from kuberay.historyserver.layout import Layout, LayoutError, check_relative_path, is_safe_segment
@@ -215,7 +215,7 @@ class LogUploader:
                 st.st_size,
                 st.st_mtime_ns,
             )
-            if not unchanged and not target.exists():
+            if not unchanged and not is_regular_file(self.tmp_root, target):
                 try:
                     await self._put_file(key, logs / rel, st)
                 except Refused as exc:

@@ -52,6 +52,22 @@ def open_dir(root: Path, path: Path, *, create: bool = False) -> int:
     return walk_dirs(os.open(root, _ROOT_FLAGS), parts, path, create=create, mode=DIR_MODE)
 
 
+def is_regular_file(root: Path, path: Path) -> bool:
+    """Whether ``path`` (below ``root``) is a regular file reached without following any
+    symlink: a link planted at ``path`` or at a directory above it is not one."""
+    try:
+        fd = open_dir(root, path.parent)
+    except (Refused, OSError, ValueError):
+        return False
+    try:
+        st = os.stat(path.name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return stat.S_ISREG(st.st_mode)
+
+
 def make_dirs(root: Path, path: Path) -> None:
     """``path.mkdir(parents=True, exist_ok=True)`` below ``root`` without following a
     symlink (``open_dir`` with ``create``; same errors)."""

@@ -126,3 +126,26 @@ def test_move_refuses_a_symlink_source_and_replaces_a_symlink_target(tmp_path: P
     assert victim.read_text() == "untouched"
     assert (root / "a" / "b" / "file").read_text() == "moved"
     assert not (root / "a" / "b" / "file").is_symlink()
+
+
+async def test_a_link_planted_at_the_done_name_does_not_suppress_the_upload(
+    tmp_path: Path,
+) -> None:
+    """``persist-complete-logs/.../raylet.out`` says "already uploaded"; a link planted there
+    (to any file) is not taken for it: the prev-logs file is uploaded, then moved over the
+    link (which is replaced, not written through)."""
+    root = tmp_path / "ray"
+    logs = root / "prev-logs" / OLD / NODE / "logs"
+    logs.mkdir(parents=True)
+    (logs / "raylet.out").write_text("old\n")
+    decoy = tmp_path / "decoy"
+    decoy.write_text("not the log\n")
+    done = root / "persist-complete-logs" / OLD / NODE / "logs" / "raylet.out"
+    done.parent.mkdir(parents=True)
+    os.symlink(decoy, done)
+    store = MemoryStore()
+    up = LogUploader(store, LAYOUT, root, interval=0.0, budget=64 << 20)
+    assert await asyncio.wait_for(up.process_prev_logs(), TIMEOUT) == [OLD]
+    assert [v for v in store.objects.values()] == [b"old\n"]
+    assert decoy.read_text() == "not the log\n"
+    assert done.is_file() and not done.is_symlink() and done.read_text() == "old\n"
