@@ -184,9 +184,12 @@ def write_token_kubeconfig(path: Path, admin: Client, token: str) -> Path:
     cluster: dict[str, Any] = {"server": admin.host}
     if not cfg.verify_ssl:
         cluster["insecure-skip-tls-verify"] = True
-    elif cfg.ssl_ca_cert:
-        ca = Path(cfg.ssl_ca_cert).read_bytes()
-        cluster["certificate-authority-data"] = base64.b64encode(ca).decode()
+    else:  # the loader keeps inline CA data in memory (ca_data), a CA file as its path
+        ca = getattr(cfg, "ca_data", None)
+        if ca is None and cfg.ssl_ca_cert:
+            ca = Path(cfg.ssl_ca_cert).read_bytes()
+        if ca is not None:
+            cluster["certificate-authority-data"] = base64.b64encode(ca).decode()
     server_name = getattr(cfg, "tls_server_name", None)
     if server_name:
         cluster["tls-server-name"] = server_name
