@@ -23,7 +23,8 @@ class TransportError(KubeError):
 class RequestRefused(KubeError, ValueError):
     """The client refused to send a request it cannot frame: a path segment, query or
     header value holds what HTTP/1.1 or the apiserver's paths cannot carry (a CR LF in a
-    name, ``..``). Nothing was sent; the message names the field."""
+    name, ``..``). Nothing was sent; the message names the field. A path segment's refusal is
+    :class:`kuberay.kube.paths.InvalidPathSegment`, a subclass."""
 
 
 class ConfigError(KubeError):

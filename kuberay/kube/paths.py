@@ -23,7 +23,7 @@ import unicodedata
 import urllib.parse
 from typing import Final
 
-from kuberay.kube.errors import KubeError
+from kuberay.kube.errors import RequestRefused
 
 __all__ = [
     "MAX_SEGMENT_LENGTH",
@@ -42,7 +42,7 @@ MAX_SEGMENT_LENGTH: Final = 1024
 _SHOWN: Final = 40
 
 
-class InvalidPathSegment(KubeError, ValueError):
+class InvalidPathSegment(RequestRefused):
     """A value cannot be a URL path segment; nothing was sent.
 
     ``segment`` names which part of the path it was meant for (``"name"``, ``"namespace"``,
