@@ -45,19 +45,22 @@ CLUSTER_SPEC_FIELD: Final[Mapping[str, str | None]] = {
 }
 
 
-def _groups(kind: str, body: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(node type, group spec)`` of each group of the body, head first."""
+def _cluster(kind: str, body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The body's cluster spec (the groups' parent), if it has one."""
     if kind not in CLUSTER_SPEC_FIELD:
         raise ValueError(f"compute templates do not apply to kind {kind!r}")
     spec = body.get("spec")
     field = CLUSTER_SPEC_FIELD[kind]
     cluster = spec.get(field) if isinstance(spec, dict) and field else spec
-    if not isinstance(cluster, dict):
-        return
-    head = cluster.get("headGroupSpec")
+    return cluster if isinstance(cluster, dict) else None
+
+
+def _groups(cluster: Mapping[str, Any] | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(node type, group spec)`` of each group, head first."""
+    head = cluster.get("headGroupSpec") if cluster else None
     if isinstance(head, dict):
         yield HEAD_NODE, head
-    workers = cluster.get("workerGroupSpecs")
+    workers = cluster.get("workerGroupSpecs") if cluster else None
     for worker in workers if isinstance(workers, list) else ():
         if isinstance(worker, dict):
             yield WORKER_NODE, worker
@@ -67,7 +70,7 @@ def referenced_names(kind: str, body: Mapping[str, Any]) -> list[str]:
     """The template names the body's groups give, each once, head first (a value that is not
     a string is ignored, as KubeRay ignores it)."""
     names: dict[str, None] = {}
-    for _, group in _groups(kind, body):
+    for _, group in _groups(_cluster(kind, body)):
         name = group.get(TEMPLATE_FIELD)
         if isinstance(name, str):
             names[name] = None
@@ -117,14 +120,38 @@ def _apply_to_group(template: ComputeTemplate, group: dict[str, Any], node_type:
         ]
 
 
+def _applied(
+    group: dict[str, Any], node_type: str, templates: Mapping[str, ComputeTemplate]
+) -> dict[str, Any]:
+    """A copy of ``group`` with its template applied, or ``group`` when it names none."""
+    name = group.get(TEMPLATE_FIELD)
+    if not (isinstance(name, str) and name in templates):
+        return group
+    applied = copy.deepcopy(group)
+    _apply_to_group(templates[name], applied, node_type)
+    return applied
+
+
 def apply_templates(
     kind: str, body: Mapping[str, Any], templates: Mapping[str, ComputeTemplate]
 ) -> dict[str, Any]:
-    """A copy of ``body`` with each group's named template (looked up in ``templates``)
-    applied; groups naming no template, or one not in ``templates``, are left as they are."""
-    result = copy.deepcopy(dict(body))
-    for node_type, group in _groups(kind, result):
-        name = group.get(TEMPLATE_FIELD)
-        if isinstance(name, str) and name in templates:
-            _apply_to_group(templates[name], group, node_type)
+    """``body`` with each group's named template (looked up in ``templates``) applied; groups
+    naming no template, or one not in ``templates``, are left as they are. ``body`` is not
+    changed: the maps on the way to a templated group, and that group, are copies."""
+    result = dict(body)
+    if _cluster(kind, body) is None:
+        return result
+    spec = result["spec"] = dict(body["spec"])
+    field = CLUSTER_SPEC_FIELD[kind]
+    cluster = spec
+    if field:
+        cluster = spec[field] = dict(spec[field])
+    head = cluster.get("headGroupSpec")
+    if isinstance(head, dict):
+        cluster["headGroupSpec"] = _applied(head, HEAD_NODE, templates)
+    workers = cluster.get("workerGroupSpecs")
+    if isinstance(workers, list):
+        cluster["workerGroupSpecs"] = [
+            _applied(w, WORKER_NODE, templates) if isinstance(w, dict) else w for w in workers
+        ]
     return result

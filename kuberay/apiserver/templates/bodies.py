@@ -4,13 +4,15 @@ YAML (by Content-Type: ``application/yaml``, ``application/x-yaml``, ``text/yaml
 as the apiserver reads it (``sigs.k8s.io/yaml``): dates stay strings; anchors and aliases
 are expanded into copies, and the expansion is bounded by :data:`MAX_BODY` (a "billion
 laughs" document is refused, not expanded); a recursive alias, a binary or set value, NaN or
-infinity are refused. Anything else is read as JSON. Nesting deeper than the parsers allow is
-refused. Every refusal is :class:`~kuberay.apiserver.templates.errors.BadBody`.
+infinity are refused. Anything else is read as JSON. Nesting deeper than the parsers allow
+(libyaml and orjson: about 1,000 levels; orjson writes at most 254) is refused. A large YAML
+body takes seconds of CPU to read: the middleware reads one in a worker thread. Every refusal
+is :class:`~kuberay.apiserver.templates.errors.BadBody`.
 """
 
 from __future__ import annotations
 
-import json
+import math
 from typing import Any, Final
 
 import orjson
@@ -24,7 +26,10 @@ YAML_MEDIA_TYPES: Final = frozenset({"application/yaml", "application/x-yaml", "
 _TIMESTAMP_TAG: Final = "tag:yaml.org,2002:timestamp"
 
 
-class _Loader(yaml.SafeLoader):
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml bounds nesting
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc]
     """PyYAML's safe loader without the timestamp rule (Kubernetes keeps dates as strings)."""
 
 
@@ -32,7 +37,6 @@ _Loader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in rules if tag != _TIMESTAMP_TAG]
     for first, rules in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-_EXPANDER: Final = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":"))
 
 
 def is_yaml(content_type: str) -> bool:
@@ -40,17 +44,38 @@ def is_yaml(content_type: str) -> bool:
     return content_type.split(";", 1)[0].strip().lower() in YAML_MEDIA_TYPES
 
 
-def _yaml_to_json(raw: bytes) -> bytes:
-    """The YAML document as JSON text, its aliases expanded, at most :data:`MAX_BODY` bytes."""
-    document = yaml.load(raw, Loader=_Loader)  # a SafeLoader subclass
-    size = 0
-    chunks: list[str] = []
-    for chunk in _EXPANDER.iterencode(document):
-        size += len(chunk)
-        if size > MAX_BODY:
+def _expanded_size(document: Any) -> int:
+    """About how many bytes ``document`` takes as JSON with its aliases expanded (each shared
+    part is measured once); :class:`BadBody` beyond :data:`MAX_BODY`, for a part that
+    contains itself and for NaN or infinity."""
+    sizes: dict[int, int] = {}
+
+    def size(node: Any) -> int:
+        if isinstance(node, float) and not math.isfinite(node):
+            raise BadBody("NaN or infinity")
+        if not isinstance(node, (dict, list)):
+            return len(node) + 2 if isinstance(node, str) else 8
+        key = id(node)
+        if key in sizes:
+            if sizes[key] < 0:
+                raise BadBody("a recursive alias")
+            return sizes[key]
+        sizes[key] = -1
+        parts = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        total = 2 + sum(size(part) + 1 for part in parts)
+        if total > MAX_BODY:
             raise BadBody(f"the body expands beyond {MAX_BODY} bytes")
-        chunks.append(chunk)
-    return "".join(chunks).encode()
+        sizes[key] = total
+        return total
+
+    return size(document)
+
+
+def _yaml_to_json(raw: bytes) -> bytes:
+    """The YAML document as JSON text, its aliases expanded into copies."""
+    document = yaml.load(raw, Loader=_Loader)  # a SafeLoader
+    _expanded_size(document)
+    return orjson.dumps(document, option=orjson.OPT_NON_STR_KEYS)
 
 
 def decode_body(content_type: str, raw: bytes) -> dict[str, Any]:

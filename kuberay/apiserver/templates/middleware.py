@@ -5,6 +5,7 @@ body on its way to the kube-apiserver gets the templates its groups name applied
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -13,7 +14,7 @@ import structlog
 from kuberay.apiserver.errors import UpstreamUnavailable
 from kuberay.apiserver.kube_calls import KubeAnswer, KubeCall
 from kuberay.apiserver.templates.apply import apply_templates, referenced_names
-from kuberay.apiserver.templates.bodies import decode_body, encode_body
+from kuberay.apiserver.templates.bodies import decode_body, encode_body, is_yaml
 from kuberay.apiserver.templates.errors import TemplateMissing, UpstreamRefused
 from kuberay.apiserver.templates.model import (
     ComputeTemplate,
@@ -25,6 +26,8 @@ from kuberay.kube.paths import check_segment, path_segment_problems
 
 log = structlog.get_logger("apiserver.templates")
 
+#: A YAML body larger than this is read in a worker thread (seconds of CPU for megabytes).
+INLINE_YAML = 64 * 2**10
 #: Reads a template by name in one namespace: None when there is none.
 Fetch = Callable[[str], Awaitable[ComputeTemplate | None]]
 
@@ -68,7 +71,10 @@ async def rewrite_body(
     Raises :class:`BadBody` for a body that is not one object within the size limit,
     :class:`TemplateMissing` for a name that is no template (every name is checked before
     any is read; ``namespace`` only words the message) and whatever ``fetch`` raises."""
-    body = decode_body(content_type, raw)
+    if is_yaml(content_type) and len(raw) > INLINE_YAML:
+        body = await asyncio.to_thread(decode_body, content_type, raw)
+    else:
+        body = decode_body(content_type, raw)
     names = referenced_names(kind, body)
     for name in names:
         problems = path_segment_problems(name)
