@@ -316,3 +316,11 @@ GCS_FT_BACKEND_REDIS: Final = "redis"
 GCS_FT_BACKEND_ROCKSDB: Final = "rocksdb"
 GCS_STORAGE_DELETION_POLICY_RETAIN: Final = "Retain"
 UPGRADE_STRATEGY_RECREATE: Final = "Recreate"
+
+# --- KubeRay's API server: compute templates (apiserver/pkg/util/cluster.go, config.go) ---
+#: Label of every compute-template ConfigMap, with the value :data:`COMPUTE_TEMPLATE_CONFIG_TYPE`.
+CONFIG_TYPE_LABEL_KEY: Final = "ray.io/config-type"
+COMPUTE_TEMPLATE_CONFIG_TYPE: Final = "compute-template"
+#: A template's name: a label of its ConfigMap and the annotation set on each templated
+#: group's Pod template.
+COMPUTE_TEMPLATE_KEY: Final = "ray.io/compute-template"
