@@ -16,8 +16,8 @@ from .go_text import go_quote
 __all__ = [
     "GoNumError",
     "go_atoi",
-    "go_parse_int",
     "go_parse_bool",
+    "go_parse_int",
     "go_str_list",
     "is_dns1035_label",
     "is_dns1123_label",
