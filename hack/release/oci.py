@@ -2,8 +2,8 @@
 
 :func:`write_docker_archive` writes one (manifest.json, the config, a layer.tar per layer);
 :func:`archive_tags` reads its tags back, :func:`extract_layers` its layers;
-:func:`derive_archive` writes another image over the same layers; :func:`docker_to_oci` turns it into an OCI image
-layout archive.
+:func:`derive_archive` writes another image over the same layers; :func:`docker_to_oci` turns
+it into an OCI image layout archive.
 
 The result is a tar holding ``oci-layout``, ``index.json`` and ``blobs/sha256/<digest>`` for
 the image config, its manifest and each (uncompressed) layer, with one index entry per tag
@@ -96,9 +96,7 @@ def extract_layers(archive: Path, directory: Path) -> list[Path]:
     return out
 
 
-def derive_archive(
-    base: Path, out: Path, config: dict[str, object], tags: tuple[str, ...]
-) -> None:
+def derive_archive(base: Path, out: Path, config: dict[str, object], tags: tuple[str, ...]) -> None:
     """Write ``out``: the image of the docker archive ``base`` (its layers, byte for byte)
     with ``config`` and ``tags`` instead of its own."""
     with tempfile.TemporaryDirectory(prefix="kuberay-derive-", dir=out.parent) as tmp:
