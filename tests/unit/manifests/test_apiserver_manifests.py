@@ -356,3 +356,10 @@ def test_notes_tell_how_to_call_it() -> None:
     )  # fmt: skip
     notes = proc.stdout.split("NOTES:", 1)[1]
     assert "WARNING: authMode service-account" in notes and "kubectl create token" not in notes
+
+
+@needs_helm
+def test_helm_lint() -> None:
+    for extra in ([], ["--set", "authMode=service-account", "--set", "tls.enabled=true"]):
+        proc = helm("lint", "--strict", str(APISERVER_CHART_DIR), *extra)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
