@@ -26,7 +26,7 @@ class Refusal:
 
     status: int
     text: str
-    content_type: str = "text/plain"
+    content_type: str = "text/plain; charset=utf-8"
 
 
 async def check_service(call: KubeCall, namespace: str, service: str) -> Refusal | None:
@@ -54,6 +54,5 @@ async def check_service(call: KubeCall, namespace: str, service: str) -> Refusal
 
 def refusal_response(refusal: Refusal) -> web.Response:
     """The answer for ``refusal``."""
-    return web.Response(
-        status=refusal.status, body=refusal.text.encode(), content_type=refusal.content_type
-    )
+    headers = {"Content-Type": refusal.content_type or "text/plain"}
+    return web.Response(status=refusal.status, body=refusal.text.encode(), headers=headers)
