@@ -32,8 +32,9 @@ class ApiServerMetrics:
         )
         self.latency = Histogram(
             "kuberay_apiserver_request_duration_seconds",
-            "Seconds from a request's arrival to its answer's head (a watch: its end).",
-            ["route", "method"],
+            "Seconds from a request's arrival to the end of its answer, by route, method and "
+            "status code.",
+            ["route", "method", "code"],
             registry=self.registry,
         )
 
@@ -53,7 +54,7 @@ class ApiServerMetrics:
             route = self._route_of(request)
             method = request.method if request.method in METHODS else "OTHER"
             self.requests.labels(route, method, str(code)).inc()
-            self.latency.labels(route, method).observe(time.perf_counter() - start)
+            self.latency.labels(route, method, str(code)).observe(time.perf_counter() - start)
 
     async def handle(self, _request: web.Request) -> web.Response:
         """``GET /metrics``."""

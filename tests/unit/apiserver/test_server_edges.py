@@ -170,3 +170,19 @@ async def test_tls_on_the_listener(tmp_path: Path) -> None:
         await runner.cleanup()
         await upstream.close()
     await asyncio.sleep(0)
+
+
+@pytest.mark.parametrize("server", [{"auth_mode": CALLER}], indirect=True)
+async def test_metrics_count_and_time_requests_by_route_and_code(server: str) -> None:
+    async with aiohttp.ClientSession() as http:
+        for _ in range(2):
+            async with http.get(f"{server}/healthz") as resp:
+                assert resp.status == 200
+        async with http.get(f"{server}/apis/ray.io/v1/rayclusters") as resp:
+            assert resp.status == 401  # counted too, under its own route name
+        async with http.get(f"{server}/metrics") as resp:
+            text = await resp.text()
+    assert 'kuberay_apiserver_requests_total{code="200",method="GET",route="healthz"} 2.0' in text
+    assert 'kuberay_apiserver_requests_total{code="401",method="GET",route="unauthorized"}' in text
+    timed = 'kuberay_apiserver_request_duration_seconds_count{code="200",method="GET",'
+    assert timed + 'route="healthz"} 2.0' in text
