@@ -120,7 +120,8 @@ def _report(status: Obj, world: World) -> tuple[str, StopReport]:
             f"Ray job {job_id} was not found on RayCluster {cluster}: nothing to stop",
         )
     cause = describe(error)
-    return f"Failed to stop Ray job {job_id}, it may still be running ({cause}); {seen}.", (
+    said = "the same error" if cause in str(status.get("message") or "") else cause
+    return f"Failed to stop Ray job {job_id}, it may still be running ({said}); {seen}.", (
         StopReport(
             STOP_FAILED,
             f"Failed to stop Ray job {job_id} on RayCluster {cluster}, it may still be "

@@ -154,6 +154,16 @@ def test_a_job_the_dashboard_does_not_know_needed_no_stop() -> None:
     assert d.stop_report is not None and d.stop_report.outcome == STOP_ABSENT
 
 
+def test_a_stop_failing_as_the_status_checks_does_not_repeat_the_cause() -> None:
+    d = _decide(PATHS[4], stop_failed("connection refused"))
+    assert d.status["message"].count("connection refused") == 1
+    assert d.status["message"].endswith(
+        "Failed to stop Ray job job-xyz, it may still be running (the same error); "
+        "jobStatus RUNNING is the last one observed."
+    )
+    assert d.stop_report is not None and "connection refused" in d.stop_report.message
+
+
 def test_the_status_check_timeout_keeps_its_last_error_and_adds_the_stop() -> None:
     d = _decide(PATHS[4], stopped())
     assert ": last error: " in d.status["message"]
