@@ -10,7 +10,9 @@ of :mod:`~kuberay.controllers.rayjob.machine`); lay the "why it waits" message o
 decided status (:mod:`~kuberay.controllers.rayjob.why`); run the decided actions; write
 the status when KubeRay would (or when the wait message changed), with a Warning Event
 when the new message names why the dashboard's status checks fail or why the RayJob gave up
-on them; requeue (3 s in the live states).
+on them, and the Event of the stop of a RayJob that gave up (:mod:`~.giveup`; the poller's
+memory of that stop is dropped once told, and at each new attempt); requeue (3 s in the live
+states).
 
 No pass waits on a Ray dashboard: :class:`~kuberay.controllers.rayjob.context.JobDashboard`
 returns the latest finished call, and the poller enqueues the RayJob when a call ends

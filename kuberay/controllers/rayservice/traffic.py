@@ -17,6 +17,9 @@
   generation (beyond KubeRay; a lowered capacity also waits ``ROUTE_SETTLE_SECONDS`` after
   that cluster's weight changed); a value counts in the status only once Serve accepted
   it (:attr:`Routing.confirmed`). A value is sent once per change of the wanted value.
+* Traffic moves to the pending cluster once its Serve settled, or once a due step waited for
+  that ``settle.hold_bound`` seconds (beyond KubeRay; then a Warning names what had not
+  settled); when the wait began is kept in memory per RayService and pending cluster.
 * An abandoned upgrade (``ray.io/upgrade-timeout``) whose pending cluster is still named runs
   ``abandon.plan_abandon`` instead of the stepping plan: weights held until the active
   cluster's Serve reports ``target_capacity`` 100, then 100/0, then the pending cluster retired.
