@@ -144,6 +144,12 @@ def archive_path(name: str) -> Path:
     raise ValueError(name)
 
 
+def ray_archive_path(version: str) -> Path:
+    """The archive of the Ray image built here for ``version`` (:data:`RAY_VERSION` or
+    :data:`RAY_NEW_VERSION`; may not exist yet)."""
+    return archive_path("ray" if version == RAY_VERSION else "ray-new")
+
+
 def _log(msg: str) -> None:
     print(f"images: {msg}", file=sys.stderr, flush=True)
 
@@ -319,8 +325,7 @@ def _build_dir() -> Path:
 
 
 def build_ray(version: str = RAY_VERSION) -> Path:
-    name = "ray" if version == RAY_VERSION else "ray-new"
-    out = archive_path(name)
+    out = ray_archive_path(version)
     if out.exists():
         return out
     t0 = time.monotonic()
@@ -331,7 +336,7 @@ def build_ray(version: str = RAY_VERSION) -> Path:
     layer = work / "layer.tar"
     _tar_dir(rootfs, layer)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tags = RAY_TAGS if name == "ray" else (f"docker.io/rayproject/ray:{version}",)
+    tags = RAY_TAGS if version == RAY_VERSION else (f"docker.io/rayproject/ray:{version}",)
     write_docker_archive(out, [layer], RAY_CONFIG, tags)
     layer.unlink()
     _rmtree(work)

@@ -215,6 +215,13 @@ NEURON_CORE_CONTAINER_RESOURCE_NAME: Final = "aws.amazon.com/neuroncore"
 NEURON_CORE_RAY_RESOURCE_NAME: Final = "neuron_cores"
 TPU_CONTAINER_RESOURCE_NAME: Final = "google.com/tpu"
 TPU_RAY_RESOURCE_NAME: Final = "TPU"
+#: Huawei Ascend NPUs (KubeRay v1.8, #5071): a lowercased container resource key with this prefix
+#: (except the ``-memory`` / ``-core`` slices device plugins such as HAMi expose beside it) or
+#: equal to :data:`NPU_CONTAINER_RESOURCE_NAME` is an NPU, advertised to Ray as ``NPU``.
+ASCEND_CONTAINER_RESOURCE_PREFIX: Final = "huawei.com/ascend"
+ASCEND_NON_DEVICE_SUFFIXES: Final = ("-memory", "-core")
+NPU_CONTAINER_RESOURCE_NAME: Final = "huawei.com/npu"
+NPU_RAY_RESOURCE_NAME: Final = "NPU"
 
 # --- env vars set on Ray containers ---
 RAY_CLUSTER_NAME: Final = "RAY_CLUSTER_NAME"
