@@ -85,6 +85,9 @@ OUR_OWN_REASONS = {
     # rayservice/children.py: a serve Service of that name owned by someone else is not
     # taken over; KubeRay overwrites it silently.
     "ServiceNameConflict",
+    # rayservice/traffic.py: our own settled-Serve wait (beyond KubeRay) ran out and the
+    # traffic step was taken anyway, as KubeRay takes it.
+    "TrafficMovedBeforeServeSettled",
 }
 
 
