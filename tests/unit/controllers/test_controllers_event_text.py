@@ -85,6 +85,9 @@ OUR_OWN_REASONS = {
     # rayservice/children.py: a serve Service of that name owned by someone else is not
     # taken over; KubeRay overwrites it silently.
     "ServiceNameConflict",
+    # raycluster/removed_groups.py: the pods of a worker group removed from the spec are
+    # deleted; KubeRay leaves them running (its #1739).
+    "WorkerGroupRemoved",
 }
 
 
