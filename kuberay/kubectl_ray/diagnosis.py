@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from kuberay.api.v1.rules import managed_elsewhere
 from kuberay.controllers.builders.auth import auth_token_secret_name
 from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
+from kuberay.kubectl_ray.cluster_changes import check_older_templates, check_removed_groups
 from kuberay.kubectl_ray.common import condition_true, find_condition, pod_ready
 from kuberay.kubectl_ray.findings import (
     ERROR,
@@ -264,6 +265,8 @@ def diagnose_cluster(snap: Snapshot) -> list[Finding]:
         found += check_pod(pod)
     found += check_dashboard(snap)
     found += check_ignored_change(snap)
+    found += check_older_templates(snap)
+    found += check_removed_groups(snap)
     found += check_events(snap.events, snap.now)
     managed_by = managed_elsewhere(cluster)
     if managed_by:
