@@ -45,19 +45,19 @@ node-deps:
 browser-deps:
 	$(PY) hack/node_deps.py --browser
 
-# container images built here (pause, Ray, the operator, the history server and its collector) into
-# ~/.cache/kuberay/images
+# container images built here (pause, Ray, the operator, the API server, the history server and its
+# collector) into ~/.cache/kuberay/images
 images: deps node-deps binaries-all
-	$(BIN)/python hack/release/images.py pause ray ray-new operator collector server
+	$(BIN)/python hack/release/images.py pause ray ray-new operator apiserver collector server
 
-# release artifacts, flat in dist/ (hack/release/dist.py; docs/install.md): wheel + sdist, both charts
+# release artifacts, flat in dist/ (hack/release/dist.py; docs/install.md): wheel + sdist, the charts
 # + index.yaml, the images as OCI archives, the CRD bundle, the manifests, a CycloneDX SBOM,
 # SHA256SUMS. A `plugin` target, when the Makefile has one, runs first (its artifacts are summed
 # too).
 dist: deps helm
 	rm -rf dist
 	@if grep -q '^plugin:' Makefile; then $(MAKE) plugin; fi
-	$(BIN)/python hack/release/images.py operator collector server
+	$(BIN)/python hack/release/images.py operator apiserver collector server
 	$(BIN)/python hack/release/dist.py --out dist
 
 # helm v4 from the Go module proxy, for the chart tests

@@ -12,6 +12,12 @@ and two clusters never collide.
 Once ``/readz`` answers ``ok``, ``DIR/history-server.url`` holds its base URL
 (``http://127.0.0.1:<port>``, one line). Its log is ``DIR/history-server.log``.
 
+Ray's dashboard UI: like the server image (whose ``/dashboard`` holds the build of each Ray
+image built here), it serves the builds of those images, given as ``--dashboard-ui-dir``
+(:func:`local_dashboard_ui_dir`: taken out of the cached Ray image archives once, on demand,
+into ``<image cache>/dashboard-ui/<Ray recipe>/<major.minor>``). With no Ray image built it
+gets none and its ``/`` says how to provide one.
+
 Library use (``ControlPlane(history_server=True)`` does this after the object store)::
 
     server = HistoryServer(workdir, store_env)
@@ -42,6 +48,17 @@ _STORAGE_PREFIXES = ("STORAGE_", "S3", "AWS_", "GCS_", "AZURE_STORAGE_", "OSS_",
 
 class HistoryServerError(RuntimeError):
     """The server did not start (the message carries its log tail) or is misconfigured."""
+
+
+def local_dashboard_ui_dir() -> Path | None:
+    """The dashboard UI builds of the Ray images built here, one directory per
+    ``major.minor`` (extracted from their archives the first time), or None when no Ray image
+    is built (``make images``)."""
+    from hack.release import images, ray_ui
+
+    archives = {v: images.ray_archive_path(v) for v in images.SERVER_UI_VERSIONS}
+    cache = images.cache_dir() / "dashboard-ui" / images.RAY_RECIPE_VERSION
+    return ray_ui.cached_builds(archives, cache)
 
 
 def server_binary() -> Path:
@@ -82,10 +99,12 @@ class HistoryServer:
     """One ``kuberay-history-server`` process for a control plane's ``workdir``, over the
     store ``store_env`` describes (KubeRay's variable names), on ``host`` only.
 
-    ``host`` must be a concrete address (``0.0.0.0``/``::`` are refused). ``extra_args`` are
-    appended to the command line. ``preexec_fn`` runs in the child before exec (the control
-    plane passes its die-with-parent hook). :meth:`start` and :meth:`stop` are not
-    thread-safe; :meth:`stop` is idempotent.
+    ``host`` must be a concrete address (``0.0.0.0``/``::`` are refused).
+    ``dashboard_ui_dir``: the UI builds to serve (``--dashboard-ui-dir``; see
+    :func:`local_dashboard_ui_dir`). ``extra_args`` are appended to the command line.
+    ``preexec_fn`` runs in the child before exec (the control plane passes its
+    die-with-parent hook). :meth:`start` and :meth:`stop` are not thread-safe; :meth:`stop` is
+    idempotent.
     """
 
     def __init__(
@@ -94,6 +113,7 @@ class HistoryServer:
         store_env: Mapping[str, str],
         *,
         host: str = "127.0.0.1",
+        dashboard_ui_dir: Path | None = None,
         extra_args: tuple[str, ...] = (),
         start_timeout: float = START_TIMEOUT,
         preexec_fn: Callable[[], None] | None = None,
@@ -105,6 +125,7 @@ class HistoryServer:
         self.dir = workdir
         self.host = host
         self.store_env = dict(store_env)
+        self.dashboard_ui_dir = dashboard_ui_dir
         self.extra_args = extra_args
         self.url_file = workdir / URL_FILE
         self.log_path = workdir / LOG_FILE
@@ -126,12 +147,14 @@ class HistoryServer:
     def command(self) -> list[str]:
         """The server's command line."""
         host = f"[{self.host}]" if ":" in self.host else self.host
+        ui = ["--dashboard-ui-dir", str(self.dashboard_ui_dir)] if self.dashboard_ui_dir else []
         return [
             str(server_binary()),
             "--listen",
             f"{host}:0",
             "--log-format",
             "console",
+            *ui,
             *self.extra_args,
         ]
 

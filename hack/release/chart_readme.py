@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 CHARTS = [
     REPO / "manifests" / "helm" / "kuberay-operator",
     REPO / "manifests" / "helm" / "ray-cluster",
+    REPO / "manifests" / "helm" / "kuberay-apiserver",
 ]
 KEY = re.compile(r"^(\s*)([A-Za-z0-9_.\-/]+):(?:\s|$)")
 COMMENTED_KEY = re.compile(r"^\s*#\s*([A-Za-z0-9_\-]+):(?:\s|$)")

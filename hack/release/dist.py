@@ -4,14 +4,16 @@
 * ``kuberay-<v>-py3-none-any.whl``, ``kuberay-<v>.tar.gz``: the wheel and the sdist (PEP 517,
   ``python -m build``, from the files hack/release/image_context.py lists, so never
   .venv/.git/.run);
-* ``kuberay-operator-<chart version>.tgz``, ``ray-cluster-<chart version>.tgz`` and
-  ``index.yaml``: the charts (``helm package``) and a Helm repository index over them;
-* ``kuberay-operator-image-<v>.oci.tar``, ``kuberay-history-collector-image-<v>.oci.tar``,
+* ``kuberay-operator-<chart version>.tgz``, ``ray-cluster-<chart version>.tgz``,
+  ``kuberay-apiserver-<chart version>.tgz`` and ``index.yaml``: the charts (``helm package``)
+  and a Helm repository index over them;
+* ``kuberay-operator-image-<v>.oci.tar``, ``kuberay-apiserver-image-<v>.oci.tar``,
+  ``kuberay-history-collector-image-<v>.oci.tar``,
   ``kuberay-history-server-image-<v>.oci.tar``: the images hack/release/images.py builds, as OCI
   image layout archives (``--no-images`` leaves them out: building needs root);
 * ``kuberay-crds-<v>.yaml``: the ray.io CRDs in one file (``kubectl apply --server-side -f``);
 * ``kuberay-manifests-<v>.tar.gz``: manifests/ (the kustomize trees: crds, operator, default,
-  overlays/webhook, rbac, historyserver);
+  overlays/webhook, rbac, historyserver, apiserver);
 * ``kuberay-<v>.cdx.json``: a CycloneDX SBOM of the package and its runtime dependencies
   (hack/release/sbom.py);
 * ``SHA256SUMS``: ``sha256sum -c`` format, over every other file (the ``kubectl ray``
@@ -45,11 +47,16 @@ from hack.release.sbom import sbom_text
 
 REPO = Path(__file__).resolve().parents[2]
 CHARTS = REPO / "manifests" / "helm"
+#: the charts ``helm package`` archives; those carrying this project's images (``appVersion``
+#: is their default tag) must name the package version
+CHART_NAMES = ("kuberay-operator", "ray-cluster", "kuberay-apiserver")
+VERSIONED_CHARTS = ("kuberay-operator", "kuberay-apiserver")
 #: the sdist's and wheel's sources
 SOURCE_FILES = ("pyproject.toml", "README.md", "LICENSE", "kuberay")
 #: images.py name -> artifact name (without version)
 IMAGES = {
     "operator": "kuberay-operator-image",
+    "apiserver": "kuberay-apiserver-image",
     "collector": "kuberay-history-collector-image",
     "server": "kuberay-history-server-image",
 }
@@ -60,13 +67,14 @@ def _log(msg: str) -> None:
 
 
 def check_versions(version: str) -> None:
-    """The operator chart's appVersion is the package version."""
-    chart = yaml.safe_load((CHARTS / "kuberay-operator" / "Chart.yaml").read_text())
-    if str(chart.get("appVersion")) != version:
-        raise SystemExit(
-            f"manifests/helm/kuberay-operator/Chart.yaml appVersion {chart.get('appVersion')!r}"
-            f" is not the package version {version!r} (kuberay/__init__.py)"
-        )
+    """The appVersion of each chart in VERSIONED_CHARTS is the package version."""
+    for name in VERSIONED_CHARTS:
+        chart = yaml.safe_load((CHARTS / name / "Chart.yaml").read_text())
+        if str(chart.get("appVersion")) != version:
+            raise SystemExit(
+                f"manifests/helm/{name}/Chart.yaml appVersion {chart.get('appVersion')!r}"
+                f" is not the package version {version!r} (kuberay/__init__.py)"
+            )
 
 
 def build_python(out: Path) -> None:
@@ -85,9 +93,9 @@ def build_python(out: Path) -> None:
 
 
 def package_charts(out: Path) -> None:
-    """``helm package`` both charts into ``out`` and index them."""
+    """``helm package`` every chart in CHART_NAMES into ``out`` and index them."""
     helm = str(helm_path())
-    for chart in ("kuberay-operator", "ray-cluster"):
+    for chart in CHART_NAMES:
         subprocess.run(
             [helm, "package", str(CHARTS / chart), "--destination", str(out)],
             check=True,

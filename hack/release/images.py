@@ -12,6 +12,9 @@
   and its dependencies but kubernetes-asyncio (only tests use it), slimmed (no
   docs, locales, perl, apt, pip), user 1000; tagged as the Helm chart's default image
   (``localhost/kuberay-python/operator:<version>``) and ``:latest``.
+* ``apiserver``: the operator image's layer, byte for byte (a registry stores it once for
+  both), with entrypoint ``kuberay-apiserver``; tagged as the kuberay-apiserver chart's
+  default (``localhost/kuberay-python/apiserver:<version>``) and ``:latest``.
 * ``collector``: the history server's collector sidecar: Debian bookworm minbase (no Ray) + a
   venv ``/opt/kuberay`` holding this package with its ``history`` extra (every storage client),
   user 1000, entrypoint ``kuberay-history-collector``; tagged as every tag in
@@ -22,22 +25,24 @@
   in ``SERVER_TAGS`` (``localhost/kuberay-python/history-server:<version>`` and ``:latest``).
 
 Archives are cached under ``$KUBERAY_IMAGE_CACHE`` (default ``~/.cache/kuberay/images``) and
-rebuilt only when missing (the operator image when this package's sources changed, the
-collector and server images when the sources they install changed: ``collector_files()``).
+rebuilt only when missing (the operator and apiserver images when this package's sources
+changed, the collector and server images when the sources they install changed:
+``collector_files()``).
 ``hack/images/Dockerfile`` states the same images for users with Docker and a registry.
 Root only (debootstrap, chroot).
 
 * ``ray-new``: the same with ``ray[default,serve]==RAY_NEW_VERSION``, tagged only as that version
   (for what 2.52.0's autoscaler lacks, e.g. worker-group priority in autoscaler v2).
 
-Usage: python hack/release/images.py [pause] [ray] [ray-new] [operator] [collector] [server]
-(default: all)
+Usage: python hack/release/images.py [pause] [ray] [ray-new] [operator] [apiserver] [collector]
+[server] (default: all)
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -54,13 +59,15 @@ from hack.release.image_context import OPERATOR_CONTEXT, context_files
 
 # re-exported: hack/cluster/realnode.py reads it here
 from hack.release.oci import archive_tags as archive_tags
-from hack.release.oci import sha256_file, write_docker_archive
+from hack.release.oci import derive_archive, sha256_file, write_docker_archive
 from hack.release.operator_image import (
     OPERATOR_HOME,
     OPERATOR_RECIPE_VERSION,
     OPERATOR_USER,
     OPERATOR_VENV,
     _slim,
+    apiserver_config,
+    apiserver_tags,
     operator_config,
     operator_dependencies,
     operator_tags,
@@ -128,11 +135,19 @@ def archive_path(name: str) -> Path:
         return cache_dir() / f"ray-{RAY_NEW_VERSION}-{RAY_RECIPE_VERSION}.tar"
     if name == "operator":
         return cache_dir() / f"operator-{_package_digest()[:12]}.tar"
+    if name == "apiserver":
+        return cache_dir() / f"apiserver-{apiserver_digest()[:12]}.tar"
     if name == "collector":
         return cache_dir() / f"collector-{collector_digest()[:12]}.tar"
     if name == "server":
         return cache_dir() / f"server-{server_digest()[:12]}.tar"
     raise ValueError(name)
+
+
+def ray_archive_path(version: str) -> Path:
+    """The archive of the Ray image built here for ``version`` (:data:`RAY_VERSION` or
+    :data:`RAY_NEW_VERSION`; may not exist yet)."""
+    return archive_path("ray" if version == RAY_VERSION else "ray-new")
 
 
 def _log(msg: str) -> None:
@@ -310,8 +325,7 @@ def _build_dir() -> Path:
 
 
 def build_ray(version: str = RAY_VERSION) -> Path:
-    name = "ray" if version == RAY_VERSION else "ray-new"
-    out = archive_path(name)
+    out = ray_archive_path(version)
     if out.exists():
         return out
     t0 = time.monotonic()
@@ -322,7 +336,7 @@ def build_ray(version: str = RAY_VERSION) -> Path:
     layer = work / "layer.tar"
     _tar_dir(rootfs, layer)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tags = RAY_TAGS if name == "ray" else (f"docker.io/rayproject/ray:{version}",)
+    tags = RAY_TAGS if version == RAY_VERSION else (f"docker.io/rayproject/ray:{version}",)
     write_docker_archive(out, [layer], RAY_CONFIG, tags)
     layer.unlink()
     _rmtree(work)
@@ -386,6 +400,32 @@ def build_operator() -> Path:
     write_docker_archive(out, [layer], operator_config(), operator_tags())
     _rmtree(work)
     _log(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.monotonic() - t0:.0f}s")
+    return out
+
+
+# ----------------------------------------------------------------------------- apiserver
+
+
+def apiserver_digest() -> str:
+    """sha256 over the operator image's digest (its layer is the apiserver image's), the
+    apiserver image's tags and its config."""
+    h = hashlib.sha256(f"apiserver/{_package_digest()}".encode())
+    h.update("\n".join(apiserver_tags()).encode())
+    h.update(json.dumps(apiserver_config(), sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def build_apiserver() -> Path:
+    """The API server image: the operator image's layer (built first when missing) with
+    :func:`apiserver_config` and :func:`apiserver_tags`; cached by :func:`apiserver_digest`."""
+    out = archive_path("apiserver")
+    if out.exists():
+        return out
+    operator = build_operator()
+    for old in cache_dir().glob("apiserver-*.tar"):
+        old.unlink(missing_ok=True)
+    derive_archive(operator, out, apiserver_config(), apiserver_tags())
+    _log(f"built {out} ({out.stat().st_size >> 20} MiB) over {operator.name}'s layer")
     return out
 
 
@@ -533,6 +573,7 @@ BUILDERS = {
     "ray": build_ray,
     "ray-new": build_ray_new,
     "operator": build_operator,
+    "apiserver": build_apiserver,
     "collector": build_collector,
     "server": build_server,
 }

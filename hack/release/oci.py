@@ -1,8 +1,9 @@
 """Docker archives (``docker save``'s format) for hack/release/images.py, and their OCI layouts.
 
 :func:`write_docker_archive` writes one (manifest.json, the config, a layer.tar per layer);
-:func:`archive_tags` reads its tags back; :func:`docker_to_oci` turns it into an OCI image
-layout archive.
+:func:`archive_tags` reads its tags back, :func:`extract_layers` its layers;
+:func:`derive_archive` writes another image over the same layers; :func:`docker_to_oci` turns
+it into an OCI image layout archive.
 
 The result is a tar holding ``oci-layout``, ``index.json`` and ``blobs/sha256/<digest>`` for
 the image config, its manifest and each (uncompressed) layer, with one index entry per tag
@@ -17,6 +18,7 @@ import io
 import json
 import os
 import tarfile
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +74,33 @@ def archive_tags(archive: Path) -> list[str]:
         f = tar.extractfile("manifest.json")
         assert f is not None
         return [t for entry in json.load(f) for t in entry.get("RepoTags") or ()]
+
+
+def extract_layers(archive: Path, directory: Path) -> list[Path]:
+    """The layers of a docker archive written by write_docker_archive, copied into
+    ``directory`` as ``layer-<i>.tar`` (bottom first), byte for byte: an image written over
+    them shares their digests."""
+    out: list[Path] = []
+    with tarfile.open(archive) as tar:
+        f = tar.extractfile("manifest.json")
+        assert f is not None
+        [entry] = json.load(f)
+        for i, name in enumerate(entry["Layers"]):
+            member = tar.extractfile(name)
+            assert member is not None
+            path = directory / f"layer-{i}.tar"
+            with path.open("wb") as dst:
+                while chunk := member.read(CHUNK):
+                    dst.write(chunk)
+            out.append(path)
+    return out
+
+
+def derive_archive(base: Path, out: Path, config: dict[str, object], tags: tuple[str, ...]) -> None:
+    """Write ``out``: the image of the docker archive ``base`` (its layers, byte for byte)
+    with ``config`` and ``tags`` instead of its own."""
+    with tempfile.TemporaryDirectory(prefix="kuberay-derive-", dir=out.parent) as tmp:
+        write_docker_archive(out, extract_layers(base, Path(tmp)), config, tags)
 
 
 def _digest_of(stream: Any) -> tuple[str, int]:

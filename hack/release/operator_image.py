@@ -1,6 +1,7 @@
 """The operator image's recipe as data (hack/release/images.py builds it): its tags, config, the
 dependencies it installs, what it removes from the rootfs, and the one version every artifact
-carries (``kuberay/__init__.py``)."""
+carries (``kuberay/__init__.py``). The API server's image is the operator's layer with its own
+tags and entrypoint (:func:`apiserver_tags`, :func:`apiserver_config`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: fails to pull instead of pulling someone else's image): manifests/helm values.yaml
 OPERATOR_REPOSITORY = "localhost/kuberay-python/operator"
 OPERATOR_IMAGE = f"{OPERATOR_REPOSITORY}:latest"
+#: the API server's image (manifests/helm/kuberay-apiserver, manifests/apiserver)
+APISERVER_REPOSITORY = "localhost/kuberay-python/apiserver"
+OPERATOR_ENTRYPOINT = "kuberay-operator"
+APISERVER_ENTRYPOINT = "kuberay-apiserver"
 OPERATOR_VENV = "/opt/kuberay"
 OPERATOR_USER = "kuberay"
 OPERATOR_HOME = "/home/kuberay"
@@ -88,8 +93,14 @@ def operator_tags() -> tuple[str, ...]:
     return (f"{OPERATOR_REPOSITORY}:{package_version()}", f"{OPERATOR_REPOSITORY}:latest")
 
 
-def operator_config() -> dict[str, object]:
-    """Non-root (1000:1000), the venv on PATH, ``kuberay-operator`` as the entrypoint."""
+def apiserver_tags() -> tuple[str, ...]:
+    """The API server image's tags: the chart's default (``:<appVersion>``) and ``:latest``."""
+    return (f"{APISERVER_REPOSITORY}:{package_version()}", f"{APISERVER_REPOSITORY}:latest")
+
+
+def operator_config(entrypoint: str = OPERATOR_ENTRYPOINT) -> dict[str, object]:
+    """Non-root (1000:1000), the venv on PATH, ``entrypoint`` (``kuberay-operator``) as the
+    entrypoint and no Cmd (a Deployment's ``args`` are its flags)."""
     return {
         "Env": [
             f"PATH={OPERATOR_VENV}/bin:{PATH_ENV}",
@@ -98,10 +109,15 @@ def operator_config() -> dict[str, object]:
             "PYTHONUNBUFFERED=1",
             "PYTHONDONTWRITEBYTECODE=1",  # a read-only root filesystem: compiled at build
         ],
-        "Entrypoint": ["kuberay-operator"],
+        "Entrypoint": [entrypoint],
         "User": "1000:1000",
         "WorkingDir": OPERATOR_HOME,
     }
+
+
+def apiserver_config() -> dict[str, object]:
+    """The operator image's config with ``kuberay-apiserver`` as the entrypoint."""
+    return operator_config(APISERVER_ENTRYPOINT)
 
 
 def _slim(rootfs: Path) -> None:

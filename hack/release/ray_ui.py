@@ -7,6 +7,10 @@ image carries the builds of the Ray images built here, one directory per ``major
 under ``/dashboard`` (the default of KubeRay's ``--dashboard-dir``), and tests that load the UI
 in a browser take it from the same archives.
 
+The history server ``make run HISTORY_SERVER=1`` starts on the host gets the same builds
+from :func:`cached_builds`: taken out of the Ray images once, on demand, into a cache laid out
+as the image's ``/dashboard``, and given to it as ``--dashboard-ui-dir``.
+
 Usage: ``python hack/release/ray_ui.py ARCHIVE DEST`` (prints the Ray version and the file count).
 """
 
@@ -14,8 +18,11 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 import tarfile
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 #: where the Ray image's site-packages keep the build (python3.X varies)
@@ -69,6 +76,31 @@ def extract_dashboard_ui(archive: Path, dest: Path) -> int:
     if not (dest / "index.html").is_file():
         raise RayUiError(f"{archive}: no ray/dashboard/client/build/index.html in any layer")
     return count
+
+
+def cached_builds(archives: Mapping[str, Path], cache: Path) -> Path | None:
+    """``cache`` holding the dashboard build of every Ray image in ``archives`` (Ray version ->
+    image archive) that is built, one directory per ``major.minor`` as the server image's
+    ``/dashboard``; None when none is built. A build is extracted once (into a temporary
+    directory renamed into place, so a half-written one is never used) and reused after."""
+    found = False
+    for version, archive in archives.items():
+        dest = cache / major_minor(version)
+        if (dest / "index.html").is_file():
+            found = True
+            continue
+        if not archive.is_file():
+            continue
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=cache))
+        try:
+            extract_dashboard_ui(archive, tmp)
+            shutil.rmtree(dest, ignore_errors=True)
+            tmp.rename(dest)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        found = True
+    return cache if found else None
 
 
 def main(argv: list[str]) -> int:

@@ -4,8 +4,8 @@ Generated data, not logic: for every Go struct reachable from KubeRay's ``RayClu
 (``ray.io/v1`` at KubeRay v1.7 / k8s.io/api v0.36) it lists the JSON field names in Go
 declaration order (embedded ``inline`` structs already flattened), each with its Go type and
 ``omitempty``/``omitzero`` tag options, as Go's ``reflect`` reports them for KubeRay commit
-``feeaf72`` (v1.7). When the upstream API types change, update it from their published field
-order and tags.
+``feeaf72`` (v1.7), plus KubeRay v1.8's ``ScaleStrategy.scaleGate`` (#5094). When the upstream
+API types change, update it from their published field order and tags.
 
 Type strings: ``string``, ``bool``, ``int``, ``quantity`` (resource.Quantity),
 ``intorstring``, ``time`` (metav1.Time), ``custom:meta/v1.FieldsV1`` (raw JSON),
@@ -877,7 +877,11 @@ GO_STRUCTS: Final[Mapping[str, tuple[tuple[str, str, int], ...]]] = {
         ("valueFrom", "ptr:struct:core/v1.EnvVarSource", OMITEMPTY),
         ("value", "string", OMITEMPTY),
     ),
-    "ray/v1.ScaleStrategy": (("workersToDelete", "slice:string", OMITEMPTY),),
+    "ray/v1.ScaleGate": (("type", "string", 0),),
+    "ray/v1.ScaleStrategy": (
+        ("workersToDelete", "slice:string", OMITEMPTY),
+        ("scaleGate", "slice:struct:ray/v1.ScaleGate", OMITEMPTY),
+    ),
     "ray/v1.TLSOptions": (("enabled", "ptr:bool", OMITEMPTY),),
     "ray/v1.WorkerGroupNetworkPolicyRules": (
         ("groupName", "string", 0),

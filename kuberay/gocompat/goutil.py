@@ -16,6 +16,7 @@ from .go_text import go_quote
 __all__ = [
     "GoNumError",
     "go_atoi",
+    "go_parse_bool",
     "go_parse_int",
     "go_str_list",
     "is_dns1035_label",
@@ -248,3 +249,17 @@ def go_parse_int(value: str, bit_size: int = 64, *, func: str = "ParseInt") -> i
 def go_atoi(value: str) -> int:
     """Go ``strconv.Atoi`` (64-bit). Raises :class:`GoNumError` on syntax or range errors."""
     return go_parse_int(value, 64, func="Atoi")
+
+
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_GO_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+
+
+def go_parse_bool(value: str) -> bool:
+    """Go ``strconv.ParseBool``: 1/t/T/TRUE/true/True and 0/f/F/FALSE/false/False (no
+    surrounding space); ``ValueError`` naming the value otherwise."""
+    if value in _GO_TRUE:
+        return True
+    if value in _GO_FALSE:
+        return False
+    raise ValueError(f"invalid boolean {value!r}: use true or false")

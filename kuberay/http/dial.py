@@ -1,5 +1,7 @@
 """Opening a TCP socket to a host: each resolved address in turn, no lookup of an
-``.invalid`` name (RFC 6761), the lookup's duration reported."""
+``.invalid`` name (RFC 6761), no lookup at all of a literal address (it needs none, and
+``getaddrinfo`` runs on the loop's shared thread pool, which a busy program may have
+filled), the lookup's duration reported."""
 
 from __future__ import annotations
 
@@ -19,6 +21,21 @@ def is_invalid_name(host: str) -> bool:
     return name == "invalid" or name.endswith(".invalid")
 
 
+def literal_address_info(host: str, port: int) -> list[tuple[Any, ...]] | None:
+    """The one ``getaddrinfo`` entry a literal IPv4 or IPv6 address (brackets allowed, no
+    zone) resolves to, or ``None`` when ``host`` is a name or a zoned address. Pure."""
+    text = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if "%" in text:
+        return None  # a zone index needs the system's resolver
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if address.version == 4:
+        return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (text, port))]
+    return [(socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (text, port, 0, 0))]
+
+
 async def dial(
     host: str,
     port: int,
@@ -33,15 +50,12 @@ async def dial(
         # RFC 6761 6.4: such names never resolve, so none is sent to a resolver
         raise socket.gaierror(socket.EAI_NONAME, f"{host}: an .invalid name never resolves")
     loop = asyncio.get_running_loop()
-    try:
-        ipaddress.ip_address(host)
-        literal = True
-    except ValueError:
-        literal = False
-    started = time.monotonic()
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    if not literal and on_dns is not None:
-        on_dns(host, time.monotonic() - started)
+    infos = literal_address_info(host, port)
+    if infos is None:
+        started = time.monotonic()
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        if on_dns is not None:
+            on_dns(host, time.monotonic() - started)
     last: OSError | None = None
     for info in infos:
         sock = (
@@ -62,4 +76,4 @@ async def dial(
     raise last or OSError(f"no address for {host}")
 
 
-__all__ = ["SocketFactory", "dial", "is_invalid_name"]
+__all__ = ["SocketFactory", "dial", "is_invalid_name", "literal_address_info"]

@@ -6,7 +6,7 @@
 * ``open NAME [--session S] [--kind raycluster|rayjob|rayservice]``: checks that the
   session is stored (default: the newest) and prints its
   ``<server>/enter_cluster/<ns>/<kind>/<name>/<session>`` URL. ``NAME`` is the RayCluster
-  for ``raycluster`` and the owner (RayJob, RayService) otherwise; without ``--kind`` a
+  (a RayJob's or RayService's too) for ``raycluster`` and the owner otherwise; without ``--kind`` a
   RayCluster of that name is looked for first, then a RayJob or RayService owner.
 
 Which server: ``--history-server URL`` (``--server`` is kubectl's apiserver flag) or else
@@ -108,8 +108,8 @@ def select_session(
     here = [e for e in entries if e.get("namespace") == namespace]
 
     def matching(k: str) -> list[Obj]:
-        if k == "raycluster":
-            return [e for e in here if not e.get("ownerKind") and e.get("name") == name]
+        if k == "raycluster":  # the cluster's own name, whatever owns it (as the server)
+            return [e for e in here if e.get("name") == name]
         return [e for e in here if e.get("ownerKind") == k and e.get("ownerName") == name]
 
     candidates = [kind] if kind else list(KINDS)

@@ -366,13 +366,16 @@ class ControlPlane:
 
     def _start_history_server(self) -> None:
         """``kuberay-history-server`` over the object store (its env file's settings), on
-        127.0.0.1 only: this machine's browser and ``kubectl ray history --server`` reach it."""
+        127.0.0.1 only: this machine's browser and ``kubectl ray history --server`` reach it;
+        it serves Ray's dashboard UI from the builds of the Ray images built here, as the
+        in-cluster image does (``--dashboard-ui-dir``)."""
         t0 = time.monotonic()
         main_thread = threading.current_thread() is threading.main_thread()
         history_server = import_hack("hack.cluster.history_server", "history_server=True")
         server = history_server.HistoryServer(
             self.dir,
             self.object_store.info.env(),
+            dashboard_ui_dir=history_server.local_dashboard_ui_dir(),
             start_timeout=self.start_timeout,
             preexec_fn=die_with_parent if main_thread and PRCTL is not None else None,
         )

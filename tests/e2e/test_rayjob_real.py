@@ -8,7 +8,8 @@ every job-status lookup go to the real Ray dashboard of the head pod.
   job's real output in the submitter Job's pod log, the head pod's submitter container log
   and the dashboard's job logs; ``shutdownAfterJobFinishes`` deletes the cluster;
 * a failing entrypoint ends Failed / AppFailed after ``backoffLimit: 1`` retry, each attempt
-  on a new RayCluster.
+  on a new RayCluster;
+* a sleeping job past ``activeDeadlineSeconds`` ends STOPPED in Ray (issue 44, item 2).
 
 The sample is changed only where this machine needs it: container resources shrunk to fit
 2 cores, and the ``pip`` part of its runtime environment removed with the one line of the
@@ -19,6 +20,7 @@ environment's ``env_vars`` stay, and the job still asserts them.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import re
 import time
@@ -365,3 +367,80 @@ async def test_failing_entrypoint_retries_once_on_a_new_cluster_then_fails(
 
     await wait_for("every attempt's RayCluster deleted", all_gone, 120, explain_gone)
     assert len(await _events(real_admin, rns, name, "DeletedRayCluster")) >= 2
+
+
+def _ray_job_status(pod_ip: str, job_id: str) -> str:
+    """``status`` of ``GET /api/jobs/{id}`` on the head's dashboard (Ray's own record)."""
+    url = f"http://{pod_ip}:8265/api/jobs/{job_id}"
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return str(json.loads(resp.read())["status"])
+
+
+async def test_a_sleeping_job_past_its_deadline_ends_stopped_in_ray(
+    real_cluster: RealCluster,
+    real_admin: Client,
+    rayjob_operator: OperatorProcess,
+    rns: str,
+) -> None:
+    """Issue 44, item 2 (KubeRay #2314): a RayJob that passes ``activeDeadlineSeconds`` stops
+    its Ray job, which KubeRay leaves running on a kept cluster. HTTPMode, no workers, no
+    ``shutdownAfterJobFinishes`` (the cluster stays); the deadline is set once the job runs
+    (elapsed + 2 s), so the test waits for no cluster start it cannot predict. The stop goes
+    through the apiserver's service proxy (this module's operator may not dial pods); Ray's
+    own job API, read from the host, must say STOPPED."""
+    name = "deadline"
+    job, config_map = rayjob_sample(
+        name,
+        rns,
+        submissionMode="HTTPMode",
+        entrypoint="python -c \"import time; print('sleeping', flush=True); time.sleep(600)\"",
+    )
+    group = job["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]
+    group.update(replicas=0, minReplicas=0)
+    await real_admin.create(config_map)
+    began = time.monotonic()
+    await real_admin.create(job)
+    running = await wait_rayjob(
+        real_admin,
+        real_cluster,
+        rns,
+        name,
+        lambda j: (j.get("status") or {}).get("jobStatus") == "RUNNING",
+        "Ray job RUNNING",
+        timeout=300,
+    )
+    status = running["status"]
+    job_id, cluster_name = status["jobId"], status["rayClusterName"]
+    start = dt.datetime.fromisoformat(status["startTime"].replace("Z", "+00:00"))
+    deadline = int((dt.datetime.now(dt.UTC) - start).total_seconds()) + 2
+    await real_admin.patch(
+        "ray.io/v1", "RayJob", name, {"spec": {"activeDeadlineSeconds": deadline}}, rns
+    )
+    done = await wait_rayjob(
+        real_admin, real_cluster, rns, name, lambda j: _state(j) == "Failed", "Failed", timeout=90
+    )
+    record_timing("real RayJob past its deadline: created -> Failed", time.monotonic() - began)
+    status = done["status"]
+    explain = (
+        f"{json.dumps(status, indent=1)}\n{await diagnose(real_admin, real_cluster, rns, name)}"
+    )
+    assert status.get("reason") == "DeadlineExceeded", explain
+    assert status["message"].endswith(
+        f"Stopped Ray job {job_id}; jobStatus RUNNING is the last one observed."
+    ), explain
+    assert await _events(real_admin, rns, name, "StoppedRayJob"), explain
+
+    (head,) = [
+        p for p in await cluster_pods(real_admin, rns, cluster_name) if node_type(p) == "head"
+    ]
+    pod_ip = head["status"]["podIP"]
+
+    async def stopped_in_ray() -> bool:
+        return await asyncio.to_thread(_ray_job_status, pod_ip, job_id) == "STOPPED"
+
+    async def explain_ray() -> str:
+        seen = await asyncio.to_thread(_ray_job_status, pod_ip, job_id)
+        return f"Ray says {seen}\n{explain}"
+
+    await wait_for("Ray reports the job STOPPED", stopped_in_ray, 60, explain_ray)
+    await real_admin.get("ray.io/v1", "RayCluster", cluster_name, rns)  # the cluster is kept

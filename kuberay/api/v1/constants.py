@@ -219,6 +219,13 @@ NEURON_CORE_CONTAINER_RESOURCE_NAME: Final = "aws.amazon.com/neuroncore"
 NEURON_CORE_RAY_RESOURCE_NAME: Final = "neuron_cores"
 TPU_CONTAINER_RESOURCE_NAME: Final = "google.com/tpu"
 TPU_RAY_RESOURCE_NAME: Final = "TPU"
+#: Huawei Ascend NPUs (KubeRay v1.8, #5071): a lowercased container resource key with this prefix
+#: (except the ``-memory`` / ``-core`` slices device plugins such as HAMi expose beside it) or
+#: equal to :data:`NPU_CONTAINER_RESOURCE_NAME` is an NPU, advertised to Ray as ``NPU``.
+ASCEND_CONTAINER_RESOURCE_PREFIX: Final = "huawei.com/ascend"
+ASCEND_NON_DEVICE_SUFFIXES: Final = ("-memory", "-core")
+NPU_CONTAINER_RESOURCE_NAME: Final = "huawei.com/npu"
+NPU_RAY_RESOURCE_NAME: Final = "NPU"
 
 # --- env vars set on Ray containers ---
 RAY_CLUSTER_NAME: Final = "RAY_CLUSTER_NAME"
@@ -320,3 +327,11 @@ GCS_FT_BACKEND_REDIS: Final = "redis"
 GCS_FT_BACKEND_ROCKSDB: Final = "rocksdb"
 GCS_STORAGE_DELETION_POLICY_RETAIN: Final = "Retain"
 UPGRADE_STRATEGY_RECREATE: Final = "Recreate"
+
+# --- KubeRay's API server: compute templates (apiserver/pkg/util/cluster.go, config.go) ---
+#: Label of every compute-template ConfigMap, with the value :data:`COMPUTE_TEMPLATE_CONFIG_TYPE`.
+CONFIG_TYPE_LABEL_KEY: Final = "ray.io/config-type"
+COMPUTE_TEMPLATE_CONFIG_TYPE: Final = "compute-template"
+#: A template's name: a label of its ConfigMap and the annotation set on each templated
+#: group's Pod template.
+COMPUTE_TEMPLATE_KEY: Final = "ray.io/compute-template"

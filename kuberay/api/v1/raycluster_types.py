@@ -214,10 +214,23 @@ class HeadGroupSpec(ApiModel):
 
 
 @attrs.define(kw_only=True)
+class ScaleGate(ApiModel):
+    """One reason a worker group may not scale up now (KubeRay v1.8, #5094), keyed by ``type``:
+    a domain-prefixed name such as ``kueue.k8s.io/quota-exceeded``. Written and removed by
+    an external controller (Kueue) with server-side apply; the Ray autoscaler v2 reads it."""
+
+    type: str = jfield("type", required=True, min_length=1)
+
+
+@attrs.define(kw_only=True)
 class ScaleStrategy(ApiModel):
-    """Which worker pods the autoscaler wants removed."""
+    """Which worker pods the autoscaler wants removed, and the gates other controllers put on
+    scaling the group up. The operator never reads or writes ``scaleGate``; it keeps it."""
 
     workers_to_delete: list[str] | None = jfield("workersToDelete")
+    scale_gate: list[ScaleGate] | None = jfield(
+        "scaleGate", list_type="map", list_map_keys=("type",)
+    )
 
 
 @attrs.define(kw_only=True)

@@ -8,8 +8,10 @@ reproduced exactly:
 
 1. deep-copy the ``RayClusterSpec``;
 2. blank the head template's ``tolerations`` and ``schedulingGates``; for every worker group
-   blank ``replicas``, ``minReplicas``, ``maxReplicas``, ``scaleStrategy.workersToDelete`` and
-   the template's ``tolerations``/``schedulingGates``; blank ``upgradeStrategy``;
+   blank ``replicas``, ``minReplicas``, ``maxReplicas``, ``scaleStrategy.workersToDelete``,
+   ``scaleStrategy.scaleGate`` (KubeRay v1.8: a gate Kueue adds or removes must never make a
+   RayService build a new cluster nor a ``Recreate`` cluster replace its pods) and the
+   template's ``tolerations``/``schedulingGates``; blank ``upgradeStrategy``;
 3. serialise with Go ``encoding/json`` (see :mod:`.gojson`);
 4. SHA-1, then RFC 4648 base32 with the *extended hex* alphabet (``0-9A-V``), padded (a 20-byte
    digest needs no padding, so always 32 characters).
@@ -71,6 +73,7 @@ def muted_spec_for_hash(spec: Mapping[str, Any]) -> dict[str, Any]:
             strategy = group.get("scaleStrategy")
             if isinstance(strategy, dict):
                 strategy.pop("workersToDelete", None)
+                strategy.pop("scaleGate", None)
             _clear_template_scheduling(group)
     muted.pop("upgradeStrategy", None)
     return muted

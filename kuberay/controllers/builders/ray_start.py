@@ -40,8 +40,10 @@ __all__ = [
     "ULIMIT_COMMAND",
     "add_well_known_accelerator_resources",
     "convert_param_map",
+    "custom_accelerator_ray_resource_name",
     "generate_ray_start_command",
     "is_gpu_resource_key",
+    "is_npu_resource_key",
     "ray_container_command",
     "set_missing_ray_start_params",
     "update_ray_start_params_labels",
@@ -66,6 +68,32 @@ def is_gpu_resource_key(key: str) -> bool:
     return key.endswith("gpu") or _MIG_GPU_PATTERN.search(key) is not None
 
 
+def is_npu_resource_key(key: str) -> bool:
+    """KubeRay v1.8: a Huawei Ascend NPU (``huawei.com/Ascend910B``, ``huawei.com/npu``; case
+    ignored), not a ``-memory``/``-core`` slice of one. NPU keys are never GPU keys."""
+    lowered = key.lower()
+    if lowered == c.NPU_CONTAINER_RESOURCE_NAME:
+        return True
+    return lowered.startswith(c.ASCEND_CONTAINER_RESOURCE_PREFIX) and not lowered.endswith(
+        c.ASCEND_NON_DEVICE_SUFFIXES
+    )
+
+
+def custom_accelerator_ray_resource_name(key: str) -> str | None:
+    """The Ray resource a container resource key advertises (``neuron_cores``, ``TPU``,
+    ``NPU``), or None: KubeRay's exact-key map first, then the NPU rule."""
+    mapped = _CUSTOM_ACCELERATORS.get(key)
+    if mapped is not None:
+        return mapped
+    return c.NPU_RAY_RESOURCE_NAME if is_npu_resource_key(key) else None
+
+
+#: every Ray resource name a custom accelerator can become
+_CUSTOM_ACCELERATOR_RAY_NAMES: Final = frozenset(
+    (*_CUSTOM_ACCELERATORS.values(), c.NPU_RAY_RESOURCE_NAME)
+)
+
+
 def _marshal_float_map(values: Mapping[str, float]) -> str:
     """Go ``json.Marshal(map[string]float64)``: sorted keys, compact."""
     items = ",".join(f"{go_string(k)}:{format_go_float(values[k])}" for k in sorted(values))
@@ -75,7 +103,9 @@ def _marshal_float_map(values: Mapping[str, float]) -> str:
 def update_ray_start_params_resources(
     params: MutableMapping[str, str], group_resources: Mapping[str, Any] | None
 ) -> None:
-    """Apply a group's top-level ``resources`` map to ``params`` (KubeRay order and rules)."""
+    """Apply a group's top-level ``resources`` map to ``params`` (KubeRay order and rules):
+    ``cpu``/``memory``/GPU keys override their flags, an NPU key becomes ``NPU`` and any other
+    name goes into the ``resources`` JSON as written."""
     if not group_resources:
         return
     custom: dict[str, float] = {}
@@ -91,6 +121,8 @@ def update_ray_start_params_resources(
             params["memory"] = str(quantity.value())
         elif is_gpu_resource_key(normalized):
             params["num-gpus"] = str(quantity.value())
+        elif is_npu_resource_key(name):
+            custom[c.NPU_RAY_RESOURCE_NAME] = quantity.approximate_float()
         else:
             custom[name] = quantity.approximate_float()
     if custom:
@@ -159,20 +191,22 @@ def _resources_map(params: Mapping[str, str]) -> dict[str, float]:
 def add_well_known_accelerator_resources(
     params: MutableMapping[str, str], limits: Mapping[str, Any] | None
 ) -> None:
-    """GPUs -> ``num-gpus``; the first of TPU / Neuron cores -> ``resources`` JSON."""
+    """GPUs -> ``num-gpus``; the first non-zero custom accelerator limit in sorted key order
+    (Neuron cores, TPU, Ascend NPU) -> ``resources`` JSON, unless that JSON already names one of
+    their Ray resources."""
     if not limits:
         return
     try:
         resources = _resources_map(params)
     except _ResourcesParamError:
         return  # KubeRay logs the error and skips the whole accelerator step
-    custom_present = any(name in resources for name in _CUSTOM_ACCELERATORS.values())
+    custom_present = any(name in resources for name in _CUSTOM_ACCELERATOR_RAY_NAMES)
     for key in sorted(limits):
         quantity = Quantity.from_json(limits[key])
         if "num-gpus" not in params and is_gpu_resource_key(key) and not quantity.is_zero():
             params["num-gpus"] = str(quantity.value())
-        if not custom_present and key in _CUSTOM_ACCELERATORS and not quantity.is_zero():
-            ray_name = _CUSTOM_ACCELERATORS[key]
+        ray_name = None if custom_present else custom_accelerator_ray_resource_name(key)
+        if ray_name is not None and not quantity.is_zero():
             if ray_name not in resources:
                 amount = quantity.approximate_float()
                 if not math.isfinite(amount):

@@ -218,6 +218,16 @@ class DashboardPoller:
             detached=True,
         )
 
+    def stop_outcome(
+        self, owner: ObjectKey, target: DashboardTarget, job_id: str
+    ) -> Observed[None] | None:
+        """The outcome of :meth:`stop_job` for ``(owner, target, job_id)`` without sending
+        anything (None: never asked, in flight, or asked for another job or target)."""
+        slot = self._slots.get((owner, STOP_JOB))
+        if slot is None or slot.signature != (target, job_id):
+            return None
+        return cast(Observed[None] | None, slot.outcome)
+
     def call(
         self,
         owner: ObjectKey,

@@ -20,6 +20,7 @@ from kuberay.controllers.batchscheduler import BatchSchedulerError
 from kuberay.controllers.builders.service import build_rayjob_head_service
 from kuberay.controllers.builders.submit_command import RayJobBuildError
 from kuberay.controllers.builders.submitter import build_submitter_job
+from kuberay.controllers.dashboard.target import DashboardTarget
 from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import Ctx
@@ -204,6 +205,16 @@ class Children:
             "It must be created manually",
             VALIDATE,
         )
+
+    # ----- the Ray job ---------------------------------------------------------------------
+    async def _do_StopJob(self, job_id: str) -> None:
+        """Ask the poller to stop Ray job ``job_id`` (once; it runs off this worker, bounded
+        by the dashboard client's timeout); the pass that reads its outcome reports it."""
+        assert self.cluster is not None
+        meta = self.job["metadata"]
+        target = DashboardTarget.from_cluster(self.cluster)
+        self.ctx.dashboard.stop_job((meta["namespace"], meta["name"]), target, job_id)
+        log.debug("stopping the Ray job of a RayJob that gave up", job_id=job_id)
 
     # ----- submitter Job ------------------------------------------------------------------
     async def _do_CreateSubmitter(self, name: str) -> None:

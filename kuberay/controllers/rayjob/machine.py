@@ -11,7 +11,8 @@ requeue, and an error that ends the pass after the actions without a status writ
 States (``status.jobDeploymentStatus``): New -> Initializing -> Running ->
 Complete/Failed, with Waiting (InteractiveMode), Suspending -> Suspended, Retrying ->
 New, ValidationFailed (set by the reconciler). Terminal states hand over to
-:mod:`~kuberay.controllers.rayjob.deletion`.
+:mod:`~kuberay.controllers.rayjob.deletion`. Beyond KubeRay, a pass that gives up on a Ray job
+that may still run first has it stopped (:mod:`~kuberay.controllers.rayjob.giveup`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from kuberay.controllers.dashboard.errors import describe
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import RayJobSettings
 from kuberay.controllers.rayjob.deletion import after_terminal
+from kuberay.controllers.rayjob.giveup import stop_on_give_up
 from kuberay.controllers.rayjob.submitter import (
     check_submitter,
     fail,
@@ -48,6 +50,7 @@ from kuberay.controllers.rayjob.world import (
     DELETE_CLUSTER,
     DELETE_SELF,
     DELETE_SUBMITTER,
+    STOP_JOB,
     SUSPEND_WORKERS,
     UPDATE_SERVICE,
     WARN_CLUSTER_NOT_FOUND,
@@ -368,7 +371,7 @@ def _job_not_found(
             d.persist = False
         return
     if finished_at is not None and observed_after(world, finished_at):
-        fail(status, S.APP_FAILED, "Submitter completed but Ray job not found in RayCluster.")
+        fail(status, S.APP_FAILED, S.JOB_NOT_FOUND_AFTER_SUBMITTER)
         return
     d.persist = False
 
@@ -457,6 +460,8 @@ def decide(job: Obj, world: World, settings: RayJobSettings) -> Decision:
         d.requeue_after = requeue
     # ValidationFailed (now valid) and unknown states: requeue, nothing else.
     if d.persist and d.error is None:
+        stop_on_give_up(job, state, status, world, d)  # beyond KubeRay (#2314)
+    if d.persist and d.error is None:
         check_backoff_limit(job, status)
     return d
 
@@ -469,6 +474,7 @@ __all__ = [
     "DELETE_CLUSTER",
     "DELETE_SELF",
     "DELETE_SUBMITTER",
+    "STOP_JOB",
     "SUSPEND_WORKERS",
     "UPDATE_SERVICE",
     "WARN_CLUSTER_NOT_FOUND",

@@ -10,7 +10,9 @@ of :mod:`~kuberay.controllers.rayjob.machine`); lay the "why it waits" message o
 decided status (:mod:`~kuberay.controllers.rayjob.why`); run the decided actions; write
 the status when KubeRay would (or when the wait message changed), with a Warning Event
 when the new message names why the dashboard's status checks fail or why the RayJob gave up
-on them; requeue (3 s in the live states).
+on them, and the Event of the stop of a RayJob that gave up (:mod:`~.giveup`; the poller's
+memory of that stop is dropped once told, and at each new attempt); requeue (3 s in the live
+states).
 
 No pass waits on a Ray dashboard: :class:`~kuberay.controllers.rayjob.context.JobDashboard`
 returns the latest finished call, and the poller enqueues the RayJob when a call ends
@@ -40,6 +42,7 @@ from kuberay.controllers.builders.names import (
 )
 from kuberay.controllers.builders.submit_command import RayJobBuildError
 from kuberay.controllers.dashboard import JobNotFound
+from kuberay.controllers.dashboard.poller import STOP_JOB as STOP_CALL
 from kuberay.controllers.dashboard.target import DashboardTarget
 from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
@@ -47,15 +50,22 @@ from kuberay.controllers.rayjob import why
 from kuberay.controllers.rayjob.children import Children
 from kuberay.controllers.rayjob.context import Ctx, ObjectKey
 from kuberay.controllers.rayjob.submit_body import build_job_submit_body
+from kuberay.controllers.rayjob.world import STOP_ABSENT, STOP_DONE, StopReport
 from kuberay.kube import Conflict, NotFound
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
-from kuberay.reconcile import WARNING, Request, RequeueError, Result
+from kuberay.reconcile import NORMAL, WARNING, Request, RequeueError, Result
 from kuberay.reconcile.clock import format_time
 from kuberay.reconcile.written import WrittenObjects
 
 log = structlog.get_logger("kuberay.rayjob")
 
+
+#: Events about the Ray job of a RayJob that gave up (beyond KubeRay, see ``giveup``).
+STOPPED_RAY_JOB = "StoppedRayJob"
+NO_RAY_JOB_TO_STOP = "NoRayJobToStop"
+FAILED_TO_STOP_RAY_JOB = "FailedToStopRayJob"
+STOP_ACTION = "StopJob"
 
 #: Event reason per validation error source.
 _INVALID_REASON = {
@@ -92,6 +102,8 @@ class RayJobReconciler:
         if await self.reject_if_invalid(job):
             return Result()
 
+        if (k8s.status(job).get("jobDeploymentStatus") or S.NEW) == S.NEW:
+            self.forget_stop(key)  # a new attempt (a retry may reuse the job id)
         world = self.observe(job, key)
         decision = M.decide(job, world, self.ctx.settings)
         old = k8s.status(job)
@@ -117,6 +129,9 @@ class RayJobReconciler:
             if not await self.write_status(job, new):
                 return Result(requeue=True)
             self.warn_about_cause(job, old, new, world)
+            if decision.stop_report is not None and gated:
+                self.report_stop(job, decision.stop_report)
+                self.forget_stop(key)  # told; a deletion may try again
             if self.ctx.metrics is not None and gated:
                 self.ctx.metrics.observe_transition(job, old, new, world.now)
         if decision.error is not None:
@@ -140,6 +155,28 @@ class RayJobReconciler:
             cause=message,
         )
         self.ctx.event(job, WARNING, reason, message, "CheckJobStatus")
+
+    def report_stop(self, job: Obj, report: StopReport) -> None:
+        """The Event saying what became of the Ray job of a RayJob that gave up (recorded
+        with the status write that says it, so once per give-up): Normal ``StoppedRayJob``
+        or ``NoRayJobToStop``, Warning ``FailedToStopRayJob``."""
+        meta = job["metadata"]
+        log.info(
+            "RayJob gave up; stopping its Ray job ended",
+            namespace=meta["namespace"],
+            name=meta["name"],
+            outcome=report.outcome,
+        )
+        if report.outcome == STOP_DONE:
+            self.ctx.event(job, NORMAL, STOPPED_RAY_JOB, report.message, STOP_ACTION)
+        elif report.outcome == STOP_ABSENT:
+            self.ctx.event(job, NORMAL, NO_RAY_JOB_TO_STOP, report.message, STOP_ACTION)
+        else:
+            self.ctx.event(job, WARNING, FAILED_TO_STOP_RAY_JOB, report.message, STOP_ACTION)
+
+    def forget_stop(self, key: ObjectKey) -> None:
+        """Drop the poller's memory of this RayJob's Ray job stop (other calls are kept)."""
+        self.ctx.dashboard.forget(key, keep=lambda call: call != STOP_CALL)
 
     # ----- deletion -----------------------------------------------------------------------
     async def finalize(self, job: Obj, key: ObjectKey) -> Result:
@@ -262,6 +299,10 @@ class RayJobReconciler:
         age = 0.0
         job_id = status.get("jobId")
         rayjob_service = self.ctx.cached("v1", "Service", ns, f"{name}-head-svc")
+        stop = None
+        if cluster is not None and job_id:
+            target = DashboardTarget.from_cluster(cluster)
+            stop = self.ctx.dashboard.stop_outcome(key, target, job_id)
         if state == S.RUNNING and cluster is not None and job_id:
             target = DashboardTarget.from_cluster(cluster)
             partial = M.World(now=self.ctx.now(), submitter=submitter, head_pod=head_pod)
@@ -295,6 +336,7 @@ class RayJobReconciler:
             job_info=job_info,
             job_info_age=age,
             submit=submit,
+            stop=stop,
             new_job_id=generate_ray_job_id(name) if fresh else "",
             new_cluster_name=generate_ray_cluster_name(name) if fresh else "",
         )

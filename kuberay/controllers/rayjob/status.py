@@ -53,6 +53,8 @@ GRACE_PERIOD_EXCEEDED: Final = (
 STATUS_CHECK_TIMEOUT_EXCEEDED: Final = JobFailedReason.JOB_STATUS_CHECK_TIMEOUT_EXCEEDED.value
 REASON_VALIDATION_FAILED: Final = JobFailedReason.VALIDATION_FAILED.value
 
+#: KubeRay's message of a RayJob whose submitter ended while the dashboard knows no such job.
+JOB_NOT_FOUND_AFTER_SUBMITTER: Final = "Submitter completed but Ray job not found in RayCluster."
 #: Starts every "why it waits" message (beyond KubeRay, see :mod:`~.why`).
 WAIT_PREFIX: Final = "Waiting: "
 #: Joins KubeRay's timeout message and the last failure of the status checks (beyond KubeRay).

@@ -24,6 +24,9 @@ DELETE_SUBMITTER: Final = "DeleteSubmitter"
 SUSPEND_WORKERS: Final = "SuspendWorkers"
 DELETE_SELF: Final = "DeleteSelf"
 WARN_CLUSTER_NOT_FOUND: Final = "WarnClusterNotFound"
+#: Beyond KubeRay (its #2314): ask the dashboard to stop the Ray job ``name`` (the job id) of a
+#: RayJob that gives up, in the background (:mod:`~kuberay.controllers.rayjob.giveup`).
+STOP_JOB: Final = "StopJob"
 #: The batch scheduler's hooks (only with ``--batch-scheduler``): prepare the RayJob's gang
 #: (Initializing); release it (``name``: the RayCluster it ran on) on Suspending/Retrying,
 #: where a failure ends the pass, and on Complete/Failed, where it is only logged.
@@ -46,7 +49,8 @@ class World:
     ``cluster_head_service`` its head Service; ``submitter`` the batch Job named like the
     RayJob; ``head_pod`` the cluster's head pod; ``rayjob_service`` ``<rayjob>-head-svc``;
     ``job_info`` / ``submit`` the latest finished dashboard calls (None: none yet);
-    ``job_info_age`` how many seconds before ``now`` that lookup ended;
+    ``job_info_age`` how many seconds before ``now`` that lookup ended; ``stop`` the outcome
+    of the stop of ``status.jobId`` on ``cluster`` (None: none sent, or in flight);
     ``new_job_id`` / ``new_cluster_name`` fresh random names for New."""
 
     now: dt.datetime
@@ -58,19 +62,37 @@ class World:
     job_info: Observed[JobInfo] | None = None
     job_info_age: float = 0.0
     submit: Observed[str] | None = None
+    stop: Observed[None] | None = None
     new_job_id: str = ""
     new_cluster_name: str = ""
 
 
+#: What became of a stop: the job stopped, the dashboard knew no such job, the stop failed.
+STOP_DONE: Final = "stopped"
+STOP_ABSENT: Final = "absent"
+STOP_FAILED: Final = "failed"
+
+
+@attrs.frozen
+class StopReport:
+    """What became of the stop of a RayJob that gave up (``outcome``: a ``STOP_*`` constant)
+    and the Event message saying so, recorded once the status saying it is written."""
+
+    outcome: str
+    message: str
+
+
 @attrs.define
 class Decision:
-    """The outcome of one pass; see the module docstring."""
+    """The outcome of one pass; see the module docstring. ``stop_report``: the Event to
+    record after this pass's status write (a RayJob that gave up and stopped its job)."""
 
     status: Obj
     actions: list[Action] = attrs.field(factory=list)
     persist: bool = False
     requeue_after: float | None = None
     error: str | None = None
+    stop_report: StopReport | None = None
 
     def act(self, kind: str, name: str = "") -> None:
         self.actions.append(Action(kind, name))

@@ -73,6 +73,7 @@ __all__ = [
     "replicas_starting",
     "reported_capacity",
     "retire_pending",
+    "scaling_deployments",
 ]
 
 FULL: Final = 100
@@ -126,17 +127,22 @@ def capacity_reached(reported: ReportedCapacity | None, capacity: int | None) ->
     )
 
 
-def replicas_starting(cluster: str, capacity: int | None, details: ServeDetails | None) -> str:
-    """Why traffic waits for ``cluster`` (:func:`capacity_reached` is False), in words."""
-    wanted = f"target_capacity {capacity if capacity is not None else FULL}"
-    if details is None:
-        return f"waiting for the Serve status of RayCluster {cluster} ({wanted})"
-    scaling = sorted(
+def scaling_deployments(details: ServeDetails) -> list[str]:
+    """The deployments still moving towards their target, as ``app/deployment STATUS``."""
+    return sorted(
         f"{app_name}/{dep_name} {dep.status}"
         for app_name, app in details.applications.items()
         for dep_name, dep in app.deployments.items()
         if dep.status in SCALING
     )
+
+
+def replicas_starting(cluster: str, capacity: int | None, details: ServeDetails | None) -> str:
+    """Why traffic waits for ``cluster`` (:func:`capacity_reached` is False), in words."""
+    wanted = f"target_capacity {capacity if capacity is not None else FULL}"
+    if details is None:
+        return f"waiting for the Serve status of RayCluster {cluster} ({wanted})"
+    scaling = scaling_deployments(details)
     if scaling:
         return f"waiting for the Serve replicas of RayCluster {cluster} ({wanted}): " + ", ".join(
             scaling

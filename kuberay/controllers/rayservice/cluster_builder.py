@@ -37,6 +37,7 @@ __all__ = [
     "cluster_spec_for_hashing",
     "goal_cluster_hash",
     "is_cluster_spec_hash_equal",
+    "keep_scale_gates",
     "modify_ray_cluster",
     "need_serve_submit",
     "serve_config_payload",
@@ -47,6 +48,8 @@ __all__ = [
 NEW_CLUSTER: Final = "NewCluster"
 NEW_CLUSTER_WITH_INCREMENTAL_UPGRADE: Final = "NewClusterWithIncrementalUpgrade"
 UPGRADE_NONE: Final = "None"
+#: ``workerGroupSpecs[].scaleStrategy.scaleGate`` (KubeRay v1.8): other controllers' field
+_SCALE_GATE: Final = "scaleGate"
 
 
 def cluster_spec_for_hashing(ray_service: Mapping[str, Any]) -> dict[str, Any]:
@@ -186,16 +189,39 @@ def should_prepare_new_cluster(
     return is_zero_downtime_upgrade_enabled(ray_service, features, env)
 
 
+def keep_scale_gates(old_spec: Mapping[str, Any], new_spec: dict[str, Any]) -> None:
+    """Give every worker group of ``new_spec`` the ``scaleStrategy.scaleGate`` its namesake in
+    ``old_spec`` has (none if it has none): the gates belong to the controllers that wrote them
+    on the cluster (Kueue), so an in-place update neither drops nor adds one."""
+    old_gates = {
+        as_str(as_map(g).get("groupName")): as_map(as_map(g).get("scaleStrategy")).get(_SCALE_GATE)
+        for g in as_list(old_spec.get("workerGroupSpecs"))
+    }
+    for group in as_list(new_spec.get("workerGroupSpecs")):
+        if not isinstance(group, dict):
+            continue
+        gates = old_gates.get(as_str(group.get("groupName")))
+        strategy = group.get("scaleStrategy")
+        if isinstance(strategy, dict):
+            strategy.pop(_SCALE_GATE, None)
+        if gates is None:
+            continue
+        if not isinstance(strategy, dict):
+            strategy = group["scaleStrategy"] = {}
+        strategy[_SCALE_GATE] = copy.deepcopy(gates)
+
+
 def modify_ray_cluster(current: Mapping[str, Any], goal: Mapping[str, Any]) -> dict[str, Any]:
     """KubeRay ``modifyRayCluster``: ``current`` with the goal's spec (keeping the current
-    ``spec.suspend``), labels and annotations; everything else (resourceVersion, status,
-    owner references) kept."""
+    ``spec.suspend`` and each group's scale gates, see :func:`keep_scale_gates`), labels and
+    annotations; everything else (resourceVersion, status, owner references) kept."""
     updated = copy.deepcopy(dict(current))
     new_spec = copy.deepcopy(dict(as_map(goal.get("spec"))))
     old_spec = as_map(current.get("spec"))
     new_spec.pop("suspend", None)
     if "suspend" in old_spec:
         new_spec["suspend"] = old_spec["suspend"]
+    keep_scale_gates(old_spec, new_spec)
     updated["spec"] = new_spec
     meta = dict(as_map(updated.get("metadata")))
     meta["labels"] = dict(str_map(metadata(goal).get("labels")))

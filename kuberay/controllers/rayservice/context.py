@@ -16,6 +16,7 @@ from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.dashboard import DashboardClient
 from kuberay.controllers.dashboard.poller import Observed
 from kuberay.controllers.dashboard.target import DashboardTarget, ServeProxyTarget
+from kuberay.controllers.rayservice.settle import HOLD_FLOOR_SECONDS
 from kuberay.kube import Client
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache, EventRecorder
@@ -58,7 +59,9 @@ class ServeDashboard(Protocol):
 @attrs.define
 class RayServiceSettings:
     """Operator-level inputs. ``env`` gives ``ENABLE_ZERO_DOWNTIME``; ``serve_max_age``:
-    how old a Serve status / proxy health answer may be before it is asked again."""
+    how old a Serve status / proxy health answer may be before it is asked again;
+    ``settle_hold_floor_seconds``: the least time an incremental upgrade's traffic step
+    waits for the pending cluster's Serve to settle (see ``settle.hold_bound``)."""
 
     options: BuildOptions = attrs.field(factory=BuildOptions)
     features: Mapping[str, bool] = attrs.field(factory=dict)
@@ -66,6 +69,7 @@ class RayServiceSettings:
     enable_metrics: bool = False
     requeue_seconds: float = REQUEUE_SECONDS
     serve_max_age: float = 2.0
+    settle_hold_floor_seconds: float = HOLD_FLOOR_SECONDS
 
     def gate(self, name: str, default: bool) -> bool:
         """A feature gate's value (``default`` when not given)."""

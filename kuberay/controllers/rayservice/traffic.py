@@ -17,6 +17,9 @@
   generation (beyond KubeRay; a lowered capacity also waits ``ROUTE_SETTLE_SECONDS`` after
   that cluster's weight changed); a value counts in the status only once Serve accepted
   it (:attr:`Routing.confirmed`). A value is sent once per change of the wanted value.
+* Traffic moves to the pending cluster once its Serve settled, or once a due step waited for
+  that ``settle.hold_bound`` seconds (beyond KubeRay; then a Warning names what had not
+  settled); when the wait began is kept in memory per RayService and pending cluster.
 * An abandoned upgrade (``ray.io/upgrade-timeout``) whose pending cluster is still named runs
   ``abandon.plan_abandon`` instead of the stepping plan: weights held until the active
   cluster's Serve reports ``target_capacity`` 100, then 100/0, then the pending cluster retired.
@@ -27,6 +30,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import attrs
@@ -37,7 +41,7 @@ from kuberay.api.v1.constants import FIELD_MANAGER
 from kuberay.controllers.builders.owner import set_controller_reference
 from kuberay.controllers.builders.service import build_serve_service_for_ray_service
 from kuberay.controllers.common.objects import as_map, as_str
-from kuberay.controllers.dashboard import DashboardClient
+from kuberay.controllers.dashboard import DashboardClient, ServeDetails
 from kuberay.controllers.dashboard.target import DashboardTarget
 from kuberay.controllers.rayservice import status as S
 from kuberay.controllers.rayservice.abandon import (
@@ -63,7 +67,7 @@ from kuberay.controllers.rayservice.gateway_builder import (
     is_http_route_current,
     is_http_route_ready,
 )
-from kuberay.controllers.rayservice.incremental import step_options
+from kuberay.controllers.rayservice.incremental import ClusterShare, StepOptions, step_options
 from kuberay.controllers.rayservice.incremental_plan import (
     IncrementalPlan,
     IncrementalWorld,
@@ -73,6 +77,13 @@ from kuberay.controllers.rayservice.incremental_plan import (
 from kuberay.controllers.rayservice.incremental_status import routing_problem, share_of
 from kuberay.controllers.rayservice.running import running_serve_config
 from kuberay.controllers.rayservice.serve import ServeResult
+from kuberay.controllers.rayservice.settle import (
+    SettleGate,
+    SettleWorld,
+    hold_bound,
+    settle_gate,
+    unsettled,
+)
 from kuberay.kube import ApiError, NotFound
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
@@ -142,12 +153,16 @@ class TrafficReconciler:
         self.ctx = ctx
         self._sending: dict[tuple[ObjectKey, str], _Capacity] = {}
         self._seq = 0
+        #: (RayService, pending cluster) -> when a due traffic step began waiting for Serve
+        self._held_since: dict[tuple[ObjectKey, str], datetime] = {}
 
     def forget(self, owner: ObjectKey, keep: set[str] | None = None) -> None:
-        """Drop what is being sent to ``owner``'s clusters not in ``keep`` (all if None)."""
-        for key in [k for k in self._sending if k[0] == owner]:
-            if keep is None or key[1] not in keep:
-                del self._sending[key]
+        """Drop what is being sent to ``owner``'s clusters not in ``keep`` (all if None),
+        and when their traffic steps began waiting."""
+        for memory in (self._sending, self._held_since):
+            for key in [k for k in memory if k[0] == owner]:
+                if keep is None or key[1] not in keep:
+                    del memory[key]
 
     # ----- rollback -----------------------------------------------------------------------
     def rollback_state(self, rs: Obj, active: Obj | None, pending: Obj | None, now: str) -> None:
@@ -224,6 +239,7 @@ class TrafficReconciler:
         rollback = S.is_true(rs, S.ROLLBACK_IN_PROGRESS)
         options = step_options(rs)
         live_route = await self._read("HTTPRoute", http_route_name(rs["metadata"]["name"]), rs)
+        unsettled_step: str | None = None  # a step taken before Serve settled: what had not
         if pending is None or options is None:
             routing.weights = (100, 0)
         elif abandoning(rs):
@@ -231,16 +247,17 @@ class TrafficReconciler:
         else:
             routing.ready = is_gateway_ready(gateway) and is_http_route_ready(live_route, gateway)
             pending_read = serve.get(pending["metadata"]["name"])
-            # traffic moves to the pending cluster once Serve there runs the capacity it was given
-            serving = pending_ready and capacity_reached(
-                reported_capacity(pending_read.details if pending_read else None),
-                pending_share.capacity,
+            details = pending_read.details if pending_read else None
+            # traffic moves to the pending cluster once Serve there runs the capacity it was
+            # given, or once a due step has waited for that for the bound (``settle``)
+            gate = self._settle_gate(
+                rs, pending, active_share, pending_share, options, pending_ready, details, rollback
             )
+            serving = gate.serving
             if pending_ready and not serving:
-                routing.problem = replicas_starting(
-                    pending["metadata"]["name"],
-                    pending_share.capacity,
-                    pending_read.details if pending_read else None,
+                routing.problem = (
+                    replicas_starting(pending["metadata"]["name"], pending_share.capacity, details)
+                    + f"; a due traffic step waits at most {self._hold_bound(options):g}s for it"
                 )
             routing.plan = plan_incremental_step(
                 IncrementalWorld(
@@ -256,8 +273,16 @@ class TrafficReconciler:
                 )
             )
             routing.weights = routing.plan.weights
+            before = (
+                100 if active_share.traffic is None else active_share.traffic,
+                0 if pending_share.traffic is None else pending_share.traffic,
+            )
+            if gate.overdue and routing.weights != before:
+                unsettled_step = unsettled(details, pending_share.capacity)
         route = build_http_route(rs, gateway, active, pending, *routing.weights)
         live = await self._apply(rs, route, apply_http_route, "HTTPRoute", live_route)
+        if unsettled_step is not None and pending is not None:
+            self._warn_unsettled(rs, pending, routing.weights, unsettled_step, options)
         if pending is None or routing.plan is None:
             if keep_pending_on_abandon(active_share, None, reported) and is_gateway_ready(gateway):
                 # Beyond KubeRay: the active cluster was left scaled down (an abandoned
@@ -333,6 +358,72 @@ class TrafficReconciler:
             waiting=plan.waiting,
         )
         return routing
+
+    # ----- the settled wait (beyond KubeRay, ``settle``) -----------------------------------
+    def _hold_bound(self, options: StepOptions) -> float:
+        return hold_bound(options, self.ctx.settings.settle_hold_floor_seconds)
+
+    def _settle_gate(
+        self,
+        rs: Obj,
+        pending: Obj,
+        active_share: ClusterShare,
+        pending_share: ClusterShare,
+        options: StepOptions,
+        pending_ready: bool,
+        details: ServeDetails | None,
+        rollback: bool,
+    ) -> SettleGate:
+        """``settle.settle_gate`` for this pass, keeping when the current hold began (per
+        RayService and pending cluster; dropped once nothing is held back). A rollback
+        moves traffic away from the pending cluster: nothing is held."""
+        meta = rs["metadata"]
+        key = (owner_key(meta["namespace"], meta["name"]), pending["metadata"]["name"])
+        now = self.ctx.now()
+        if rollback:
+            self._held_since.pop(key, None)
+            settled = capacity_reached(reported_capacity(details), pending_share.capacity)
+            return SettleGate(serving=pending_ready and settled, holding=False, overdue=False)
+        gate = settle_gate(
+            SettleWorld(
+                active=active_share,
+                pending=pending_share,
+                options=options,
+                pending_ready=pending_ready,
+                reported=reported_capacity(details),
+                held_since=self._held_since.get(key),
+                now=now,
+                bound=self._hold_bound(options),
+            )
+        )
+        if not gate.holding:
+            self._held_since.pop(key, None)
+        elif key not in self._held_since:
+            self._held_since[key] = now
+            log.info(
+                "traffic step held until the pending cluster's Serve settles",
+                cluster=key[1],
+                bound_seconds=self._hold_bound(options),
+            )
+        return gate
+
+    def _warn_unsettled(
+        self,
+        rs: Obj,
+        pending: Obj,
+        weights: tuple[int, int],
+        what: str,
+        options: StepOptions | None,
+    ) -> None:
+        """The Warning Event of a traffic step taken without Serve settling."""
+        bound = self._hold_bound(options) if options is not None else 0.0
+        name = pending["metadata"]["name"]
+        message = (
+            f"Moved traffic to RayCluster {name} (weights {weights[0]}/{weights[1]}) although "
+            f"its Serve had not settled within {bound:g}s: {what}"
+        )
+        log.warning("traffic moved before Serve settled", cluster=name, unsettled=what)
+        self.ctx.event(rs, WARNING, "TrafficMovedBeforeServeSettled", message, "Reconcile")
 
     # ----- target_capacity ----------------------------------------------------------------
     def _send(

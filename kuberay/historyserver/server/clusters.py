@@ -19,6 +19,7 @@ import attrs
 
 from kuberay.historyserver.layout import (
     CLUSTER_METADATA_DIR,
+    RAYCLUSTER_KIND,
     ClusterRef,
     normalize_root,
     parse_session_marker,
@@ -111,16 +112,24 @@ class ClusterIndex:
     async def find(
         self, namespace: str, kind: str, name: str, session: str | None = None
     ) -> StoredSession | None:
-        """The stored session a ``/enter_cluster`` path names: ``kind`` ``raycluster`` matches
-        the cluster's name, ``rayjob``/``rayservice`` the owner's; ``session`` ``None`` or
-        ``latest`` means the newest. Refreshes the listing once before giving up."""
+        """The stored session a ``/enter_cluster`` path names (KubeRay's ``resolveSession``):
+        ``kind`` ``raycluster`` matches the cluster's own name whatever its owner (a RayJob's
+        or RayService's cluster too: the cluster picker enters every row that way),
+        ``rayjob``/``rayservice`` the owner's kind and name; ``session`` ``None`` or ``latest``
+        means the newest. Refreshes the listing once before giving up."""
         for refresh in (False, True):
             for s in await self.sessions(refresh=refresh):
-                c = s.cluster
-                if c.namespace != namespace or c.kind_dir != kind:
-                    continue
-                if (c.owner_name if c.owner_kind else c.name) != name:
+                if not _names(s.cluster, namespace, kind, name):
                     continue
                 if session in (None, "latest") or s.session == session:
                     return s
         return None
+
+
+def _names(cluster: ClusterRef, namespace: str, kind: str, name: str) -> bool:
+    """Whether ``/enter_cluster/{namespace}/{kind}/{name}`` names ``cluster``."""
+    if cluster.namespace != namespace:
+        return False
+    if kind == RAYCLUSTER_KIND:
+        return cluster.name == name
+    return cluster.owner_kind == kind and cluster.owner_name == name

@@ -172,12 +172,14 @@ class LiveClusters:
         self._targets: dict[tuple[str, str], tuple[float, DashboardTarget]] = {}
         self._tokens: dict[tuple[str, str], tuple[float, str | None]] = {}
 
-    async def entries(self) -> list[LiveCluster]:
-        """Every RayCluster, newest first; an unreadable list is logged and gives none (the
-        stored sessions are still served)."""
+    async def entries(self, *, refresh: bool = False) -> list[LiveCluster]:
+        """Every RayCluster, newest first (listed again after ``list_ttl`` seconds, or now with
+        ``refresh``); an unreadable list is logged and gives none (the stored sessions are
+        still served)."""
         now = self._clock()
-        if self._listed is not None and now - self._listed[0] < self.list_ttl:
-            return self._listed[1]
+        listed = self._listed
+        if not refresh and listed is not None and now - listed[0] < self.list_ttl:
+            return listed[1]
         try:
             listing = await self.kube.list(RAY_API, "RayCluster")
         except Exception as exc:  # any failure: serve storage only

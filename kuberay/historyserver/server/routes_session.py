@@ -1,14 +1,16 @@
 """Routes that pick a session or need none: ``/clusters``, ``/enter_cluster``, health, and
 the dashboard's fixed answers (authentication mode, profiling).
 
-* ``GET /clusters[?limit=&offset=]``: every stored session, newest first, no cap (KubeRay
-  caps at 100); ``limit``/``offset`` page through it, ``X-Total-Count`` gives the total.
-  The marker listing is cached for ``--cluster-list-ttl``.
+* ``GET /clusters[?limit=&offset=][&reload=true]``: every stored session, newest first, no
+  cap (KubeRay caps at 100); ``limit``/``offset`` page through it, ``X-Total-Count`` gives
+  the total. The marker listing is cached for ``--cluster-list-ttl``; ``reload=true`` (the
+  picker's Reload button) lists again now.
 * ``GET /enter_cluster/{ns}/{kind}/{name}[/{session}]``: ``kind`` is ``raycluster``
-  (``name`` is the cluster) or ``rayjob``/``rayservice`` (``name`` is the owner); the
-  session defaults to the newest. Loads the session (so the first page is fast), sets
-  KubeRay's five cookies (``Max-Age=600``, ``Path=/``) and answers
-  ``{result, name, namespace, session}``. Unknown cluster or session: 404.
+  (``name`` is the cluster, whoever owns it, as in KubeRay's ``resolveSession``) or
+  ``rayjob``/``rayservice`` (``name`` is the owner); the session defaults to the newest.
+  Loads the session (so the first page is fast), sets KubeRay's five cookies
+  (``Max-Age=600``, ``Path=/``) and answers ``{result, name, namespace, session}``.
+  Unknown cluster or session: 404.
   ``?reload=true`` (KubeRay v1.8's spelling) drops the session from the cache and re-reads
   the cluster list first, so files stored since the first load are seen.
   With ``--enable-live-clusters`` a live cluster is tried first when the session is
@@ -53,10 +55,11 @@ async def clusters(request: web.Request) -> web.Response:
     """``GET /clusters``: live clusters first (with ``--enable-live-clusters``), then the
     stored sessions; with the Kubernetes login only those of namespaces the caller may read."""
     state = state_of(request)
+    reload = query_bool(request, "reload", False)
     entries: list[dict[str, Any]] = []
     if state.live is not None:
-        entries = [c.as_json() for c in await state.live.entries()]
-    entries += await state.clusters.entries()
+        entries = [c.as_json() for c in await state.live.entries(refresh=reload)]
+    entries += await state.clusters.entries(refresh=reload)
     allowed = request.get(ALLOWED_NAMESPACES)
     if allowed is not None:
         namespaces = {e["namespace"] for e in entries}

@@ -1,10 +1,13 @@
 """The server's own two HTML pages, self-contained (inline CSS and script, no external
 assets, no CDN):
 
-* ``SELECT_CLUSTER_PAGE``: lists ``/clusters`` with a filter box; choosing a row calls
-  ``/enter_cluster/<ns>/<kind>/<name>/<session>`` (``kind``/``name`` are the owner's for a
-  RayJob or RayService) and then opens the dashboard at ``/#/overview``. Data is put in the
-  page with ``textContent`` only, never as HTML.
+* ``SELECT_CLUSTER_PAGE``: lists ``/clusters`` with a filter box and a Reload button (KubeRay
+  v1.8: lists again at once, ``/clusters?reload=true``, past the server's listing cache);
+  choosing a row calls ``/enter_cluster/<ns>/raycluster/<cluster name>/<session>`` for every
+  row, a RayJob's or RayService's cluster too (as KubeRay's picker does: the cluster's own
+  name picks exactly that cluster, where the owner's could pick its other cluster) and then
+  opens the dashboard at ``/#/overview``. Data is put in the page with ``textContent`` only,
+  never as HTML.
 * ``no_ui_page()``: what ``/`` shows when no dashboard UI build is available, saying how
   to provide one; the API keeps working without it.
 """
@@ -17,6 +20,7 @@ _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1b1f24}
 h1{font-size:1.4rem;margin:0 0 1rem}
 input{font-size:1rem;padding:.4rem .6rem;width:min(36rem,100%);box-sizing:border-box}
+button{font-size:1rem;padding:.4rem .8rem;margin-left:.5rem}
 table{border-collapse:collapse;margin-top:1rem;width:100%}
 th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #d8dee4}
 th{background:#f6f8fa;font-weight:600}
@@ -38,7 +42,7 @@ SELECT_CLUSTER_PAGE = (
 <h1>Ray history server</h1>
 <p class="muted">Choose a stored cluster session to open it in the Ray dashboard.</p>
 <input id="filter" type="search" placeholder="Filter by name, namespace, owner or session"
- autofocus aria-label="Filter">
+ autofocus aria-label="Filter"><button id="reload" type="button">Reload</button>
 <p id="status" class="muted">Loading&hellip;</p>
 <table id="clusters" hidden>
 <thead><tr><th>Cluster</th><th>Namespace</th><th>Owner</th><th>Session</th><th>Created</th></tr>
@@ -50,9 +54,7 @@ const statusLine = document.getElementById("status");
 let rows = [];
 function cell(text) { const td = document.createElement("td"); td.textContent = text; return td; }
 function enterUrl(c) {
-  const kind = c.ownerKind ? c.ownerKind.toLowerCase() : "raycluster";
-  const name = c.ownerKind ? c.ownerName : c.name;
-  return "/enter_cluster/" + [c.namespace, kind, name, c.sessionName]
+  return "/enter_cluster/" + [c.namespace, "raycluster", c.name, c.sessionName]
     .map(encodeURIComponent).join("/");
 }
 async function enter(event, c) {
@@ -94,12 +96,21 @@ function render() {
   statusLine.textContent = rows.length === 0 ? "No stored clusters."
     : shown + " of " + rows.length + " sessions";
 }
+function load(reload) {
+  const button = document.getElementById("reload");
+  button.disabled = true;
+  statusLine.textContent = "Loading\u2026";
+  statusLine.className = "muted";
+  fetch(reload ? "/clusters?reload=true" : "/clusters", {credentials: "same-origin"})
+    .then((r) => { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
+    .then((data) => { rows = data; render(); })
+    .catch((e) => { statusLine.textContent = "Could not list clusters: " + e.message;
+                    statusLine.className = "err"; })
+    .finally(() => { button.disabled = false; });
+}
 document.getElementById("filter").addEventListener("input", render);
-fetch("/clusters", {credentials: "same-origin"})
-  .then((r) => { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
-  .then((data) => { rows = data; render(); })
-  .catch((e) => { statusLine.textContent = "Could not list clusters: " + e.message;
-                  statusLine.className = "err"; });
+document.getElementById("reload").addEventListener("click", () => load(true));
+load(false);
 </script>
 </body></html>
 """

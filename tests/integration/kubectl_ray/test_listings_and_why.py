@@ -73,8 +73,13 @@ async def test_get_job_table_and_formats(cli: Cli, kclient: Client, namespace: s
     table = (await cli("get", "jobs")).out.splitlines()
     header = table[0]
     # the CRD's printer columns, in order, then WHY
-    for a, b in (("NAME", "JOB STATUS"), ("JOB STATUS", "DEPLOYMENT STATUS"),
-                 ("DEPLOYMENT STATUS", "RAY CLUSTER NAME"), ("END TIME", "AGE"), ("AGE", "WHY")):
+    for a, b in (
+        ("NAME", "JOB STATUS"),
+        ("JOB STATUS", "DEPLOYMENT STATUS"),
+        ("DEPLOYMENT STATUS", "RAY CLUSTER NAME"),
+        ("END TIME", "AGE"),
+        ("AGE", "WHY"),
+    ):
         assert header.index(a) < header.index(b), header  # fmt: skip
     rows = {line.split()[0]: line for line in table[1:]}
     assert set(rows) == {"broken", "fresh"}

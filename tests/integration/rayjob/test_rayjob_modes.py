@@ -220,6 +220,6 @@ async def test_sidecar_submitter_exit_code_fails_the_rayjob(
     )
     job = await wait_state(kclient, namespace, "sidefail", "Failed")
     assert job["status"]["reason"] == "SubmissionFailed"
-    assert job["status"]["message"] == (
-        "Ray head pod container ray-job-submitter terminated with exit code 1: Error"
+    assert job["status"]["message"].startswith(
+        "Ray head pod container ray-job-submitter terminated with exit code 1: Error. "
     )

@@ -43,16 +43,18 @@ def start_service_operator(
     gates: str = "",
     env: dict[str, str] | None = None,
     enable_metrics: bool = False,
+    **settings: Any,
 ) -> contextlib.AbstractAsyncContextManager[Operator]:
     """RayCluster + RayService controllers with a client of their own (its writes can be
-    counted) and the operator's dashboard poller."""
+    counted) and the operator's dashboard poller; ``settings`` go to the RayService
+    controller."""
     return harness.start_operator(
         kubeconfig_path,
         namespace,
         kinds=("raycluster", "rayservice"),
         gates=gates,
         env=env,
-        rayservice={"enable_metrics": enable_metrics},
+        rayservice={"enable_metrics": enable_metrics, **settings},
     )
 
 

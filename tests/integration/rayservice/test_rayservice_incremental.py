@@ -8,7 +8,9 @@ condition, no promotion, abandoned at ``ray.io/upgrade-timeout``); missing Gatew
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +19,7 @@ from kuberay.controllers.rayservice.gateway_builder import GATEWAY_API_VERSION
 from kuberay.kube import Client, NotFound
 from tests.helpers import eventually, wait_quiet
 from tests.integration.raycluster.helpers import events_for, wait_event_reasons
-from tests.integration.rayservice.conftest import ServiceOperator
+from tests.integration.rayservice.conftest import ServiceOperator, start_service_operator
 from tests.integration.rayservice.helpers import (
     active_name,
     add_ready_endpoint,
@@ -164,6 +166,55 @@ async def test_traffic_moves_to_the_pending_cluster_only_once_its_replicas_are_u
         await eventually(lambda: (50, 50) in written, timeout=30, message="traffic 50/50")
         done = await wait_rs(kclient, namespace, "svc", lambda r: active_name(r) == new, timeout=90)
         assert active_name(done) == new
+
+
+async def test_replicas_that_never_come_up_hold_traffic_only_for_a_bound(
+    crds_installed: None,
+    kubeconfig_path: Path,
+    kclient: Client,
+    namespace: str,
+    routes: FakeRouteController,
+) -> None:
+    """Issue 44, item 4: the wait above is bounded. Serve on the new cluster stays UPSCALING
+    (its replicas wait for nodes the old cluster holds); after max(3 x intervalSeconds, the
+    floor) the step is taken as KubeRay takes it, with a Warning naming the deployments.
+    The floor (30 s in the operator) is 0 here, so the bound is 3 x 1 s."""
+    async with (
+        start_service_operator(kubeconfig_path, namespace, settle_hold_floor_seconds=0.0) as op,
+        fake_dashboard() as old_fake,
+        fake_dashboard() as new_fake,
+    ):
+        written = record_route_writes(op)
+        rs = await deploy_incremental(kclient, namespace, "svc", old_fake, routes)
+        new = await _start_upgrade(kclient, namespace, rs)
+        await serve_head(kclient, namespace, new, new_fake)
+        await wait_put(new_fake)
+        stuck = sorted(
+            f"{app}/{dep} UPSCALING"
+            for app in new_fake.applications
+            for dep in new_fake.applications[app]["deployments"]
+        )
+        for app in new_fake.applications:
+            deps = {dep: "UPSCALING" for dep in new_fake.applications[app]["deployments"]}
+            new_fake.set_app_status(app, "RUNNING", deployments=deps)
+        await eventually(
+            lambda: capacities(new_fake)[-1] == 50, timeout=30, message="capacity 50 sent"
+        )
+        held_from = time.monotonic()
+        await eventually(lambda: (50, 50) in written, timeout=30, message="traffic 50/50")
+        assert time.monotonic() - held_from >= 2.0  # held (3 s from when the step was due)
+        events = await wait_event_reasons(
+            kclient, namespace, "svc", {"TrafficMovedBeforeServeSettled"}
+        )
+        (warning,) = [e for e in events if e["reason"] == "TrafficMovedBeforeServeSettled"]
+        assert warning["type"] == "Warning"
+        assert warning["message"] == (
+            f"Moved traffic to RayCluster {new} (weights 50/50) although its Serve had not "
+            f"settled within 3s: {', '.join(stuck)}"
+        )
+        # the route does not go back, and nothing is announced twice for that step
+        await asyncio.sleep(1)
+        assert written[written.index((50, 50)) :].count((100, 0)) == 0
 
 
 async def test_reverting_the_spec_half_way_rolls_traffic_back(

@@ -62,3 +62,24 @@ def test_major_minor() -> None:
     assert ray_ui.major_minor("2.60.0") == "2.60"
     with pytest.raises(ValueError):
         ray_ui.major_minor("nightly")
+
+
+def test_cached_builds_are_extracted_once_per_version(tmp_path: Path) -> None:
+    new = _archive(tmp_path / "ray-new.tar", {SITE + "index.html": b"<html>2.60"})
+    missing = tmp_path / "ray.tar"  # not built
+    cache = tmp_path / "cache"
+    archives = {"2.60.0": new, "2.52.0": missing}
+    assert ray_ui.cached_builds(archives, cache) == cache
+    assert (cache / "2.60" / "index.html").read_bytes() == b"<html>2.60"
+    assert sorted(p.name for p in cache.iterdir()) == ["2.60"]  # no temporary left over
+    new.unlink()  # the second time the cache serves, the archive is not read
+    assert ray_ui.cached_builds(archives, cache) == cache
+    assert ray_ui.cached_builds({"2.52.0": missing}, tmp_path / "none") is None
+
+
+def test_a_failed_extraction_leaves_no_build(tmp_path: Path) -> None:
+    archive = _archive(tmp_path / "pause.tar", {"./pause": b"\x7fELF"})
+    cache = tmp_path / "cache"
+    with pytest.raises(ray_ui.RayUiError):
+        ray_ui.cached_builds({"2.60.0": archive}, cache)
+    assert list(cache.iterdir()) == []

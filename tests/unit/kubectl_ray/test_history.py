@@ -140,6 +140,14 @@ async def test_open_a_session_and_an_owner(server: str, tmp_path: Path) -> None:
     async with aiohttp.ClientSession() as session, session.get(url) as resp:
         assert resp.status == 200, await resp.text()
         assert (await resp.json())["name"] == "job-1-xyz"
+    # the RayJob's cluster by its own name, as the server and KubeRay's picker enter it
+    code, out, err = await cli(tmp_path, "history", "open", "job-1-xyz", "--history-server", server)
+    assert code == 0, err
+    url = out.strip()
+    assert url == f"{server}/enter_cluster/default/raycluster/job-1-xyz/{OLD}"
+    async with aiohttp.ClientSession() as session, session.get(url) as resp:
+        assert resp.status == 200, await resp.text()
+        assert resp.cookies["owner_name"].value == "job-1"
 
 
 @pytest.mark.parametrize(

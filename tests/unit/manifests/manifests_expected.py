@@ -16,6 +16,8 @@ MANIFESTS = REPO / "manifests"
 RBAC_DIR = MANIFESTS / "rbac"
 OPERATOR_DIR = MANIFESTS / "operator"
 CHART_DIR = MANIFESTS / "helm" / "kuberay-operator"
+APISERVER_DIR = MANIFESTS / "apiserver"
+APISERVER_CHART_DIR = MANIFESTS / "helm" / "kuberay-apiserver"
 
 Rule = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
@@ -176,6 +178,53 @@ KUBERAY_VALUE_PATHS = [
     "securityContext",
     "service.type",
     "service.port",
+]
+
+
+#: KubeRay's kuberay-apiserver chart: the rules of its ClusterRole ``kuberay-apiserver``, in
+#: its order (the server's own rights when it does not act as its caller).
+APISERVER_RULES: list[Rule] = [
+    (("",), ("namespaces",), ("list",)),
+    (("events.k8s.io",), ("events",), ("get", "list")),
+    (("",), ("configmaps",), CRUD),
+    (("ray.io",), ("rayclusters", "rayjobs", "rayservices"), CRUD),
+]
+#: ... and of ``kuberay-apiserver-service-access`` (with enableAPIServerV2).
+APISERVER_SERVICE_ACCESS_RULES: list[Rule] = [
+    (("",), ("services",), ("get", "list", "watch")),
+    (("",), ("services/proxy",), ("get", "list", "watch")),
+]
+
+#: Value names of KubeRay's kuberay-apiserver chart the chart must keep (``security`` is
+#: documented but unset: its proxy sidecar is not deployed).
+APISERVER_VALUE_PATHS = [
+    "replicaCount",
+    "name",
+    "image.repository",
+    "image.tag",
+    "image.pullPolicy",
+    "cors",
+    "labels",
+    "annotations",
+    "serviceAccount.create",
+    "serviceAccount.name",
+    "containerPort",
+    "resources",
+    "sidecarContainers",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "service.type",
+    "service.ports",
+    "ingress.enabled",
+    "ingress.annotations",
+    "ingress.className",
+    "ingress.tls",
+    "route.enabled",
+    "route.annotations",
+    "rbacEnable",
+    "singleNamespaceInstall",
+    "enableAPIServerV2",
 ]
 
 

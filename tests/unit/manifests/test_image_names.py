@@ -57,5 +57,7 @@ def test_chart_defaults_are_local_names() -> None:
     values = (ROOT / "manifests/helm/kuberay-operator/values.yaml").read_text()
     assert "repository: localhost/kuberay-python/operator" in values
     assert "repository: localhost/kuberay-python/history-server" in values
+    apiserver = (ROOT / "manifests/helm/kuberay-apiserver/values.yaml").read_text()
+    assert "repository: localhost/kuberay-python/apiserver" in apiserver
     ray = (ROOT / "manifests/helm/ray-cluster/values.yaml").read_text()
     assert "repository: rayproject/ray" in ray  # KubeRay's Ray default stays

@@ -71,6 +71,24 @@ def test_hash_ignores_scaling_and_scheduling_fields() -> None:
     assert h(base) != h(changed)
 
 
+def test_scale_gates_never_change_the_hash() -> None:
+    """KubeRay v1.8: Kueue adding or removing a gate must neither replace a ``Recreate``
+    cluster's pods (head recreate hash) nor make RayService build a new cluster."""
+    cluster = fixture_p()
+    gated = copy.deepcopy(cluster)
+    gated["spec"]["workerGroupSpecs"][0]["scaleStrategy"] = {
+        "scaleGate": [{"type": "kueue.k8s.io/quota-exceeded"}, {"type": "example.com/cordon"}]
+    }
+    h = generate_hash_without_replicas_and_workers_to_delete
+    assert h(gated["spec"]) == h(cluster["spec"])
+    assert ray_cluster_recreate_hash(gated) == ray_cluster_recreate_hash(cluster)
+    # the Go struct knows the field (v1.8's ScaleStrategy): it is muted, not silently dropped
+    strategy = {"workersToDelete": ["w"], "scaleGate": [{"type": "a/b"}]}
+    assert marshal(strategy, "ray/v1.ScaleStrategy") == (
+        b'{"workersToDelete":["w"],"scaleGate":[{"type":"a/b"}]}'
+    )
+
+
 def test_hash_is_insensitive_to_key_order_and_unknown_fields() -> None:
     spec = fixture_p()["spec"]
     reordered = json.loads(json.dumps(spec, sort_keys=True))

@@ -8,6 +8,7 @@ from kuberay.controllers.builders.ray_start import (
     convert_param_map,
     generate_ray_start_command,
     is_gpu_resource_key,
+    is_npu_resource_key,
     ray_container_command,
     set_missing_ray_start_params,
     update_ray_start_params_labels,
@@ -96,10 +97,29 @@ def test_memory_only_from_limit_and_user_values_win() -> None:
         ("nvidia.com/mig-1g.5gb", True),
         ("google.com/tpu", False),
         ("cpu", False),
+        ("huawei.com/Ascend910B", False),
+        ("huawei.com/npu", False),
     ],
 )
 def test_gpu_keys(key: str, gpu: bool) -> None:
     assert is_gpu_resource_key(key) is gpu
+
+
+@pytest.mark.parametrize(
+    ("key", "npu"),
+    [
+        ("huawei.com/Ascend910B", True),
+        ("huawei.com/ascend310p", True),
+        ("HUAWEI.COM/NPU", True),
+        ("huawei.com/Ascend910B-memory", False),
+        ("huawei.com/Ascend310P-core", False),
+        ("huawei.com/npu-memory", False),
+        ("nvidia.com/gpu", False),
+        ("example.com/huawei.com/ascend", False),
+    ],
+)
+def test_npu_keys(key: str, npu: bool) -> None:
+    assert is_npu_resource_key(key) is npu
 
 
 def test_tpu_and_multiple_accelerators() -> None:

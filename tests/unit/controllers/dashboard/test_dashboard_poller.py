@@ -388,6 +388,28 @@ async def test_stop_survives_forget(source: Source, dash_a: FakeDashboard) -> No
         await poller.close()
 
 
+async def test_stop_outcome_reads_without_sending(source: Source, dash_a: FakeDashboard) -> None:
+    """A RayJob that gave up reads its stop's outcome each pass without sending another."""
+    dash_a.add_job("j", status="RUNNING")
+    poller = DashboardPoller(source)
+    notified = Notified()
+    poller.on_result = notified
+    try:
+        assert poller.stop_outcome(A, target("rc-a"), "j") is None  # never asked: nothing sent
+        assert poller.stop_job(A, target("rc-a"), "j") is None
+        assert poller.stop_outcome(A, target("rc-a"), "j") is None  # in flight
+        await notified.wait(A)
+        done = poller.stop_outcome(A, target("rc-a"), "j")
+        assert done is not None and done.error is None
+        assert poller.stop_outcome(A, target("rc-a"), "other") is None  # another job
+        assert poller.stop_outcome(A, target("rc-b"), "j") is None  # another cluster
+        assert dash_a.requests.count(("POST", "/api/jobs/j/stop")) == 1
+        poller.forget(A, keep=lambda name: name != "stop_job")
+        assert poller.stop_outcome(A, target("rc-a"), "j") is None
+    finally:
+        await poller.close()
+
+
 async def test_generic_call_and_unexpected_exceptions(source: Source) -> None:
     poller = DashboardPoller(source)
     notified = Notified()

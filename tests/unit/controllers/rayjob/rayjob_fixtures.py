@@ -142,6 +142,19 @@ def unreachable(text: str = "connection refused") -> Observed[JobInfo]:
     return Observed(value=None, error=DashboardUnreachable(text), finished_at=0.0)
 
 
+def stopped() -> Observed[None]:
+    """The dashboard stopped the job."""
+    return Observed(value=None, error=None, finished_at=0.0)
+
+
+def stop_failed(text: str = "connection refused") -> Observed[None]:
+    return Observed(value=None, error=DashboardUnreachable(text), finished_at=0.0)
+
+
+def stop_not_found() -> Observed[None]:
+    return Observed(value=None, error=JobNotFound("job job-xyz does not exist"), finished_at=0.0)
+
+
 def world(**kw: Any) -> World:
     kw.setdefault("now", NOW)
     kw.setdefault("new_job_id", "job-jjjjj")

@@ -22,10 +22,14 @@ from tests.unit.controllers.rayjob.rayjob_fixtures import (
     rayjob_service,
     running,
     settings,
+    stopped,
     submitter,
     unreachable,
     world,
 )
+
+#: What ``status.message`` ends with once a RayJob that gave up had its Ray job stopped.
+STOPPED_NOTE = "Stopped Ray job job-xyz; jobStatus RUNNING is the last one observed."
 
 
 @attrs.frozen
@@ -237,7 +241,7 @@ ROWS = [
         {"jobDeploymentStatus": "Retrying", "reason": "AppFailed", "failed": 1},
     ),
     Row(
-        "running-submitter-failed",
+        "running-submitter-failed-stops-the-job-first",
         rayjob(running()),
         world(
             **{
@@ -246,10 +250,26 @@ ROWS = [
             },
             job_info=info("RUNNING"),
         ),
+        {"reason": "SubmissionFailed"},
+        actions=(M.STOP_JOB,),
+        persist=False,
+    ),
+    Row(
+        "running-submitter-failed",
+        rayjob(running()),
+        world(
+            **{
+                **RUNNING_WORLD,
+                "submitter": submitter(("Failed", 1), failed_reason="BackoffLimitExceeded"),
+            },
+            job_info=info("RUNNING"),
+            stop=stopped(),
+        ),
         {
             "jobDeploymentStatus": "Failed",
             "reason": "SubmissionFailed",
-            "message": "Job submission has failed. Reason: BackoffLimitExceeded. Message: boom",
+            "message": "Job submission has failed. Reason: BackoffLimitExceeded. Message: boom. "
+            + STOPPED_NOTE,
         },
     ),
     Row(
@@ -273,11 +293,15 @@ ROWS = [
     Row(
         "running-not-found-after-submitter",
         rayjob(running()),
-        world(**{**RUNNING_WORLD, "submitter": submitter(("Complete", 1))}, job_info=not_found()),
+        world(
+            **{**RUNNING_WORLD, "submitter": submitter(("Complete", 1))},
+            job_info=not_found(),
+            stop=stopped(),
+        ),
         {
             "jobDeploymentStatus": "Failed",
             "reason": "AppFailed",
-            "message": "Submitter completed but Ray job not found in RayCluster.",
+            "message": "Submitter completed but Ray job not found in RayCluster. " + STOPPED_NOTE,
         },
     ),
     Row(
@@ -314,7 +338,7 @@ ROWS = [
     Row(
         "running-status-check-timeout-not-retried",
         rayjob(running(jobStatusCheckFailureStartTime=ago(301)), backoffLimit=3),
-        world(**RUNNING_WORLD, job_info=unreachable()),
+        world(**RUNNING_WORLD, job_info=unreachable(), stop=stopped()),
         {"jobDeploymentStatus": "Failed", "reason": "JobStatusCheckTimeoutExceeded", "failed": 1},
     ),
     Row(
@@ -396,12 +420,14 @@ ROWS = [
                     },
                 }
             ),
+            stop=stopped(),
         ),
         {
             "jobDeploymentStatus": "Failed",
             "reason": "SubmissionFailed",
             "message": (
-                "Ray head pod container ray-job-submitter terminated with exit code 1: Error"
+                "Ray head pod container ray-job-submitter terminated with exit code 1: Error. "
+                + STOPPED_NOTE
             ),
         },
     ),
@@ -436,6 +462,7 @@ ROWS = [
                     "state": {"running": {}},
                 }
             ),
+            stop=stopped(),
         ),
         {"jobDeploymentStatus": "Failed", "reason": "SubmissionFailed"},
         gates={"SidecarSubmitterRestart": True},

@@ -257,6 +257,32 @@ def test_modify_ray_cluster_keeps_suspend_and_server_fields() -> None:
     assert updated["status"] == {"state": "ready"}
 
 
+def test_scale_gates_never_trigger_an_upgrade() -> None:
+    rs = service()
+    cluster = cluster_for(rs)
+    group = rs["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]
+    group["scaleStrategy"] = {"scaleGate": [{"type": "kueue.k8s.io/quota-exceeded"}]}
+    assert is_cluster_spec_hash_equal(rs, cluster, partial=False)
+    assert not should_update_cluster(rs, cluster, is_active=True)
+
+
+def test_in_place_update_keeps_the_clusters_scale_gates() -> None:
+    """Kueue's gates live on the RayCluster; appending a worker group rewrites the cluster's
+    spec from the RayService, which must neither drop them nor add the RayService's own."""
+    rs = service()
+    current = cluster_for(rs)
+    gate = [{"type": "kueue.k8s.io/quota-exceeded"}]
+    first = current["spec"]["workerGroupSpecs"][0]
+    first["scaleStrategy"] = {"workersToDelete": ["w-1"], "scaleGate": gate}
+    groups = rs["spec"]["rayClusterConfig"]["workerGroupSpecs"]
+    groups[0]["scaleStrategy"] = {"scaleGate": [{"type": "stale.example.com/gate"}]}
+    groups.append({"groupName": "g2", "scaleStrategy": {"scaleGate": [{"type": "x.io/y"}]}})
+    updated = modify_ray_cluster(current, cluster_for(rs))
+    new_groups = updated["spec"]["workerGroupSpecs"]
+    assert new_groups[0]["scaleStrategy"]["scaleGate"] == gate
+    assert "scaleGate" not in new_groups[1]["scaleStrategy"]
+
+
 # KubeRay TestCheckIfNeedSubmitServeApplications
 @pytest.mark.parametrize(
     ("cached", "apps", "expected"),

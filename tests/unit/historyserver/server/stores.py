@@ -90,13 +90,18 @@ async def collector_store(tmp: Path, *, root: str = "", gz: bool = False) -> Mem
 
 
 def kuberay_layout_store(
-    events: list[dict[str, Any]], *, owner: tuple[str, str] = ("rayjob", "my-job")
+    events: list[dict[str, Any]],
+    *,
+    owner: tuple[str, str] = ("rayjob", "my-job"),
+    cluster: str = "my-job-raycluster-x",
+    store: MemoryStore | None = None,
 ) -> tuple[MemoryStore, Layout]:
     """The events as KubeRay-era files written by hand: one gzipped JSON array per
-    category, names ``<node>-<YYYY-MM-DD-HH>.gz`` (no ``.jsonl``), under a RayJob's tree,
-    plus its marker. No snapshots."""
-    store = MemoryStore()
-    layout = Layout(ClusterRef("team-a", "my-job-raycluster-x", owner[0], owner[1]))
+    category, names ``<node>-<YYYY-MM-DD-HH>.gz`` (no ``.jsonl``), under the tree of
+    ``cluster`` owned by ``owner`` (a RayJob by default), plus its marker, into ``store`` (a
+    new one by default). No snapshots."""
+    store = MemoryStore() if store is None else store
+    layout = Layout(ClusterRef("team-a", cluster, owner[0], owner[1]))
     by_category: dict[str, list[dict[str, Any]]] = {}
     for e in events:
         by_category.setdefault(category_of(e), []).append(e)

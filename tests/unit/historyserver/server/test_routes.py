@@ -284,6 +284,49 @@ async def test_unknown_session_cookie_is_404(client: Client) -> None:
     assert r.status == 404 and "not found" in (await r.json())["msg"]
 
 
+@pytest.mark.parametrize(
+    ("owner", "cluster"),
+    [(("rayjob", "my-job"), "my-job-raycluster-x"), (("rayservice", "my-svc"), "my-svc-rc-y")],
+)
+async def test_enter_an_owned_cluster_by_its_own_name(owner: tuple[str, str], cluster: str) -> None:
+    """KubeRay's ``resolveSession``: ``raycluster`` matches the cluster's own name whatever
+    owns it (a RayJob's cluster, gone with its RayJob, is still found); the cookies carry the
+    owner so every later read goes to the owner's tree."""
+    store, _layout = kuberay_layout_store(all_events(), owner=owner, cluster=cluster)
+    async with TestClient(TestServer(make_app(store), host="127.0.0.1")) as c:
+        for path in (
+            f"/enter_cluster/team-a/raycluster/{cluster}/{SESSION}",
+            f"/enter_cluster/team-a/raycluster/{cluster}",
+        ):
+            r = await c.get(path)
+            assert r.status == 200, await r.text()
+            assert await r.json() == {
+                "result": "success",
+                "name": cluster,
+                "namespace": "team-a",
+                "session": SESSION,
+            }
+            assert r.cookies["owner_kind"].value == owner[0]
+            assert r.cookies["owner_name"].value == owner[1]
+            jobs = await (await c.get("/api/jobs/")).json()
+            assert {j["job_id"] for j in jobs} == {"02000000", "03000000"}
+        # the owner's kind and name still work; the cluster's name is not an owner's name
+        assert (await c.get(f"/enter_cluster/team-a/{owner[0]}/{owner[1]}")).status == 200
+        assert (await c.get(f"/enter_cluster/team-a/{owner[0]}/{cluster}")).status == 404
+        assert (await c.get(f"/enter_cluster/default/raycluster/{cluster}")).status == 404
+
+
+async def test_clusters_reload_lists_again(client: Client) -> None:
+    state = client.app[STATE]
+    assert len(await (await client.get("/clusters")).json()) == 1
+    later = "session_2026-12-05_08-00-00_000001_1"
+    await state.store.put(f"hs-root/cluster-metadata/raycluster/default_raycluster-hs/{later}", b"")
+    assert len(await (await client.get("/clusters")).json()) == 1  # cached listing
+    r = await client.get("/clusters?reload=true")
+    assert [e["sessionName"] for e in await r.json()] == [later, SESSION]
+    assert state.clusters.listings == 2
+
+
 async def test_kuberay_layout_rayjob_store() -> None:
     store, _layout = kuberay_layout_store(all_events())
     async with TestClient(TestServer(make_app(store), host="127.0.0.1")) as c:
