@@ -39,8 +39,7 @@ def check_removed_groups(snap: Snapshot) -> list[Finding]:
                 f"worker group {group.name} is no longer in spec.workerGroupSpecs: the "
                 f"operator deletes its {_pods(group.total)}{going}, as a scale-down to zero "
                 "would (Ray tasks and actors on them end; KubeRay would leave them running)",
-                "to keep the Pods not deleted yet, put the group back into "
-                "spec.workerGroupSpecs",
+                "to keep the Pods not deleted yet, put the group back into spec.workerGroupSpecs",
             )
         )
     return found

@@ -9,7 +9,10 @@ as on any scale-down.
 
 No drain first: Ray drains a node only through a GCS gRPC call (the autoscaler's
 ``DrainNode``) that this operator, like KubeRay's, never makes (it speaks to Ray only through
-the dashboard's HTTP API), and KubeRay's own scale-down deletes pods directly too.
+the dashboard's HTTP API, which offers no drain), and neither operator has a drain step in its
+scale-down to reuse: both delete pods directly. What a pod deletion gives stays: the pod's
+grace period and a ``preStop`` hook in the worker template (KubeRay's samples run
+``ray stop`` there). KubeRay's #5142 proposes an opt-in drained removal for the same gap.
 
 Which pods (:func:`removed_groups`, pure): pods labelled ``ray.io/cluster=<this cluster>`` and
 ``ray.io/node-type=worker`` whose non-empty ``ray.io/group`` names no group of the spec, and
@@ -31,6 +34,7 @@ from kuberay.kube import ApiError
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING
+
 
 @attrs.frozen
 class RemovedGroup:

@@ -8,12 +8,15 @@ Here every pod the operator creates carries ``ray.io/pod-template-hash``
 
 * its group's spec (``headGroupSpec`` or its ``workerGroupSpecs`` entry) without what scales a
   group rather than shapes its pods (``replicas``, ``minReplicas``, ``maxReplicas``,
-  ``scaleStrategy``, ``suspend``, ``idleTimeoutSeconds``) and without the template's
-  ``tolerations`` and ``schedulingGates`` (left out of KubeRay's Recreate hash too: Kueue
-  edits them);
-* and the cluster-wide fields (every spec field outside the groups but ``suspend``,
+  ``scaleStrategy``, ``suspend``, ``idleTimeoutSeconds``), without the head group's Service
+  and Ingress settings (``serviceType``, ``headService``, ``enableIngress``) and without the
+  template's ``tolerations`` and ``schedulingGates`` (left out of KubeRay's Recreate hash
+  too: Kueue edits them);
+* the cluster-wide fields (every spec field outside the groups but ``suspend``,
   ``upgradeStrategy``, ``managedBy``, ``headServiceAnnotations`` and ``networkPolicy``, which
-  shape no pod).
+  shape no pod);
+* and the head's address every pod is given: the head Service's name and the GCS port
+  (``headGroupSpec.headService.metadata.name``, ``headGroupSpec.rayStartParams.port``).
 
 While any live pod of a group in the spec carries a hash other than its group's current one,
 the status has condition ``PodTemplateApplied`` False, reason ``PodsRunOlderTemplate``, its
@@ -36,6 +39,8 @@ import attrs
 import orjson
 
 from kuberay.api.v1 import constants as C
+from kuberay.api.v1.rules import head_port
+from kuberay.controllers.builders.names import head_service_name
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
@@ -43,14 +48,18 @@ from kuberay.kube.objects import Object as Obj
 POD_TEMPLATE_APPLIED = "PodTemplateApplied"
 PODS_RUN_OLDER_TEMPLATE = "PodsRunOlderTemplate"
 
-#: Group fields that scale the group rather than shape its pods.
-_SCALING_FIELDS = (
+#: Group fields that shape no pod: what scales a worker group, and the head group's Service
+#: and Ingress settings.
+_NOT_POD_FIELDS = (
     "replicas",
     "minReplicas",
     "maxReplicas",
     "scaleStrategy",
     "suspend",
     "idleTimeoutSeconds",
+    "serviceType",
+    "headService",
+    "enableIngress",
 )
 #: Cluster-wide spec fields that are no pod's template.
 _NOT_TEMPLATE = (
@@ -67,7 +76,7 @@ HEAD = ""
 
 
 def _group_template(group: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in group.items() if k not in _SCALING_FIELDS}
+    out = {k: v for k, v in group.items() if k not in _NOT_POD_FIELDS}
     template = out.get("template")
     if isinstance(template, dict) and isinstance(template.get("spec"), dict):
         pod_spec = {
@@ -83,6 +92,7 @@ def template_hash(cluster: Obj, group: Mapping[str, Any]) -> str:
     spec = k8s.spec(cluster)
     doc = {
         "cluster": {k: v for k, v in spec.items() if k not in _NOT_TEMPLATE},
+        "head": [head_service_name(cluster), head_port(cluster)],
         "group": _group_template(group),
     }
     return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()[:20]

@@ -70,6 +70,37 @@ def test_template_and_cluster_wide_edits_change_the_hash() -> None:
         assert template_hash(edited, worker_group(edited)) != before
 
 
+def test_head_service_and_ingress_settings_keep_the_head_hash() -> None:
+    rc = new_cluster()
+    before = template_hash(rc, rc["spec"]["headGroupSpec"])
+    edited = copy.deepcopy(rc)
+    edited["spec"]["headGroupSpec"].update(
+        serviceType="NodePort",
+        enableIngress=True,
+        headService={"metadata": {"name": "rc-head-svc"}, "spec": {"type": "NodePort"}},
+    )
+    assert template_hash(edited, edited["spec"]["headGroupSpec"]) == before
+
+
+def test_the_heads_address_reaches_every_groups_hash() -> None:
+    rc = new_cluster()
+    before = template_hash(rc, worker_group(rc))
+    renamed = copy.deepcopy(rc)
+    renamed["spec"]["headGroupSpec"]["headService"] = {"metadata": {"name": "elsewhere"}}
+    moved = copy.deepcopy(rc)
+    moved["spec"]["headGroupSpec"]["rayStartParams"] = {"port": "6380"}
+    for edited in (renamed, moved):
+        assert template_hash(edited, worker_group(edited)) != before
+
+
+def test_appending_a_group_keeps_the_other_groups_hashes() -> None:
+    # A RayService's in-place update appends groups: the pods already there stay current.
+    rc = new_cluster()
+    before = template_hash(rc, worker_group(rc))
+    rc["spec"]["workerGroupSpecs"].append({**copy.deepcopy(worker_group(rc)), "groupName": "g2"})
+    assert template_hash(rc, worker_group(rc)) == before
+
+
 def test_the_hash_ignores_key_order() -> None:
     rc = new_cluster()
     shuffled = copy.deepcopy(rc)
