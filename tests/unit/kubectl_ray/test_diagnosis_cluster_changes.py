@@ -8,6 +8,7 @@ import datetime as dt
 from typing import Any
 
 from kuberay.api.v1 import constants as C
+from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
 from kuberay.controllers.raycluster.templates import template_hash
 from kuberay.kubectl_ray.diagnosis import Snapshot, diagnose
 from kuberay.kubectl_ray.why import format_diagnosis
@@ -113,3 +114,21 @@ def test_recreate_rolls_them_itself_so_why_is_silent() -> None:
     pods = [pod(rc, "h", "headgroup", stamp="older")]
     rc["spec"]["upgradeStrategy"] = {"type": "Recreate"}
     assert "PodsRunOlderTemplate" not in reasons(Snapshot(obj=rc, pods=pods, now=NOW))
+
+
+def test_a_template_edit_is_reported_once() -> None:
+    # The operator's per-group finding replaces the cluster-wide SpecChangeIgnored on pods it
+    # stamped; pods made by KubeRay (no template hash) still get SpecChangeIgnored.
+    rc = cluster()
+    recreate = {"ray.io/upgrade-strategy-recreate-hash": ray_cluster_recreate_hash(rc)}
+    ours = [pod(rc, "h", "headgroup"), pod(rc, "w1", "small-group")]
+    ours[0]["metadata"]["annotations"].update(recreate)
+    kuberays = copy.deepcopy(ours)
+    for p in kuberays:
+        p["metadata"]["annotations"].pop(C.POD_TEMPLATE_HASH_KEY)
+    edited = copy.deepcopy(rc)
+    edited["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["image"] = "new"
+    said = reasons(Snapshot(obj=edited, pods=ours, now=NOW))
+    assert "PodsRunOlderTemplate" in said and "SpecChangeIgnored" not in said
+    said = reasons(Snapshot(obj=edited, pods=kuberays, now=NOW))
+    assert "SpecChangeIgnored" in said and "PodsRunOlderTemplate" not in said
