@@ -88,6 +88,9 @@ OUR_OWN_REASONS = {
     # raycluster/removed_groups.py: the pods of a worker group removed from the spec are
     # deleted; KubeRay leaves them running (its #1739).
     "WorkerGroupRemoved",
+    # rayservice/traffic.py: traffic moved after our bounded wait for Serve to settle (a
+    # wait KubeRay does not have), naming the deployments that had not settled.
+    "TrafficMovedBeforeServeSettled",
 }
 
 
