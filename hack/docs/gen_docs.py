@@ -327,6 +327,10 @@ def conditions_page() -> str:
     from kuberay.api.v1 import enums as E
     from kuberay.controllers.raycluster.children import CONFLICT_CONDITION
     from kuberay.controllers.raycluster.reconciler import INVALID_SPEC_CONDITION
+    from kuberay.controllers.raycluster.templates import (
+        POD_TEMPLATE_APPLIED,
+        PODS_RUN_OLDER_TEMPLATE,
+    )
     from kuberay.controllers.rayservice import status as S
 
     extra_service = (
@@ -341,7 +345,10 @@ def conditions_page() -> str:
                     f"{_enum_rows(E.RayClusterConditionType)}, `{INVALID_SPEC_CONDITION}` "
                     "(validation failed: the reason and message say how), "
                     f"`{CONFLICT_CONDITION}` (a child's name is taken by an object the cluster "
-                    "does not control; no pods are created)",
+                    "does not control; no pods are created), "
+                    f"`{POD_TEMPLATE_APPLIED}` (beyond KubeRay: False with reason "
+                    f"`{PODS_RUN_OLDER_TEMPLATE}` while pods run an older template of their "
+                    "group, absent otherwise)",
                 ),
                 ("condition reasons", _enum_rows(E.RayClusterConditionReason)),
                 ("`status.state`", _enum_rows(E.ClusterState)),

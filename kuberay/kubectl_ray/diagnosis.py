@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kuberay.api.v1.constants import POD_TEMPLATE_HASH_KEY
 from kuberay.api.v1.rules import managed_elsewhere
 from kuberay.controllers.builders.auth import auth_token_secret_name
 from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
+from kuberay.kubectl_ray.cluster_changes import check_older_templates, check_removed_groups
 from kuberay.kubectl_ray.common import condition_true, find_condition, pod_ready
 from kuberay.kubectl_ray.findings import (
     ERROR,
@@ -117,7 +119,9 @@ def check_spec_validity(cluster: Obj) -> list[Finding]:
 
 
 def check_ignored_change(snap: Snapshot) -> list[Finding]:
-    """A spec change the operator will not roll out to existing pods."""
+    """A spec change the operator will not roll out to existing pods. A head pod that carries
+    this operator's template hash is judged per group by :func:`check_older_templates`
+    instead (finer: which groups, how many pods), so the change is reported once."""
     cluster = snap.obj
     found: list[Finding] = []
     meta = cluster.get("metadata") or {}
@@ -140,13 +144,9 @@ def check_ignored_change(snap: Snapshot) -> list[Finding]:
         if ((p.get("metadata") or {}).get("labels") or {}).get("ray.io/node-type") == "head"
         and not (p.get("metadata") or {}).get("deletionTimestamp")
     ]
-    if heads and strategy != "Recreate":
-        stamped = str(
-            ((heads[0].get("metadata") or {}).get("annotations") or {}).get(
-                RECREATE_HASH_ANNOTATION
-            )
-            or ""
-        )
+    annotations = ((heads[0].get("metadata") or {}).get("annotations") or {}) if heads else {}
+    if heads and strategy != "Recreate" and POD_TEMPLATE_HASH_KEY not in annotations:
+        stamped = str(annotations.get(RECREATE_HASH_ANNOTATION) or "")
         try:
             current = ray_cluster_recreate_hash(cluster)
         except Exception:  # a spec the hasher cannot read is reported by other checks
@@ -264,6 +264,8 @@ def diagnose_cluster(snap: Snapshot) -> list[Finding]:
         found += check_pod(pod)
     found += check_dashboard(snap)
     found += check_ignored_change(snap)
+    found += check_older_templates(snap)
+    found += check_removed_groups(snap)
     found += check_events(snap.events, snap.now)
     managed_by = managed_elsewhere(cluster)
     if managed_by:

@@ -167,6 +167,10 @@ ENABLE_SERVE_SERVICE_TRUE: Final = "true"
 DISABLE_PROVISIONED_HEAD_RESTART_ANNOTATION_KEY: Final = "ray.io/disable-provisioned-head-restart"
 RAY_CRONJOB_TIMESTAMP_ANNOTATION_KEY: Final = "ray.io/cronjob-scheduled-timestamp"
 INGRESS_CLASS_ANNOTATION_KEY: Final = "kubernetes.io/ingress.class"
+#: This operator's own (KubeRay stamps no such thing): on every pod it creates, the hash of the
+#: pod's group template, so the status can name pods that run an older one
+#: (``kuberay.controllers.raycluster.templates``).
+POD_TEMPLATE_HASH_KEY: Final = "ray.io/pod-template-hash"
 
 # --- finalizers ---
 GCS_FAULT_TOLERANCE_REDIS_CLEANUP_FINALIZER: Final = "ray.io/gcs-ft-redis-cleanup-finalizer"

@@ -36,6 +36,13 @@ def cluster_index(obj: Obj) -> list[str]:
     return [f"{meta.get('namespace')}/{name}"] if name else []
 
 
+def group_key(cluster: Obj, group: str) -> str:
+    """The Expectations owner of one group's pods: ``<namespace>/<cluster>/<group>`` (the
+    head group is ``""``)."""
+    meta = cluster["metadata"]
+    return f"{meta['namespace']}/{meta['name']}/{group}"
+
+
 def utc_now() -> str:
     """RFC 3339 timestamp, second precision (what metav1.Time serialises)."""
     return format_time(real_now())

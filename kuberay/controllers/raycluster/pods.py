@@ -3,8 +3,9 @@
 Rules, in order: suspension deletes every pod; ``upgradeStrategy: Recreate`` deletes every pod
 when the spec hash on the head pod no longer matches (unless the pod was stamped by another
 operator version, whose annotations are then rewritten instead - the drop-in takeover path; a
-failed rewrite is logged and the pass goes on); the head pod is deleted when terminal and
-created when missing; per worker group, unhealthy pods are deleted (and nothing is created in
+failed rewrite is logged and the pass goes on); the pods of worker groups no longer in the spec
+are deleted (beyond KubeRay, see :mod:`.removed_groups`); the head pod is deleted when terminal
+and created when missing; per worker group, unhealthy pods are deleted (and nothing is created in
 that pass), ``scaleStrategy.workersToDelete`` is honoured (and left in the spec for the
 autoscaler), then the group is topped up or, without the autoscaler, scaled down.
 
@@ -23,7 +24,8 @@ restarts a running slice.
 Every create and delete is recorded in Expectations (keyed ``ns/cluster/group``; head group
 ""), and a group with pending expectations is left alone, so a stale cache never creates or
 deletes a pod twice. Creations are awaited at most ``expectation_timeout``; deletions until the
-pod has left the cache. Expectations of groups no longer in the spec are dropped.
+pod has left the cache. Expectations of groups no longer in the spec are dropped once nothing
+is pending. Every pod created carries its template's hash (:mod:`.templates`).
 """
 
 from __future__ import annotations
@@ -53,9 +55,11 @@ from kuberay.controllers.common.replicas import (
     random_scale_down_allowed,
 )
 from kuberay.controllers.raycluster import conditions as cond
-from kuberay.controllers.raycluster.context import Ctx
+from kuberay.controllers.raycluster.context import Ctx, group_key
 from kuberay.controllers.raycluster.mtls_gate import require_mtls_ready
+from kuberay.controllers.raycluster.removed_groups import delete_removed_groups
 from kuberay.controllers.raycluster.status import ReconcileError
+from kuberay.controllers.raycluster.templates import stamp_template_hash
 from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
 from kuberay.kube import ApiError
 from kuberay.kube import objects as k8s
@@ -96,11 +100,6 @@ def _victim_rank(pod: Obj) -> int:
     return 2 if k8s.status(pod).get("phase") == "Running" else 1
 
 
-def _key(cluster: Obj, group: str) -> str:
-    meta = cluster["metadata"]
-    return f"{meta['namespace']}/{meta['name']}/{group}"
-
-
 def should_delete_pod(pod: Obj, node_type: str) -> tuple[bool, str]:
     """KubeRay's ``shouldDeletePod``, except that a pod already terminating is left alone."""
     if _terminating(pod):
@@ -137,7 +136,7 @@ class PodReconciler:
         return self.ctx.children("v1", "Pod", self.cluster, **labels)
 
     def _satisfied(self, group: str) -> bool:
-        key = _key(self.cluster, group)
+        key = group_key(self.cluster, group)
         pods = {p["metadata"]["name"] for p in self._pods()}
         self.ctx.expectations.observe(key, lambda n: n in pods)
         return self.ctx.expectations.satisfied(key)
@@ -145,14 +144,15 @@ class PodReconciler:
     # ----- entry ----------------------------------------------------------------------------
     async def run(self) -> None:
         """Bring the cluster's pods to the desired state (raises ReconcileError)."""
-        self._forget_removed_groups()
         self._observe_all()
+        self._forget_removed_groups()
         if await self._suspend():
             await self._release_batch_scheduler()
             return
         cluster_hash = ray_cluster_recreate_hash(self.cluster)
         if await self._recreate_upgrade(cluster_hash):
             return
+        await delete_removed_groups(self.ctx, self.cluster)
         await self._submit_to_batch_scheduler()
         await self._reconcile_head(cluster_hash)
         for group in self.spec.get("workerGroupSpecs") or []:
@@ -164,17 +164,18 @@ class PodReconciler:
         getting there, and a created pod deleted before any pass observed it would
         hold its group until the expectation TTL."""
         pods = {p["metadata"]["name"] for p in self._pods()}
-        for owner in self.ctx.expectations.owners(_key(self.cluster, "")):
+        for owner in self.ctx.expectations.owners(group_key(self.cluster, "")):
             self.ctx.expectations.observe(owner, lambda n: n in pods)
 
     def _forget_removed_groups(self) -> None:
-        """Drop the expectations of worker groups no longer in the spec."""
-        prefix = _key(self.cluster, "")
+        """Drop the expectations of worker groups no longer in the spec once nothing is
+        pending (deletions of a removed group's pods hold them until the pods are gone)."""
+        prefix = group_key(self.cluster, "")
         groups = {HEAD_GROUP} | {
             g.get("groupName", "") for g in self.spec.get("workerGroupSpecs") or []
         }
         for owner in self.ctx.expectations.owners(prefix):
-            if owner[len(prefix) :] not in groups:
+            if owner[len(prefix) :] not in groups and self.ctx.expectations.satisfied(owner):
                 self.ctx.expectations.delete(owner)
 
     # ----- batch scheduler ------------------------------------------------------------------
@@ -284,7 +285,7 @@ class PodReconciler:
             for group in [HEAD_GROUP] + [
                 g.get("groupName", "") for g in self.spec.get("workerGroupSpecs") or []
             ]:
-                self.ctx.expectations.delete(_key(self.cluster, group))
+                self.ctx.expectations.delete(group_key(self.cluster, group))
             return True
         return False
 
@@ -308,7 +309,7 @@ class PodReconciler:
                 try:
                     if await self.ctx.delete_pod(head):
                         self.ctx.expectations.expect_deletions(
-                            _key(self.cluster, HEAD_GROUP), [name]
+                            group_key(self.cluster, HEAD_GROUP), [name]
                         )
                 except ApiError as exc:
                     self.ctx.event(
@@ -341,6 +342,7 @@ class PodReconciler:
         await self._require_mtls_ready()
         pod = build_head_pod(self.cluster, self.options, self.features, recreate_hash=cluster_hash)
         pod["metadata"]["namespace"] = self.ns
+        stamp_template_hash(pod, self.cluster, self.spec.get("headGroupSpec") or {})
         self._stamp(pod, C.RAY_NODE_HEAD_GROUP_LABEL_VALUE)
         try:
             created = await self.ctx.create(pod)
@@ -354,7 +356,7 @@ class PodReconciler:
             )
             raise ReconcileError(str(exc.message or exc), "FailedCreateHeadPod") from exc
         name = created["metadata"]["name"]
-        self.ctx.expectations.expect_creations(_key(self.cluster, HEAD_GROUP), [name])
+        self.ctx.expectations.expect_creations(group_key(self.cluster, HEAD_GROUP), [name])
         self.ctx.event(
             self.cluster, NORMAL, "CreatedHeadPod", f"Created head Pod {self.ns}/{name}", "Create"
         )
@@ -362,7 +364,7 @@ class PodReconciler:
     # ----- workers --------------------------------------------------------------------------
     async def _reconcile_group(self, group: Obj) -> None:
         group_name = group.get("groupName", "")
-        key = _key(self.cluster, group_name)
+        key = group_key(self.cluster, group_name)
         if not self._satisfied(group_name):
             return
         pods = self._pods(
@@ -470,6 +472,7 @@ class PodReconciler:
             host_index=host_index,
         )
         pod["metadata"]["namespace"] = self.ns
+        stamp_template_hash(pod, self.cluster, group)
         self._stamp(pod, str(group.get("groupName") or ""))
         try:
             created = await self.ctx.create(pod)
@@ -540,7 +543,7 @@ class PodReconciler:
 
     async def _reconcile_multi_host(self, group: Obj, pods: list[Obj], desired_pods: int) -> None:
         group_name = group.get("groupName", "")
-        key = _key(self.cluster, group_name)
+        key = group_key(self.cluster, group_name)
         hosts = num_of_hosts(group)
         # Replicas by name, terminating members included. Pods without a replica name
         # (made by a KubeRay before replica names) are neither counted nor deleted.

@@ -8,7 +8,8 @@ headless Service, serve Service, embedded-GCS PVC, head pod, worker pods (one pe
 desired replica; a multi-host replica is ``numOfHosts`` pods). Differences from
 what lands in the apiserver, by necessity: no ``uid`` (owner references carry an
 empty one), the auth token is a placeholder, pods keep ``generateName`` and
-multi-host replica names are drawn from a fixed seed.
+multi-host replica names are drawn from a fixed seed. Pods carry the operator's
+``ray.io/pod-template-hash`` (:mod:`~kuberay.controllers.raycluster.templates`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from kuberay.controllers.builders.service import (
     needs_headless_service,
 )
 from kuberay.controllers.common.replicas import is_multi_host_indexing
+from kuberay.controllers.raycluster.templates import stamp_template_hash
 from kuberay.controllers.render import RenderError, RenderOptions
 from kuberay.featuregates.kuberay_gates import GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE
 from kuberay.kube import objects as k8s
@@ -125,22 +127,23 @@ def render_raycluster(cluster: Obj, options: RenderOptions) -> list[Obj]:
 
 def _pods(cluster: Obj, options: RenderOptions) -> list[Obj]:
     features = dict(options.features)
-    pods = [
-        build_head_pod(
-            cluster, options.build, features, recreate_hash=ray_cluster_recreate_hash(cluster)
-        )
-    ]
+    head = build_head_pod(
+        cluster, options.build, features, recreate_hash=ray_cluster_recreate_hash(cluster)
+    )
+    stamp_template_hash(head, cluster, k8s.spec(cluster).get("headGroupSpec") or {})
+    pods = [head]
     rng = random.Random(REPLICA_NAME_SEED)
     for group in k8s.spec(cluster).get("workerGroupSpecs") or []:
         if group.get("suspend"):
             continue
+        made: list[Obj] = []
         desired = worker_group_desired_replicas(group)
         if is_multi_host_indexing(group, features):
             hosts = num_of_hosts(group)
             for index in range(desired // hosts):
                 name = generate_ray_worker_replica_group_name(group.get("groupName", ""), rng)
                 for host in range(hosts):
-                    pods.append(
+                    made.append(
                         build_worker_pod(
                             cluster,
                             group,
@@ -153,9 +156,12 @@ def _pods(cluster: Obj, options: RenderOptions) -> list[Obj]:
                     )
         else:
             for index in range(desired):
-                pods.append(
+                made.append(
                     build_worker_pod(cluster, group, options.build, features, replica_index=index)
                 )
+        for pod in made:
+            stamp_template_hash(pod, cluster, group)
+        pods.extend(made)
     return pods
 
 

@@ -4,9 +4,10 @@
 dict; ``status_changed(old, new)`` says whether it must be written (KubeRay's
 ``InconsistentRayClusterStatus``: state, reason, replica counts, endpoints,
 head info and conditions; resources, observedGeneration and timestamps alone
-never cause a write). ``go_status(status)`` is the status as KubeRay's Go types
-serialise it (``omitempty`` fields at their zero value left out); every status
-write goes through it.
+never cause a write). Beyond KubeRay, condition ``PodTemplateApplied`` names the pods that
+run an older template of their group (:mod:`.templates`). ``go_status(status)`` is the
+status as KubeRay's Go types serialise it (``omitempty`` fields at their zero value left
+out); every status write goes through it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from kuberay.api.v1.rules import (
 )
 from kuberay.controllers.builders.resources import desired_resource_status
 from kuberay.controllers.raycluster import conditions as cond
+from kuberay.controllers.raycluster.templates import set_template_condition
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import RequeueError
@@ -224,6 +226,7 @@ def calculate_status(
                     now,
                 )
         _suspend_conditions(conditions, spec, pods, now)
+        set_template_condition(conditions, cluster, pods, now)
     if head_service is None:
         raise LookupError("head service not found")
     new["endpoints"] = service_endpoints(head_service)

@@ -85,8 +85,11 @@ OUR_OWN_REASONS = {
     # rayservice/children.py: a serve Service of that name owned by someone else is not
     # taken over; KubeRay overwrites it silently.
     "ServiceNameConflict",
-    # rayservice/traffic.py: our own settled-Serve wait (beyond KubeRay) ran out and the
-    # traffic step was taken anyway, as KubeRay takes it.
+    # raycluster/removed_groups.py: the pods of a worker group removed from the spec are
+    # deleted; KubeRay leaves them running (its #1739).
+    "WorkerGroupRemoved",
+    # rayservice/traffic.py: traffic moved after our bounded wait for Serve to settle (a
+    # wait KubeRay does not have), naming the deployments that had not settled.
     "TrafficMovedBeforeServeSettled",
 }
 

@@ -140,6 +140,22 @@ def test_removing_a_worker_group_is_not_a_partial_match() -> None:
     assert not is_cluster_spec_hash_equal(rs, cluster, partial=False)
 
 
+def test_removing_a_worker_group_starts_a_new_cluster_never_edits_one() -> None:
+    # The RayCluster controller deletes the pods of a group removed from a cluster's spec;
+    # a RayService never removes one in place: the removal is a new cluster (or, with
+    # upgradeStrategy None, ignored), as in KubeRay.
+    rs = service()
+    rs["spec"]["rayClusterConfig"]["workerGroupSpecs"].append({"groupName": "g2"})
+    cluster = cluster_for(rs)
+    rs["spec"]["rayClusterConfig"]["workerGroupSpecs"].pop()
+    for active in (True, False):
+        assert not should_update_cluster(rs, cluster, is_active=active)
+    kw: dict[str, Any] = {"features": {}, "env": {}, "pending_serving": False}
+    assert should_prepare_new_cluster(rs, cluster, None, **kw)
+    rs["spec"]["upgradeStrategy"] = {"type": "None"}
+    assert not should_prepare_new_cluster(rs, cluster, None, **kw)
+
+
 def test_fields_that_never_trigger_an_upgrade() -> None:
     rs = service()
     cluster = cluster_for(rs)
