@@ -16,6 +16,7 @@ from manifests_expected import (
     KUBERAY_RULES,
     KUBERAY_VALUE_PATHS,
     LEADER_ELECTION_RULES,
+    NAMESPACED_RULES,
     OPERATOR_DIR,
     OPERATOR_RULES,
     OUR_ADDITIONS,
@@ -45,7 +46,7 @@ def operator() -> list[dict[str, Any]]:
 
 def test_expected_lists_are_consistent() -> None:
     assert normalized(KUBERAY_RULES) == KUBERAY_RULES  # written sorted, as KubeRay's
-    assert len(KUBERAY_RULES) == 24
+    assert len(KUBERAY_RULES) == 25
     assert not set(OUR_ADDITIONS) & set(KUBERAY_RULES)
 
 
@@ -58,7 +59,7 @@ def test_namespaced_role_has_the_same_rules() -> None:
     docs = [d for ds in load_yaml_dir(RBAC_DIR / "namespaced").values() for d in ds]
     role = find(docs, "Role", "kuberay-operator")
     assert role["metadata"]["namespace"] == NAMESPACE
-    assert rules_of(role) == OPERATOR_RULES
+    assert rules_of(role) == NAMESPACED_RULES
     binding = find(docs, "RoleBinding", "kuberay-operator")
     assert binding["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",
@@ -189,13 +190,14 @@ def test_chart_keeps_kuberay_value_names() -> None:
 
 
 def test_chart_rules_block_is_kuberays_plus_our_additions() -> None:
-    """The unconditional part of the chart's rules template, parsed as YAML (the full
-    rendering is checked with helm in tests/integration/test_manifests.py)."""
+    """The unconditional part of the chart's rules template (shared by the ClusterRole and
+    the per-namespace Roles), parsed as YAML (the full rendering is checked with helm in
+    tests/integration/test_manifests.py)."""
     text = (CHART_DIR / "templates" / "_helpers.tpl").read_text()
     match = re.search(r'define "kuberay-operator\.rules" -\}\}\n(.*?)\{\{-', text, flags=re.DOTALL)
     assert match is not None
     rules = yaml.safe_load(match.group(1))
-    assert rules_of({"rules": rules}) == OPERATOR_RULES
+    assert rules_of({"rules": rules}) == NAMESPACED_RULES
 
 
 def test_chart_crds_are_the_generated_ones() -> None:
