@@ -114,7 +114,9 @@ def prepare_worker_patch(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
             "command"
         )
     if count > 1:
-        raise PodRefused(f"the generated ray start command appears {count} times in the args")
+        raise PodRefused(
+            f"the generated ray start command appears {count} times in the container args"
+        )
     wrapped = args[0].replace(ray_start_cmd, ray_start_with_node_labels(ray_start_cmd), 1)
     base = f"/spec/containers/{_RAY_CONTAINER}"
     patch: list[dict[str, Any]] = [{"op": "replace", "path": f"{base}/args/0", "value": wrapped}]

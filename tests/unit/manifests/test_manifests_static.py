@@ -28,6 +28,7 @@ from manifests_expected import (
 )
 
 from kuberay.cmd.config import parse_config
+from kuberay.controllers.nodeevents.setup import NODE_EVENT_SCOPE
 from kuberay.featuregates.kuberay_gates import new_feature_gate
 
 NAMESPACE = "ray-system"
@@ -69,6 +70,25 @@ def test_namespaced_role_has_the_same_rules() -> None:
     assert binding["subjects"] == [SA]
 
 
+def test_node_event_forwarder_reads_events_where_it_watches_them() -> None:
+    """The opt-in forwarder's RBAC: get/list/watch core Events in each namespace its cache
+    watches, nothing more, bound to the operator's ServiceAccount."""
+    docs = [d for ds in load_yaml_dir(RBAC_DIR / "node_event_forwarder").values() for d in ds]
+    name = "kuberay-operator-node-event-forwarder"
+    roles = {d["metadata"]["namespace"]: rules_of(d) for d in docs if d["kind"] == "Role"}
+    assert set(roles) == set(NODE_EVENT_SCOPE.namespaces or ())
+    assert all(r == [(("",), ("events",), ("get", "list", "watch"))] for r in roles.values())
+    bindings = [d for d in docs if d["kind"] == "RoleBinding"]
+    assert {b["metadata"]["namespace"] for b in bindings} == set(roles)
+    for binding in bindings:
+        assert binding["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role",
+            "name": name,
+        }
+        assert binding["subjects"] == [SA]
+
+
 def test_bindings_and_service_account(rbac: list[dict[str, Any]]) -> None:
     sa = find(rbac, "ServiceAccount", "kuberay-operator")
     assert sa["metadata"]["namespace"] == NAMESPACE
@@ -102,7 +122,10 @@ def test_editor_and_viewer_roles(rbac: list[dict[str, Any]], kind: str) -> None:
     ]
 
 
-@pytest.mark.parametrize("directory", [RBAC_DIR, RBAC_DIR / "namespaced", OPERATOR_DIR])
+@pytest.mark.parametrize(
+    "directory",
+    [RBAC_DIR, RBAC_DIR / "namespaced", RBAC_DIR / "node_event_forwarder", OPERATOR_DIR],
+)
 def test_kustomizations_list_their_files(directory: Any) -> None:
     kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
     resources = kustomization["resources"]
