@@ -121,3 +121,14 @@ def test_single_namespace_install_refuses_what_needs_cluster_reads(
     proc = helm("template", "kuberay-operator", str(CHART_DIR), "-f", str(values_file))
     assert proc.returncode != 0
     assert needle in proc.stderr
+
+
+@needs_helm
+def test_schema_refuses_a_forwarder_type_the_operator_would() -> None:
+    """``types`` other than Warning/Normal stop the operator at start-up: the chart says so
+    at install time."""
+    proc = helm(
+        "template", "kuberay-operator", str(CHART_DIR), "--set", "nodeEventForwarder.types={Info}"
+    )
+    assert proc.returncode != 0
+    assert "/nodeEventForwarder/types/0" in proc.stderr
