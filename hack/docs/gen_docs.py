@@ -60,6 +60,8 @@ GATE_DOCS: dict[str, str] = {
     "RayClusterMTLS": "the mTLS controller (needs cert-manager's API)",
     "RayClusterHistoryServer": "the history server's collector sidecar (`historyServerOptions`)",
     "KubernetesWAS": "workload-aware scheduling: `scheduling.k8s.io/v1alpha2` Workload + PodGroup",
+    "NodeLabelDelivery": "(KubeRay v1.8) `workerGroupSpecs[].labelRefs`: the bound Node's labels "
+    "as the worker's Ray node labels ([Node labels and Node events](../node-labels.md))",
 }
 
 

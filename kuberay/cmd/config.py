@@ -16,9 +16,10 @@ from typing import Any
 
 import attrs
 
-from kuberay.controllers.config import ControllerConfig
+from kuberay.controllers.config import ControllerConfig, NodeEventFilter
 from kuberay.featuregates import FeatureGate, FeatureGateError, parse_bool
 from kuberay.featuregates.kuberay_gates import UNIMPLEMENTED_GATES
+from kuberay.gocompat.go_text import go_quote
 from kuberay.gocompat.goutil import parse_go_duration
 from kuberay.logkeys import KEY_FORMATS
 
@@ -75,6 +76,15 @@ class OperatorConfig:
     default_pod_annotations: dict[str, str] = attrs.field(factory=dict)
     default_pod_labels: dict[str, str] = attrs.field(factory=dict)
     delete_rayjob_after_job_finishes: bool = False
+    #: Node label keys a worker group's labelRefs may deliver (KubeRay v1.8, NodeLabelDelivery).
+    allowed_node_labels: list[str] = attrs.field(factory=list)
+    #: The opt-in node event forwarder and its filters (empty: every source/reason/type).
+    enable_node_event_forwarder: bool = False
+    node_event_forwarder_sources: list[str] = attrs.field(factory=list)
+    node_event_forwarder_reasons: list[str] = attrs.field(factory=list)
+    node_event_forwarder_types: list[str] = attrs.field(factory=list)
+    #: ``ENABLE_WEBHOOKS=true``: the operator serves its webhooks (read from the environment).
+    webhooks_served: bool = False
     config_file: str = ""
 
     def controller_config(self) -> ControllerConfig:
@@ -88,6 +98,16 @@ class OperatorConfig:
             worker_sidecar_containers=tuple(self.worker_sidecar_containers),
             default_pod_annotations=dict(self.default_pod_annotations),
             default_pod_labels=dict(self.default_pod_labels),
+            webhooks_served=self.webhooks_served,
+            node_event_forwarder=(
+                NodeEventFilter(
+                    sources=frozenset(self.node_event_forwarder_sources),
+                    reasons=frozenset(self.node_event_forwarder_reasons),
+                    types=frozenset(self.node_event_forwarder_types),
+                )
+                if self.enable_node_event_forwarder
+                else None
+            ),
         )
 
 
@@ -129,6 +149,11 @@ def _int(text: str) -> int:
         return int(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from exc
+
+
+def _string_list(text: str) -> list[str]:
+    """A comma-separated list (Go's ``flag`` string slices), blanks dropped."""
+    return [item.strip() for item in text.split(",") if item.strip()]
 
 
 def _duration(text: str) -> float:
@@ -198,6 +223,31 @@ def build_parser() -> argparse.ArgumentParser:
     bool_flag("use-kubernetes-proxy", False, "reach Ray dashboards through the apiserver proxy")
     flag("feature-gates", default="", help="comma-separated Name=true|false pairs")
     bool_flag("enable-metrics", False, "export the kuberay_* metrics")
+    flag(
+        "allowed-node-labels",
+        type=_string_list,
+        default=[],
+        help="comma-separated node label keys a worker group's labelRefs may deliver "
+        "(gate NodeLabelDelivery)",
+    )
+    bool_flag(
+        "enable-node-event-forwarder",
+        False,
+        "re-emit Node Events onto the RayClusters with Pods on that Node",
+    )
+    for what, example in (("sources", "node-problem-detector"), ("reasons", "XIDError")):
+        flag(
+            f"node-event-forwarder-{what}",
+            type=_string_list,
+            default=[],
+            help=f"forward only Node Events with these {what}, e.g. {example} (default: all)",
+        )
+    flag(
+        "node-event-forwarder-types",
+        type=_string_list,
+        default=[],
+        help="forward only Node Events of these types: Warning, Normal (default: both)",
+    )
     flag("qps", type=_non_negative_float, default=100.0, help="client-side requests per second")
     flag("burst", type=_int, default=200, help="client-side burst")
     flag("kubeconfig", default="", help="kubeconfig file (default $KUBECONFIG, then in-cluster)")
@@ -239,7 +289,19 @@ _FILE_FIELDS: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "defaultPodAnnotations": ("default_pod_annotations", dict),
     "defaultPodLabels": ("default_pod_labels", dict),
     "deleteRayJobAfterJobFinishes": ("delete_rayjob_after_job_finishes", bool),
+    "allowedNodeLabels": ("allowed_node_labels", list),
+    "enableNodeEventForwarder": ("enable_node_event_forwarder", bool),
+    "nodeEventForwarderSources": ("node_event_forwarder_sources", list),
+    "nodeEventForwarderReasons": ("node_event_forwarder_reasons", list),
+    "nodeEventForwarderTypes": ("node_event_forwarder_types", list),
 }
+#: Fields holding a list of strings.
+_STRING_LISTS = (
+    "allowedNodeLabels",
+    "nodeEventForwarderSources",
+    "nodeEventForwarderReasons",
+    "nodeEventForwarderTypes",
+)
 
 
 def load_config_file(path: str) -> tuple[OperatorConfig, list[str]]:
@@ -277,6 +339,8 @@ def load_config_file(path: str) -> tuple[OperatorConfig, list[str]]:
         if not ok:
             names = want.__name__ if isinstance(want, type) else "number"
             raise ConfigError(f"--config {path}: field {key} must be a {names}, got {value!r}")
+        if key in _STRING_LISTS and not all(isinstance(item, str) for item in value):
+            raise ConfigError(f"--config {path}: field {key} must be a list of strings")
         if key == "watchNamespace":
             value = _split_namespaces(value)
         if key == "qps":
@@ -338,6 +402,11 @@ def parse_config(argv: list[str], gates: FeatureGate) -> tuple[OperatorConfig, l
             enable_metrics=args.enable_metrics,
             qps=args.qps,
             burst=args.burst,
+            allowed_node_labels=args.allowed_node_labels,
+            enable_node_event_forwarder=args.enable_node_event_forwarder,
+            node_event_forwarder_sources=args.node_event_forwarder_sources,
+            node_event_forwarder_reasons=args.node_event_forwarder_reasons,
+            node_event_forwarder_types=args.node_event_forwarder_types,
         )
         if args.forced_cluster_upgrade:
             warnings.append("--forced-cluster-upgrade is deprecated and has no effect")
@@ -378,6 +447,12 @@ def validate(cfg: OperatorConfig, gates: FeatureGate) -> None:
         )
     if cfg.qps < 0 or cfg.burst < 0:
         raise ConfigError("qps and burst must not be negative")
+    for event_type in cfg.node_event_forwarder_types:
+        if event_type not in ("Normal", "Warning"):
+            raise ConfigError(
+                f"--node-event-forwarder-types: invalid event type {go_quote(event_type)}: "
+                'must be one of "Normal", "Warning"'
+            )
     batch_requested = cfg.enable_batch_scheduler or bool(cfg.batch_scheduler)
     if gates.enabled("KubernetesWAS") and batch_requested:
         raise ConfigError(

@@ -1,8 +1,9 @@
 """``kuberay-operator``: the Ray operator process.
 
 Parses KubeRay's flags (and ``--config``), configures logging, connects to the
-cluster (``--kubeconfig``, ``$KUBECONFIG`` or in-cluster), serves the validating
-webhooks on :9443 when ``ENABLE_WEBHOOKS=true`` (as KubeRay), builds a Manager with
+cluster (``--kubeconfig``, ``$KUBECONFIG`` or in-cluster), serves the webhooks on :9443
+when ``ENABLE_WEBHOOKS=true`` (as KubeRay: the validating ones and node label delivery's
+two mutating ones), builds a Manager with
 KubeRay's cache scoping, leader election id ``ray-operator-leader``, metrics and
 probe addresses, registers the controllers the feature gates allow, and runs
 until SIGTERM. Bad flags or config: one line on stderr and exit code 2.
@@ -38,7 +39,7 @@ from kuberay.kube import Client, KubeError
 from kuberay.logging import configure_logging
 from kuberay.reconcile import ByObject, CacheSyncTimeout, LeaderElectionLost, Manager
 from kuberay.reconcile.options import ControllerOptions, ManagerOptions
-from kuberay.webhooks.switch import webhooks_enabled
+from kuberay.webhooks.switch import webhook_listen, webhooks_enabled
 
 log = structlog.get_logger("kuberay.operator")
 
@@ -88,6 +89,26 @@ def register_controllers(
         gates,
         openshift_api_groups=openshift_api_groups,
         cert_manager_available=cert_manager,
+    )
+
+
+async def start_webhooks(
+    mgr: Manager, cfg: OperatorConfig, gates: FeatureGate, cert_dir: str, port: int
+) -> Any:
+    """Serve the validating webhooks and node label delivery's two mutating ones (reading
+    RayClusters and Ray pods from the manager's cache) on ``port``."""
+    from kuberay.webhooks.pods import BINDING_WEBHOOK_COMPONENT, CachedReads, PodWebhooks
+    from kuberay.webhooks.server import maybe_start_webhook_server
+
+    allowed = frozenset(cfg.allowed_node_labels)
+    pods = PodWebhooks(
+        CachedReads(mgr.client, mgr.cache),
+        mgr.event_recorder(BINDING_WEBHOOK_COMPONENT),
+        gates.enabled,
+        allowed,
+    )
+    return await maybe_start_webhook_server(
+        gates.enabled, port=port, cert_dir=cert_dir, allowed_node_labels=allowed, pods=pods
     )
 
 
@@ -147,20 +168,19 @@ async def run(cfg: OperatorConfig, gates: FeatureGate) -> int:
             leader_election=cfg.enable_leader_election,
         )
         webhook = None
+        cert_dir, port = webhook_listen()
         try:
             if webhooks_enabled():
-                from kuberay.webhooks.server import maybe_start_webhook_server
-
-                webhook = await maybe_start_webhook_server(gates.enabled)
+                webhook = await start_webhooks(mgr, cfg, gates, cert_dir, port)
         except OSError as exc:
             log.error(
                 "cannot serve webhooks (ENABLE_WEBHOOKS=true): serving certificate missing "
-                "or unreadable in /tmp/k8s-webhook-server/serving-certs",
+                f"or unreadable in {cert_dir}, or port {port} taken",
                 error=str(exc),
             )
             return 1
         if webhook is not None:
-            log.info("serving validating webhooks", port=webhook.port)
+            log.info("serving webhooks", port=webhook.port)
         try:
             await mgr.run()
         finally:
@@ -187,6 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     gates = new_feature_gate()
     try:
         cfg, warnings = parse_config(list(sys.argv[1:] if argv is None else argv), gates)
+        cfg.webhooks_served = webhooks_enabled()
+        webhook_listen()  # a bad port setting stops the operator here, with one line
         refuse_unimplemented(cfg, gates)
         configure_logging(
             cfg.log_stdout_encoder,

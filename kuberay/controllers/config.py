@@ -12,7 +12,17 @@ from typing import Any
 
 import attrs
 
-__all__ = ["ControllerConfig"]
+__all__ = ["ControllerConfig", "NodeEventFilter"]
+
+
+@attrs.frozen
+class NodeEventFilter:
+    """Which Node Events the node event forwarder re-emits: an empty set allows every
+    source (``source.component`` or ``reportingController``), reason or type."""
+
+    sources: frozenset[str] = frozenset()
+    reasons: frozenset[str] = frozenset()
+    types: frozenset[str] = frozenset()
 
 
 @attrs.frozen
@@ -25,6 +35,8 @@ class ControllerConfig:
     ``default_container_envs``, ``head_sidecar_containers``, ``worker_sidecar_containers``
     (empty): env vars and containers added to every Ray pod, as Kubernetes JSON.
     ``default_pod_annotations``, ``default_pod_labels`` (empty): added to every Ray pod.
+    ``webhooks_served`` (False): the operator serves its webhooks (``ENABLE_WEBHOOKS=true``).
+    ``node_event_forwarder`` (None: off): run the node event forwarder with this filter.
     """
 
     enable_metrics: bool = False
@@ -35,3 +47,5 @@ class ControllerConfig:
     worker_sidecar_containers: tuple[dict[str, Any], ...] = ()
     default_pod_annotations: Mapping[str, str] = attrs.field(factory=dict)
     default_pod_labels: Mapping[str, str] = attrs.field(factory=dict)
+    webhooks_served: bool = False
+    node_event_forwarder: NodeEventFilter | None = None

@@ -3,8 +3,9 @@
 KubeRay registers RayCluster, RayService, RayJob, RayCronJob (gate RayCronJob),
 NetworkPolicy (gate RayClusterNetworkPolicy) and mTLS (gate RayClusterMTLS).
 This build registers RayCluster, RayJob and RayService, RayCronJob when its gate is
-on, NetworkPolicy when its gate is on, and mTLS when its gate is on and the apiserver
-serves cert-manager.io/v1; see docs/raycluster.md.
+on, NetworkPolicy when its gate is on, mTLS when its gate is on and the apiserver
+serves cert-manager.io/v1, and KubeRay v1.8's opt-in node event forwarder when
+``--enable-node-event-forwarder`` is set; see docs/raycluster.md.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ def register_all(
         batch_scheduler=(
             KUBERNETES_WAS_PLUGIN if gates.enabled(KUBERNETES_WAS) else cfg.batch_scheduler
         ),
+        webhooks_served=cfg.webhooks_served,
     )
     controller = setup_raycluster_controller(mgr, settings)
     poller = setup_dashboard_poller(mgr, use_kubernetes_proxy=cfg.use_kubernetes_proxy, env=environ)
@@ -121,4 +123,8 @@ def register_all(
         from kuberay.controllers.networkpolicy import setup_networkpolicy_controller
 
         names.append(setup_networkpolicy_controller(mgr).name)
+    if cfg.node_event_forwarder is not None:
+        from kuberay.controllers.nodeevents import setup_node_event_forwarder
+
+        names.append(setup_node_event_forwarder(mgr, cfg.node_event_forwarder).name)
     return names

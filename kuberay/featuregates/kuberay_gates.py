@@ -1,4 +1,5 @@
-"""KubeRay's feature gates: the same names, defaults and stages as KubeRay v1.7.
+"""KubeRay's feature gates: the same names, defaults and stages as KubeRay v1.7, plus v1.8's
+``NodeLabelDelivery``.
 
 ``new_feature_gate()`` returns a fresh registry (one per operator process or
 test); ``--feature-gates=A=true,B=false`` is applied to it by the command line.
@@ -20,6 +21,7 @@ GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE = "GCSFaultToleranceEmbeddedStorage"
 RAY_CLUSTER_MTLS = "RayClusterMTLS"
 RAY_CLUSTER_HISTORY_SERVER = "RayClusterHistoryServer"
 KUBERNETES_WAS = "KubernetesWAS"
+NODE_LABEL_DELIVERY = "NodeLabelDelivery"
 
 KUBERAY_FEATURES: dict[str, FeatureSpec] = {
     RAY_CLUSTER_STATUS_CONDITIONS: FeatureSpec(True, Stage.BETA),
@@ -33,6 +35,7 @@ KUBERAY_FEATURES: dict[str, FeatureSpec] = {
     RAY_CLUSTER_MTLS: FeatureSpec(False, Stage.ALPHA),
     RAY_CLUSTER_HISTORY_SERVER: FeatureSpec(False, Stage.ALPHA),
     KUBERNETES_WAS: FeatureSpec(False, Stage.ALPHA),
+    NODE_LABEL_DELIVERY: FeatureSpec(False, Stage.ALPHA),
 }
 
 

@@ -56,11 +56,14 @@ class ByObject:
     """Cache scope for one kind: ``label_selector`` / ``field_selector`` strings, and
     ``metadata_only`` to cache ``PartialObjectMetadata`` (objects keep
     ``apiVersion``, ``kind`` and ``metadata``; spec, data and status are never
-    fetched). Default: full objects, no selectors."""
+    fetched). ``namespaces`` (controller-runtime's ``ByObject.Namespaces``) caches a
+    namespaced kind in these namespaces only, whatever the cache's own. Default: full
+    objects, no selectors, the cache's namespaces."""
 
     label_selector: str | None = None
     field_selector: str | None = None
     metadata_only: bool = False
+    namespaces: tuple[str, ...] | None = None
 
 
 def label_selector_from(labels: Mapping[str, str]) -> str:
@@ -99,9 +102,8 @@ class Cache:
             return found
         info = await self._served(api_version, kind, timeout)
         scope = self.by_object.get(key, ByObject())
-        namespaces: list[str | None] = (
-            list(self.namespaces) if (self.namespaces and info.namespaced) else [None]
-        )
+        watched = scope.namespaces if scope.namespaces is not None else self.namespaces
+        namespaces: list[str | None] = list(watched) if (watched and info.namespaced) else [None]
         informers = [
             self.factory.informer_for(
                 api_version,

@@ -98,10 +98,17 @@ def _now_micro() -> str:
 class _Record:
     """One recorded event, waiting for its writer."""
 
-    __slots__ = ("action", "etype", "message", "obj", "observed", "reason")
+    __slots__ = ("action", "etype", "message", "obj", "observed", "reason", "related")
 
     def __init__(
-        self, obj: Obj, etype: str, reason: str, message: str, action: str, observed: str
+        self,
+        obj: Obj,
+        etype: str,
+        reason: str,
+        message: str,
+        action: str,
+        observed: str,
+        related: Obj | None = None,
     ) -> None:
         self.obj = obj
         self.etype = etype
@@ -109,6 +116,7 @@ class _Record:
         self.message = message
         self.action = action
         self.observed = observed
+        self.related = related
 
 
 #: What a writer writes: a recorded event, or the current count of a series.
@@ -169,15 +177,25 @@ class EventRecorder:
         self.written = 0
         self.filtered = 0
 
-    def event(self, obj: Obj, event_type: str, reason: str, message: str, action: str = "") -> None:
+    def event(
+        self,
+        obj: Obj,
+        event_type: str,
+        reason: str,
+        message: str,
+        action: str = "",
+        *,
+        related: Obj | None = None,
+    ) -> None:
         """Record an Event about ``obj`` (``event_type`` is ``Normal`` or ``Warning``;
-        ``action`` is what was done, e.g. ``Create``, as events.k8s.io records it)."""
+        ``action`` is what was done, e.g. ``Create``, as events.k8s.io records it;
+        ``related`` a second object it is about, e.g. the Node of a forwarded Node Event)."""
         if self._aborted:
             return
         if self.pending() >= self._queue_size:
             log.warning("event dropped: queue full", reason=reason)
             return
-        record = _Record(obj, event_type, reason, message, action, _now_micro())
+        record = _Record(obj, event_type, reason, message, action, _now_micro(), related)
         self._enqueue(hash(_identity(obj)) % len(self._queues), record)
         if self.api == EVENTS_V1 and (self._series_task is None or self._series_task.done()):
             self._series_task = asyncio.get_running_loop().create_task(
@@ -298,6 +316,7 @@ class EventRecorder:
             record.reason,
             record.action,
             record.message,
+            _identity(record.related) if record.related is not None else "",
         )
         shard = hash(ident) % len(self._queues)
         verdict, entry = self.series.observe(key, namespace, shard, record.observed)
@@ -316,6 +335,7 @@ class EventRecorder:
             record.message,
             record.action,
             observed=record.observed,
+            related=record.related,
         )
         try:
             await self.client.create(body)
@@ -373,6 +393,7 @@ class EventRecorder:
             verdict.message,
             record.action,
             verdict.count,
+            related=record.related,
         )
         try:
             await self.client.create(body)
@@ -395,7 +416,9 @@ class EventRecorder:
         count: int = 1,
         *,
         observed: str = "",
+        related: Obj | None = None,
     ) -> Obj:
+        extra = {"related": _reference(related)} if related is not None else {}
         if self.api == EVENTS_V1:
             return {
                 "apiVersion": EVENTS_V1,
@@ -411,6 +434,7 @@ class EventRecorder:
                 "action": (action or reason)[:128],
                 "reportingController": self.component,
                 "reportingInstance": self.host[:128],
+                **extra,
             }
         stamp = _now_rfc3339()
         return {
@@ -428,6 +452,7 @@ class EventRecorder:
             "firstTimestamp": stamp,
             "lastTimestamp": stamp,
             "count": count,
+            **extra,
         }
 
     def _repeat_patch(self, count: int, message: str) -> Obj:

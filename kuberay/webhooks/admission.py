@@ -32,7 +32,7 @@ error. The apiserver passes that Status on to the client, prefixed with
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final, Literal, Protocol, TypeAlias
 
 import attrs
@@ -50,6 +50,7 @@ from kuberay.api.v1.constants import (
 )
 from kuberay.api.v1.gates import FeatureGates
 from kuberay.api.v1.validation import FieldError
+from kuberay.api.v1.validation.label_refs import cluster_spec_of, validate_label_refs
 from kuberay.gocompat.go_text import go_quote
 
 __all__ = [
@@ -205,6 +206,27 @@ def _aggregate(messages: Sequence[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
+_CAUSES: Final = {
+    "Invalid": CAUSE_FIELD_VALUE_INVALID,
+    "Forbidden": "FieldValueForbidden",
+    "Duplicate": "FieldValueDuplicate",
+}
+
+
+def _error_body(error: FieldError, obj: Mapping[str, Any] | None) -> str:
+    """apimachinery's ``field.Error.ErrorBody()``: the kind, the bad value where it prints
+    one, then the detail."""
+    if error.kind == "Forbidden":
+        body = "Forbidden"
+    else:
+        value = error.value if error.value is not None else lookup_path(obj, error.path)
+        label = "Duplicate value" if error.kind == "Duplicate" else "Invalid value"
+        body = f"{label}: {format_value(value)}"
+    if error.message:
+        body += f": {error.message}"
+    return body
+
+
 def invalid_status(
     kind: str,
     name: str,
@@ -216,10 +238,8 @@ def invalid_status(
     causes: list[dict[str, Any]] = []
     texts: list[str] = []
     for error in errors:
-        body = f"Invalid value: {format_value(lookup_path(obj, error.path))}"
-        if error.message:
-            body += f": {error.message}"
-        causes.append({"reason": CAUSE_FIELD_VALUE_INVALID, "message": body, "field": error.path})
+        body = _error_body(error, obj)
+        causes.append({"reason": _CAUSES[error.kind], "message": body, "field": error.path})
         texts.append(f"{error.path}: {body}")
     message = f"{kind}.{GROUP} {go_quote(name)} is invalid"
     if texts:
@@ -252,6 +272,29 @@ def _kuberay_errors(webhook: KindWebhook, errors: Sequence[FieldError]) -> list[
     return out
 
 
+def _label_refs_error(
+    webhook: KindWebhook,
+    obj: Mapping[str, Any],
+    gates: FeatureGates,
+    allowed_node_labels: Collection[str],
+) -> list[FieldError]:
+    """KubeRay v1.8's ``validateLabelRefs`` of the cluster spec ``obj`` carries (last, as
+    KubeRay checks it after the metadata and the worker group names)."""
+    found = cluster_spec_of(webhook.kind, obj)
+    if found is None:
+        return []
+    metadata = obj.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    error = validate_label_refs(
+        found[0],
+        annotations if isinstance(annotations, Mapping) else None,
+        allowed_node_labels,
+        found[1],
+        gates=gates,
+    )
+    return [] if error is None else [error]
+
+
 def denied_errors(
     webhook: KindWebhook,
     operation: str,
@@ -260,8 +303,10 @@ def denied_errors(
     *,
     gates: FeatureGates = None,
     rules: RuleSet = "all",
+    allowed_node_labels: Collection[str] = (),
 ) -> list[FieldError]:
-    """The errors that make ``webhook`` deny ``operation`` of ``obj`` (empty: allowed)."""
+    """The errors that make ``webhook`` deny ``operation`` of ``obj`` (empty: allowed).
+    ``allowed_node_labels`` is the operator's ``allowedNodeLabels`` (labelRefs)."""
     if operation not in ("CREATE", "UPDATE"):
         return []
     metadata = obj.get("metadata")
@@ -271,13 +316,22 @@ def denied_errors(
         and metadata.get("deletionTimestamp")
     ):
         return []
+    label_refs = _label_refs_error(webhook, obj, gates, allowed_node_labels)
     if rules == "kuberay":
-        return _kuberay_errors(webhook, webhook.validate(obj, gates=gates))
+        return _kuberay_errors(webhook, webhook.validate(obj, gates=gates)) + label_refs
     if operation == "UPDATE" and old is not None:
         errors = webhook.validate_update(old, obj, gates=gates)
     else:
         errors = webhook.validate(obj, gates=gates)
-    return [error for error in errors if error.source != "status"]
+    # the controllers' gate rule says what the webhook's says, at the same field: once
+    said = {(error.path, error.message) for error in label_refs}
+    kept = [
+        error
+        for error in errors
+        if error.source != "status"
+        and (error.path, error.message.removeprefix(f"{error.path} ")) not in said
+    ]
+    return kept + label_refs
 
 
 def _warnings(webhook: KindWebhook, obj: Mapping[str, Any], rules: RuleSet) -> list[str]:
@@ -325,8 +379,10 @@ def review(
     *,
     gates: FeatureGates = None,
     rules: RuleSet = "all",
+    allowed_node_labels: Collection[str] = (),
 ) -> dict[str, Any]:
-    """Answer one AdmissionReview ``body`` (decoded JSON) for ``webhook``.
+    """Answer one AdmissionReview ``body`` (decoded JSON) for ``webhook``
+    (``allowed_node_labels``: the operator's ``allowedNodeLabels``).
 
     Returns the AdmissionReview response (same apiVersion as the request); raises
     :class:`BadRequest` for a body that is not a usable AdmissionReview request.
@@ -354,6 +410,7 @@ def review(
         old if isinstance(old, Mapping) else None,
         gates=gates,
         rules=rules,
+        allowed_node_labels=allowed_node_labels,
     )
     if errors:
         metadata = obj.get("metadata")

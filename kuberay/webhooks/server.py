@@ -1,4 +1,5 @@
-"""The HTTPS server of the validating webhooks (aiohttp).
+"""The HTTPS server of the webhooks (aiohttp): the three validating ones and, given a
+:class:`~kuberay.webhooks.pods.PodWebhooks`, node label delivery's two mutating ones.
 
 KubeRay serves its webhooks from the operator process on port 9443 with the serving
 certificate in ``/tmp/k8s-webhook-server/serving-certs/tls.{crt,key}`` (controller-runtime's
@@ -24,7 +25,7 @@ import asyncio
 import contextlib
 import os
 import ssl
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -43,7 +44,19 @@ from kuberay.webhooks.admission import (
     review,
 )
 from kuberay.webhooks.metrics import instrument
-from kuberay.webhooks.switch import ENABLE_WEBHOOKS_ENV, webhooks_enabled
+from kuberay.webhooks.pods import (
+    POD_BINDING_WEBHOOK_PATH,
+    POD_WEBHOOK_PATH,
+    PodWebhooks,
+    mutate_binding,
+    mutate_pod,
+)
+from kuberay.webhooks.switch import (
+    DEFAULT_CERT_DIR,
+    DEFAULT_PORT,
+    ENABLE_WEBHOOKS_ENV,
+    webhooks_enabled,
+)
 
 __all__ = [
     "DEFAULT_CERT_DIR",
@@ -62,8 +75,6 @@ __all__ = [
 
 log = structlog.get_logger("kuberay.webhooks")
 
-DEFAULT_PORT: Final = 9443
-DEFAULT_CERT_DIR: Final = "/tmp/k8s-webhook-server/serving-certs"
 DEFAULT_CERT_NAME: Final = "tls.crt"
 DEFAULT_KEY_NAME: Final = "tls.key"
 MAX_REQUEST_BYTES: Final = 7 * 1024 * 1024  # controller-runtime's limit
@@ -76,27 +87,39 @@ def _json_response(body: Mapping[str, Any], status: int = 200) -> web.Response:
     return web.Response(status=status, body=orjson.dumps(body), content_type=_JSON)
 
 
-def _handler(webhook: KindWebhook, gates: FeatureGates, rules: RuleSet) -> Any:
+async def _read_body(request: web.Request) -> Any:
+    """The decoded JSON body; :class:`BadRequest` when there is none."""
+    if request.content_type != _JSON:
+        raise BadRequest(f"contentType={request.content_type}, expected {_JSON}")
+    raw = await request.read()
+    if not raw:
+        raise BadRequest("request body is empty")
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"request body is not valid JSON: {exc}") from exc
+
+
+def _bad_request(body: Any, error: BadRequest) -> web.Response:
+    api_version = body.get("apiVersion") if isinstance(body, dict) else None
+    if not isinstance(api_version, str) or not api_version.startswith("admission"):
+        api_version = "admission.k8s.io/v1"
+    return _json_response(bad_request_review(error, api_version), 400)
+
+
+def _handler(
+    webhook: KindWebhook, gates: FeatureGates, rules: RuleSet, allowed_node_labels: frozenset[str]
+) -> Any:
     async def handle(request: web.Request) -> web.Response:
-        if request.content_type != _JSON:
-            error = BadRequest(f"contentType={request.content_type}, expected {_JSON}")
-            return _json_response(bad_request_review(error), 400)
-        raw = await request.read()
-        if not raw:
-            return _json_response(bad_request_review(BadRequest("request body is empty")), 400)
+        body: Any = None
         try:
-            body = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            error = BadRequest(f"request body is not valid JSON: {exc}")
-            return _json_response(bad_request_review(error), 400)
-        try:
-            answer = review(webhook, body, gates=gates, rules=rules)
+            body = await _read_body(request)
+            answer = review(
+                webhook, body, gates=gates, rules=rules, allowed_node_labels=allowed_node_labels
+            )
         except BadRequest as exc:
             log.info("bad admission request", webhook=webhook.name, error=str(exc))
-            api_version = body.get("apiVersion") if isinstance(body, dict) else None
-            if not isinstance(api_version, str) or not api_version.startswith("admission"):
-                api_version = "admission.k8s.io/v1"
-            return _json_response(bad_request_review(exc, api_version), 400)
+            return _bad_request(body, exc)
         response = answer["response"]
         req = body["request"]
         log.info(
@@ -112,12 +135,40 @@ def _handler(webhook: KindWebhook, gates: FeatureGates, rules: RuleSet) -> Any:
     return handle
 
 
-def webhook_app(gates: FeatureGates = None, *, rules: RuleSet = "all") -> web.Application:
-    """An app serving the three ``/validate-ray-io-v1-*`` endpoints (plain HTTP; TLS is the
-    site's business)."""
+def _mutating_handler(mutate: Any, hooks: PodWebhooks) -> Any:
+    async def handle(request: web.Request) -> web.Response:
+        body: Any = None
+        try:
+            body = await _read_body(request)
+            return _json_response(await mutate(hooks, body))
+        except BadRequest as exc:
+            log.info("bad admission request", path=request.path, error=str(exc))
+            return _bad_request(body, exc)
+
+    return handle
+
+
+def webhook_app(
+    gates: FeatureGates = None,
+    *,
+    rules: RuleSet = "all",
+    allowed_node_labels: Collection[str] = (),
+    pods: PodWebhooks | None = None,
+) -> web.Application:
+    """An app serving the three ``/validate-ray-io-v1-*`` endpoints and, with ``pods``, the
+    ``/mutate-v1-pod`` and ``/mutate-v1-pod-binding`` ones (plain HTTP; TLS is the site's
+    business). ``allowed_node_labels`` is the operator's ``allowedNodeLabels``."""
     app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+    allowed = frozenset(allowed_node_labels)
     for webhook in WEBHOOKS:
-        app.router.add_post(webhook.path, instrument(webhook.path, _handler(webhook, gates, rules)))
+        handler = _handler(webhook, gates, rules, allowed)
+        app.router.add_post(webhook.path, instrument(webhook.path, handler))
+    if pods is not None:
+        for path, mutate in (
+            (POD_WEBHOOK_PATH, mutate_pod),
+            (POD_BINDING_WEBHOOK_PATH, mutate_binding),
+        ):
+            app.router.add_post(path, instrument(path, _mutating_handler(mutate, pods)))
     return app
 
 
@@ -230,6 +281,8 @@ async def start_webhook_server(
     *,
     rules: RuleSet = "all",
     reload_interval: float | None = DEFAULT_RELOAD_INTERVAL,
+    allowed_node_labels: Collection[str] = (),
+    pods: PodWebhooks | None = None,
 ) -> WebhookServer:
     """Serve the ray.io validating webhooks over HTTPS on ``host:port``.
 
@@ -237,12 +290,13 @@ async def start_webhook_server(
     :attr:`WebhookServer.port`). ``gates`` are the operator's feature gates (a mapping or a
     ``name -> bool`` callable), ``rules`` picks the rule set (see
     :mod:`kuberay.webhooks.admission`), ``reload_interval`` how often (seconds) the
-    certificate files are checked for rotation (``None``: never). Stop with
-    :meth:`WebhookServer.stop`.
+    certificate files are checked for rotation (``None``: never); ``allowed_node_labels``
+    and ``pods`` as for :func:`webhook_app`. Stop with :meth:`WebhookServer.stop`.
     """
     cert_path, key_path = Path(cert_file), Path(key_file)
     ctx = server_ssl_context(cert_path, key_path)
-    runner = web.AppRunner(webhook_app(gates, rules=rules), access_log=None)
+    app = webhook_app(gates, rules=rules, allowed_node_labels=allowed_node_labels, pods=pods)
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host or None, port, ssl_context=ctx)
@@ -270,9 +324,12 @@ async def maybe_start_webhook_server(
     port: int = DEFAULT_PORT,
     cert_dir: str | os.PathLike[str] = DEFAULT_CERT_DIR,
     rules: RuleSet = "all",
+    allowed_node_labels: Collection[str] = (),
+    pods: PodWebhooks | None = None,
 ) -> WebhookServer | None:
     """What the operator does at start-up: serve the webhooks on ``port`` with
-    ``<cert_dir>/tls.crt`` and ``tls.key`` if ``ENABLE_WEBHOOKS=true``, else nothing."""
+    ``<cert_dir>/tls.crt`` and ``tls.key`` if ``ENABLE_WEBHOOKS=true``, else nothing
+    (``allowed_node_labels`` and ``pods`` as for :func:`webhook_app`)."""
     if not webhooks_enabled(environ):
         return None
     directory = Path(cert_dir)
@@ -283,4 +340,6 @@ async def maybe_start_webhook_server(
         directory / DEFAULT_KEY_NAME,
         gates,
         rules=rules,
+        allowed_node_labels=allowed_node_labels,
+        pods=pods,
     )

@@ -91,10 +91,12 @@ async def test_webhook_overlay_in_another_namespace_dry_run_applies(
         f"kuberay-operator-webhook.{namespace}.svc",
         f"kuberay-operator-webhook.{namespace}.svc.cluster.local",
     ]
-    config = next(o for o in objs if o["kind"] == "ValidatingWebhookConfiguration")
-    annotation = config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
-    assert annotation == f"{namespace}/kuberay-operator-serving-cert"
-    assert {w["clientConfig"]["service"]["namespace"] for w in config["webhooks"]} == {namespace}
+    for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+        config = next(o for o in objs if o["kind"] == kind)
+        annotation = config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
+        assert annotation == f"{namespace}/kuberay-operator-serving-cert"
+        services = {w["clientConfig"]["service"]["namespace"] for w in config["webhooks"]}
+        assert services == {namespace}
 
     await install_crds(kclient)
     await install_crds(kclient, directory=_cert_manager_crd_dir())

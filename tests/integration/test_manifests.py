@@ -44,6 +44,7 @@ from tests.unit.manifests.manifests_expected import (
     KUBERNETES_WAS_RULE,
     LEADER_ELECTION_RULES,
     MANIFESTS,
+    NAMESPACED_RULES,
     OPERATOR_DIR,
     OPERATOR_RULES,
     RBAC_DIR,
@@ -292,7 +293,7 @@ async def test_helm_single_namespace_install(
     roles = [o for o in objs if o["kind"] == "Role" and o["metadata"]["name"] == "kuberay-operator"]
     assert sorted(r["metadata"]["namespace"] for r in roles) == sorted(watched)
     for role in roles:
-        assert rules_of(role) == OPERATOR_RULES
+        assert rules_of(role) == NAMESPACED_RULES
     bindings = [
         o
         for o in objs

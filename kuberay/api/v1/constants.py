@@ -106,6 +106,7 @@ GATE_GCS_FT_EMBEDDED_STORAGE: Final = _features.GCS_FAULT_TOLERANCE_EMBEDDED_STO
 GATE_RAYCLUSTER_MTLS: Final = _features.RAY_CLUSTER_MTLS
 GATE_RAYCLUSTER_HISTORY_SERVER: Final = _features.RAY_CLUSTER_HISTORY_SERVER
 GATE_KUBERNETES_WAS: Final = _features.KUBERNETES_WAS
+GATE_NODE_LABEL_DELIVERY: Final = _features.NODE_LABEL_DELIVERY
 
 DEFAULT_FEATURE_GATES: Final[Mapping[str, bool]] = MappingProxyType(
     {name: spec.default for name, spec in _features.KUBERAY_FEATURES.items()}
@@ -171,6 +172,21 @@ INGRESS_CLASS_ANNOTATION_KEY: Final = "kubernetes.io/ingress.class"
 #: pod's group template, so the status can name pods that run an older one
 #: (``kuberay.controllers.raycluster.templates``).
 POD_TEMPLATE_HASH_KEY: Final = "ray.io/pod-template-hash"
+
+# --- node label delivery (KubeRay v1.8, gate NodeLabelDelivery) ---
+#: The env var the pods webhook adds to a labelRefs worker's Ray container: a downward API
+#: reference to :data:`RAY_NODE_LABELS_ANNOTATION_KEY`, the JSON of its Ray node labels.
+RAY_NODE_LABELS_JSON: Final = "RAY_NODE_LABELS_JSON"
+#: The Pod annotation the pods/binding webhook writes at bind time (KubeRay's
+#: ``RayNodeLabelsAnnotationKey``; its value was not seen upstream, an earlier revision
+#: used ``ray.io/topology-labels``).
+RAY_NODE_LABELS_ANNOTATION_KEY: Final = "ray.io/node-labels"
+#: Where the wrapped ``ray start`` writes that JSON for ``--labels-file``.
+RAY_NODE_LABELS_FILE_PATH: Final = "/tmp/ray-labels.yaml"
+#: The only ``labelRefs[].valueFrom.nodeRef.fieldPath`` form: ``metadata.labels['<key>']``.
+NODE_LABEL_FIELD_PATH_PREFIX: Final = "metadata.labels['"
+#: Ray's ``ray start --labels-file`` exists since this version.
+NODE_LABEL_DELIVERY_MIN_RAY_VERSION: Final = "2.45.0"
 
 # --- finalizers ---
 GCS_FAULT_TOLERANCE_REDIS_CLEANUP_FINALIZER: Final = "ray.io/gcs-ft-redis-cleanup-finalizer"

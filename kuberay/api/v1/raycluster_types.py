@@ -234,6 +234,29 @@ class ScaleStrategy(ApiModel):
 
 
 @attrs.define(kw_only=True)
+class NodeFieldRef(ApiModel):
+    """A field of the Node a worker pod is bound to; only ``metadata.labels['<key>']``."""
+
+    field_path: str = jfield("fieldPath", required=True)
+
+
+@attrs.define(kw_only=True)
+class LabelRefSource(ApiModel):
+    """Where a delivered Ray node label's value comes from."""
+
+    node_ref: NodeFieldRef = jfield("nodeRef", required=True)
+
+
+@attrs.define(kw_only=True)
+class LabelRef(ApiModel):
+    """One Ray node label delivered from the bound Node (KubeRay v1.8, gate
+    NodeLabelDelivery): ``name`` is the Ray label key (empty: the node label key itself)."""
+
+    name: str | None = jfield("name")
+    value_from: LabelRefSource = jfield("valueFrom", required=True)
+
+
+@attrs.define(kw_only=True)
 class WorkerGroupSpec(ApiModel):
     """One worker group.
 
@@ -254,6 +277,7 @@ class WorkerGroupSpec(ApiModel):
     template: dict[str, Any] = jfield("template", required=True, embedded="core/v1.PodTemplateSpec")
     scale_strategy: ScaleStrategy | None = jfield("scaleStrategy")
     num_of_hosts: int | None = jfield("numOfHosts", crd_default=1)
+    label_refs: list[LabelRef] | None = jfield("labelRefs")
 
 
 @attrs.define(kw_only=True)

@@ -60,6 +60,8 @@ class RayClusterSettings:
     ``cert_manager_available``: the apiserver serves ``cert-manager.io/v1`` (discovered at
     start-up); a cluster with TLS enabled is refused without it.
     ``batch_scheduler``: the ``--batch-scheduler`` plugin name ("" for none).
+    ``webhooks_served``: the operator serves its webhooks (``ENABLE_WEBHOOKS=true``); without
+    them a worker group with ``labelRefs`` is refused (nothing would deliver its labels).
     """
 
     options: BuildOptions = attrs.field(factory=BuildOptions)
@@ -71,6 +73,7 @@ class RayClusterSettings:
     openshift_api_groups: frozenset[str] = frozenset()
     cert_manager_available: bool = False
     batch_scheduler: str = ""
+    webhooks_served: bool = False
 
     @property
     def is_openshift(self) -> bool:

@@ -58,6 +58,7 @@ from kuberay.controllers.raycluster.status import (
 )
 from kuberay.featuregates.kuberay_gates import (
     GCS_FAULT_TOLERANCE_EMBEDDED_STORAGE,
+    NODE_LABEL_DELIVERY,
     RAY_CLUSTER_STATUS_CONDITIONS,
 )
 from kuberay.kube import ApiError, NotFound
@@ -182,6 +183,15 @@ class RayClusterReconciler:
     # ----- validation ---------------------------------------------------------------------
     async def _reject_if_invalid(self, cluster: Obj) -> bool:
         errors = validation.validate_raycluster(cluster, gates=self._features)
+        if not self.ctx.settings.webhooks_served and self._features.get(NODE_LABEL_DELIVERY):
+            from kuberay.api.v1.validation.label_refs import (
+                cluster_spec_of,
+                webhooks_required_error,
+            )
+
+            found = cluster_spec_of(KIND_RAYCLUSTER, cluster)
+            missing = webhooks_required_error(found[0]) if found is not None else None
+            errors.extend([missing] if missing is not None else [])
         meta = cluster["metadata"]
         conditions: list[Obj] = list(k8s.status(cluster).get("conditions") or [])
         had = cond.find(conditions, INVALID_SPEC_CONDITION) is not None

@@ -111,6 +111,7 @@ def test_feature_gates_have_kuberay_names_defaults_and_stages() -> None:
         "RayClusterMTLS": (False, "Alpha"),
         "RayClusterHistoryServer": (False, "Alpha"),
         "KubernetesWAS": (False, "Alpha"),
+        "NodeLabelDelivery": (False, "Alpha"),  # KubeRay v1.8
     }
     assert {k: (v.default, str(v.stage)) for k, v in KUBERAY_FEATURES.items()} == expected
     assert gates.as_dict() == {k: v[0] for k, v in expected.items()}

@@ -24,8 +24,10 @@ Rule = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 CRUD = ("create", "delete", "get", "list", "patch", "update", "watch")
 RAY_KINDS = ("rayclusters", "raycronjobs", "rayjobs", "rayservices")
 
-#: KubeRay's ClusterRole ``kuberay-operator``, rule by rule, in its order.
+#: KubeRay's ClusterRole ``kuberay-operator`` (v1.7, plus v1.8's ``nodes: get``), rule by rule,
+#: in its order.
 KUBERAY_RULES: list[Rule] = [
+    (("",), ("nodes",), ("get",)),  # v1.8: the pods/binding webhook reads the bound Node
     (("",), ("persistentvolumeclaims", "pods/status", "services"), CRUD),
     (
         ("",),
@@ -81,6 +83,12 @@ OUR_ADDITIONS: list[Rule] = [(("",), ("secrets",), ("patch",))]
 
 OPERATOR_RULES: list[Rule] = KUBERAY_RULES + OUR_ADDITIONS
 
+#: Rules only the ClusterRole carries (KubeRay v1.8's chart: ``nodes`` are cluster-scoped, so
+#: the per-namespace Roles of a single-namespace install leave them out).
+CLUSTER_ONLY_RULES: list[Rule] = [(("",), ("nodes",), ("get",))]
+#: The per-namespace Roles' rules.
+NAMESPACED_RULES: list[Rule] = [r for r in OPERATOR_RULES if r not in CLUSTER_ONLY_RULES]
+
 #: KubeRay's leader-election Role.
 LEADER_ELECTION_RULES: list[Rule] = [
     (("",), ("configmaps",), ("create", "delete", "get", "list", "patch", "update", "watch")),
@@ -120,7 +128,7 @@ DEFAULT_ARGS = [
     DEFAULT_FEATURE_GATES_ARG,
 ]
 
-#: Value names of KubeRay's chart (v1.7) the chart must keep.
+#: Value names of KubeRay's chart (v1.7, and v1.8's below) the chart must keep.
 KUBERAY_VALUE_PATHS = [
     "nameOverride",
     "fullnameOverride",
@@ -178,6 +186,12 @@ KUBERAY_VALUE_PATHS = [
     "securityContext",
     "service.type",
     "service.port",
+    # v1.8 (release text, grade B)
+    "configuration.allowedNodeLabels",
+    "nodeEventForwarder.enabled",
+    "nodeEventForwarder.sources",
+    "nodeEventForwarder.reasons",
+    "nodeEventForwarder.types",
 ]
 
 

@@ -16,6 +16,7 @@ from manifests_expected import (
     KUBERAY_RULES,
     KUBERAY_VALUE_PATHS,
     LEADER_ELECTION_RULES,
+    NAMESPACED_RULES,
     OPERATOR_DIR,
     OPERATOR_RULES,
     OUR_ADDITIONS,
@@ -27,6 +28,7 @@ from manifests_expected import (
 )
 
 from kuberay.cmd.config import parse_config
+from kuberay.controllers.nodeevents.setup import NODE_EVENT_SCOPE
 from kuberay.featuregates.kuberay_gates import new_feature_gate
 
 NAMESPACE = "ray-system"
@@ -45,7 +47,7 @@ def operator() -> list[dict[str, Any]]:
 
 def test_expected_lists_are_consistent() -> None:
     assert normalized(KUBERAY_RULES) == KUBERAY_RULES  # written sorted, as KubeRay's
-    assert len(KUBERAY_RULES) == 24
+    assert len(KUBERAY_RULES) == 25
     assert not set(OUR_ADDITIONS) & set(KUBERAY_RULES)
 
 
@@ -58,7 +60,7 @@ def test_namespaced_role_has_the_same_rules() -> None:
     docs = [d for ds in load_yaml_dir(RBAC_DIR / "namespaced").values() for d in ds]
     role = find(docs, "Role", "kuberay-operator")
     assert role["metadata"]["namespace"] == NAMESPACE
-    assert rules_of(role) == OPERATOR_RULES
+    assert rules_of(role) == NAMESPACED_RULES
     binding = find(docs, "RoleBinding", "kuberay-operator")
     assert binding["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",
@@ -66,6 +68,25 @@ def test_namespaced_role_has_the_same_rules() -> None:
         "name": "kuberay-operator",
     }
     assert binding["subjects"] == [SA]
+
+
+def test_node_event_forwarder_reads_events_where_it_watches_them() -> None:
+    """The opt-in forwarder's RBAC: get/list/watch core Events in each namespace its cache
+    watches, nothing more, bound to the operator's ServiceAccount."""
+    docs = [d for ds in load_yaml_dir(RBAC_DIR / "node_event_forwarder").values() for d in ds]
+    name = "kuberay-operator-node-event-forwarder"
+    roles = {d["metadata"]["namespace"]: rules_of(d) for d in docs if d["kind"] == "Role"}
+    assert set(roles) == set(NODE_EVENT_SCOPE.namespaces or ())
+    assert all(r == [(("",), ("events",), ("get", "list", "watch"))] for r in roles.values())
+    bindings = [d for d in docs if d["kind"] == "RoleBinding"]
+    assert {b["metadata"]["namespace"] for b in bindings} == set(roles)
+    for binding in bindings:
+        assert binding["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role",
+            "name": name,
+        }
+        assert binding["subjects"] == [SA]
 
 
 def test_bindings_and_service_account(rbac: list[dict[str, Any]]) -> None:
@@ -101,7 +122,10 @@ def test_editor_and_viewer_roles(rbac: list[dict[str, Any]], kind: str) -> None:
     ]
 
 
-@pytest.mark.parametrize("directory", [RBAC_DIR, RBAC_DIR / "namespaced", OPERATOR_DIR])
+@pytest.mark.parametrize(
+    "directory",
+    [RBAC_DIR, RBAC_DIR / "namespaced", RBAC_DIR / "node_event_forwarder", OPERATOR_DIR],
+)
 def test_kustomizations_list_their_files(directory: Any) -> None:
     kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
     resources = kustomization["resources"]
@@ -189,13 +213,14 @@ def test_chart_keeps_kuberay_value_names() -> None:
 
 
 def test_chart_rules_block_is_kuberays_plus_our_additions() -> None:
-    """The unconditional part of the chart's rules template, parsed as YAML (the full
-    rendering is checked with helm in tests/integration/test_manifests.py)."""
+    """The unconditional part of the chart's rules template (shared by the ClusterRole and
+    the per-namespace Roles), parsed as YAML (the full rendering is checked with helm in
+    tests/integration/test_manifests.py)."""
     text = (CHART_DIR / "templates" / "_helpers.tpl").read_text()
     match = re.search(r'define "kuberay-operator\.rules" -\}\}\n(.*?)\{\{-', text, flags=re.DOTALL)
     assert match is not None
     rules = yaml.safe_load(match.group(1))
-    assert rules_of({"rules": rules}) == OPERATOR_RULES
+    assert rules_of({"rules": rules}) == NAMESPACED_RULES
 
 
 def test_chart_crds_are_the_generated_ones() -> None:

@@ -12,6 +12,7 @@ import attrs
 __all__ = [
     "MAX_QUANTITY_DIGITS",
     "MAX_QUANTITY_EXPONENT",
+    "ErrorKind",
     "ErrorSource",
     "FieldError",
     "first_error",
@@ -19,15 +20,24 @@ __all__ = [
 ]
 
 ErrorSource: TypeAlias = Literal["crd", "metadata", "spec", "upgrade", "status", "webhook"]
+#: apimachinery's ``field.ErrorType`` of the error (how a webhook denial prints it):
+#: ``Invalid`` (``Invalid value: <value>: <message>``), ``Forbidden`` (``Forbidden:
+#: <message>``) or ``Duplicate`` (``Duplicate value: <value>``).
+ErrorKind: TypeAlias = Literal["Invalid", "Forbidden", "Duplicate"]
 
 
 @attrs.frozen
 class FieldError:
-    """One validation problem: the JSON path of the field, KubeRay's message, who enforces it."""
+    """One validation problem: the JSON path of the field, KubeRay's message, who enforces it.
+
+    ``kind`` and ``value`` say how a webhook denial prints it: the bad value is ``value``
+    when given, else whatever the object holds at ``path``."""
 
     path: str
     message: str
     source: ErrorSource = "spec"
+    kind: ErrorKind = "Invalid"
+    value: str | None = None
 
     def __str__(self) -> str:
         # KubeRay's own text when it already names the field (e.g. "spec.tlsOptions

@@ -62,6 +62,7 @@ from kuberay.api.v1.validation.common import (
     rule_object,
 )
 from kuberay.api.v1.validation.errors import FieldError
+from kuberay.api.v1.validation.label_refs import label_refs_spec_errors
 from kuberay.api.v1.validation.names import validate_cluster_spec_names
 from kuberay.api.v1.validation.raycluster_features import (
     _validate_auth,
@@ -441,6 +442,7 @@ def _validate_cluster_spec(
             "spec.tlsOptions requires the RayClusterMTLS feature gate to be enabled",
         )
     _validate_tls(errors, base, spec, gates)
+    label_refs_spec_errors(errors, base, spec, gates)
     validate_cluster_spec_names(errors, base, spec)
     return errors.items
 

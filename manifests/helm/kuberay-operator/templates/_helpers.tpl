@@ -103,6 +103,14 @@ release namespace, else none (= all). Comma-joined, "" for all. */}}
 {{- end -}}
 {{- end -}}
 
+{{/* "true" when the NodeLabelDelivery gate is on (KubeRay v1.8: the pod webhooks are
+registered only then). */}}
+{{- define "kuberay-operator.nodeLabelDelivery" -}}
+{{- range .Values.featureGates -}}
+{{- if and (eq .name "NodeLabelDelivery") .enabled -}}true{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Fail rendering on values the operator would refuse anyway. */}}
 {{- define "kuberay-operator.checkValues" -}}
 {{- if hasKey .Values "reconcileConcurrency" -}}
@@ -120,6 +128,12 @@ release namespace, else none (= all). Comma-joined, "" for all. */}}
 {{- end -}}
 {{- if and (include "kuberay-operator.webhookEnabled" .) (not .Values.webhook.caBundle) (not .Values.webhook.certManager.enabled) -}}
 {{- fail "webhook.enabled needs webhook.caBundle (CA of the serving certificate) or webhook.certManager.enabled" -}}
+{{- end -}}
+{{- if and .Values.singleNamespaceInstall .Values.nodeEventForwarder.enabled -}}
+{{- fail "nodeEventForwarder is not supported with singleNamespaceInstall: Node Events are recorded in 'default' and 'kube-system', outside a single namespace" -}}
+{{- end -}}
+{{- if and .Values.singleNamespaceInstall (include "kuberay-operator.webhookEnabled" .) (include "kuberay-operator.nodeLabelDelivery" .) -}}
+{{- fail "NodeLabelDelivery's webhooks are not supported with singleNamespaceInstall: they read Nodes, which are cluster-scoped" -}}
 {{- end -}}
 {{- end -}}
 
@@ -159,6 +173,19 @@ release namespace, else none (= all). Comma-joined, "" for all. */}}
 {{- with .Values.kubeClient -}}
 {{- if hasKey . "qps" -}}{{- $args = append $args (printf "--qps=%v" .qps) -}}{{- end -}}
 {{- if hasKey . "burst" -}}{{- $args = append $args (printf "--burst=%v" .burst) -}}{{- end -}}
+{{- end -}}
+{{- with .Values.configuration.allowedNodeLabels -}}
+{{- $args = append $args (printf "--allowed-node-labels=%s" (join "," .)) -}}
+{{- end -}}
+{{- with .Values.nodeEventForwarder -}}
+{{- if .enabled -}}
+{{- $args = append $args "--enable-node-event-forwarder" -}}
+{{- range $what := list "sources" "reasons" "types" -}}
+{{- with index $.Values.nodeEventForwarder $what -}}
+{{- $args = append $args (printf "--node-event-forwarder-%s=%s" $what (join "," .)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- $gates := include "kuberay-operator.featureGatesArg" . -}}
