@@ -23,10 +23,11 @@ export function columnsOf(kind, namespace) {
   return [...first, ...printed];
 }
 
-/** A column's heading: its name with a capital first letter ("desired workers" -> "Desired
- * workers"). */
+/** A column's heading: its name with a capital first letter, CPUs, GPUs and TPUs spelled
+ * so ("desired workers" -> "Desired workers", "cpus" -> "CPUs"). */
 export function heading(name) {
-  return name.charAt(0).toUpperCase() + name.slice(1);
+  const spelled = name.replace(/\b([ctg]pu)s\b/gi, (_, unit) => `${unit.toUpperCase()}s`);
+  return spelled.charAt(0).toUpperCase() + spelled.slice(1);
 }
 
 /** The rows of `objects` for `columns` at `now`, filtered by `filter`, sorted by column
@@ -140,7 +141,7 @@ export class ListView {
     this.el.body.replaceChildren();
     if (state.namespace !== ALL_NAMESPACES && !isNamespaceName(state.namespace)) {
       this.showNotice(`“${state.namespace}” is not a namespace name.`, "Namespace names are lower-case letters, digits and dashes (at most 63).");
-      this.el.table.hidden = true;
+      this.el.wrap.hidden = true;
       return;
     }
     const watch = new ListWatch(this.api, state.kind, state.namespace, {
@@ -170,7 +171,7 @@ export class ListView {
       live.textContent = "Live";
       live.title = "Changes appear as they happen (a Kubernetes watch).";
       this.hideNotice();
-      this.el.table.hidden = false;
+      this.el.wrap.hidden = false;
       this.el.table.removeAttribute("aria-busy");
     } else if (phase === "retrying") {
       const { title } = describeError(detail.error, detail.during, kind, namespace);
@@ -186,7 +187,7 @@ export class ListView {
       const { title, detail: more } = describeError(detail, verb, kind, namespace);
       this.el.table.removeAttribute("aria-busy");
       if (verb === "list" || !watch.listed) {
-        this.el.table.hidden = true;
+        this.el.wrap.hidden = true;
         this.el.empty.hidden = true;
         this.showNotice(title, more);
         live.textContent = "";
@@ -218,6 +219,7 @@ export class ListView {
       const button = document.createElement("button");
       button.type = "button";
       button.className = "sort";
+      button.dataset.column = column.id;
       const label = document.createElement("span");
       label.textContent = heading(column.name);
       const arrow = document.createElement("span");
@@ -233,7 +235,8 @@ export class ListView {
       button.addEventListener("click", () => {
         const again = column.id === sortId;
         this.callbacks.navigate({ sort: column.id, dir: again && dir === "asc" ? "desc" : "asc" }, false);
-        this.el.head.querySelector(`th:nth-child(${this.columns.indexOf(column) + 1}) button`)?.focus();
+        // the header was built anew: keep the keyboard on this column's button
+        [...this.el.head.querySelectorAll("button")].find((b) => b.dataset.column === column.id)?.focus();
       });
       th.append(button);
       return th;
@@ -289,7 +292,7 @@ export class ListView {
     this.el.caption.textContent = `${kind.kind}s in ${place}`;
     const empty = rows.length === 0;
     this.el.empty.hidden = !empty;
-    this.el.table.hidden = empty;
+    this.el.wrap.hidden = empty;
     if (empty) {
       this.el.empty.textContent = total === 0 ? `No ${kind.kind}s in ${place}.` : `No ${kind.kind} matches “${this.state.filter}”.`;
     }
