@@ -331,3 +331,61 @@ async def test_caller_mode_names_what_a_caller_may_not_list_and_a_refused_token_
     await browser.wait_for_text(["refused the token (401", "Bearer token"], timeout=10)
     assert await browser.evaluate("sessionStorage.length") == 0
     assert not [c for c in browser.console if c.startswith("exception")], browser.console
+
+
+async def test_the_page_s_own_rules(browser: Browser, servers: dict[str, str]) -> None:
+    """The browser side's pure functions, run in the page: ages as kubectl prints them (the
+    plugin's implementation gives the same), the URL's state, watch events, sort order."""
+    from kuberay.kubectl_ray.output import human_duration
+
+    await browser.goto(f"{servers[SERVICE_ACCOUNT]}/dashboard/?namespace=default")
+    await browser.wait_for_text(["RayClusters in namespace default"], timeout=10)
+    seconds = [-5, -0.5, 0, 59, 119, 120, 125, 600, 601, 3 * 3600, 3 * 3600 + 300,
+               10 * 3600, 3 * 86400, 3 * 86400 + 4 * 3600, 30 * 86400, 800 * 86400,
+               3 * 365 * 86400, 9 * 365 * 86400]  # fmt: skip
+    ages = await browser.evaluate(
+        "import(new URL('cells.js', location.href)).then(m =>"
+        f" {json.dumps(seconds)}.map(s => m.humanDuration(s * 1000)))"
+    )
+    assert ages == [human_duration(s) for s in seconds]
+
+    checks = await browser.evaluate(
+        """Promise.all(['state.js', 'cells.js', 'watch.js', 'api.js'].map(
+             f => import(new URL(f, location.href)))).then(([state, cells, watch, api]) => {
+          const plurals = ['rayclusters', 'rayjobs'];
+          const items = new Map();
+          const obj = (name, rv) => ({metadata: {namespace: 'n', name, resourceVersion: rv}});
+          return {
+            empty: state.readState('', plurals),
+            bad: state.readState('?kind=pods&dir=sideways', plurals),
+            written: state.writeState({namespace: '_all', kind: 'rayjobs', sort: 'name',
+                                       dir: 'asc', filter: ''}),
+            sorted: state.writeState({namespace: 'a', kind: 'rayjobs', sort: 'age',
+                                      dir: 'desc', filter: 'x y'}),
+            names: ['ok-1', '-no', 'No', 'a'.repeat(64), '_all'].map(state.isNamespaceName),
+            events: [watch.applyEvent(items, {type: 'ADDED', object: obj('a', '5')}),
+                     watch.applyEvent(items, {type: 'BOOKMARK', object: obj('', '7')}),
+                     watch.applyEvent(items, {type: 'DELETED', object: obj('a', '8')}),
+                     watch.applyEvent(items, {type: 'ERROR', object: {code: 410}})],
+            left: items.size,
+            order: ['w10', null, 'w2', 'W1'].sort(cells.compareKeys),
+            match: [cells.rowMatches(['alpha', 'RUNNING'], cells.filterWords(' run  ALP ')),
+                    cells.rowMatches(['alpha'], cells.filterWords('beta'))],
+            refusal: api.describeError(
+              new api.ApiError(403, {reason: 'Forbidden', message: 'm',
+                                     details: {group: 'ray.io', kind: 'rayjobs'}}, 'm'),
+              'list', 'rayjobs', '_all').title,
+          };
+        })"""
+    )
+    assert checks["empty"] == {
+        "namespace": "default", "kind": "rayclusters", "sort": "name", "dir": "asc", "filter": ""
+    }  # fmt: skip
+    assert checks["bad"]["kind"] == "rayclusters" and checks["bad"]["dir"] == "asc"
+    assert checks["written"] == "?namespace=_all&kind=rayjobs"
+    assert checks["sorted"] == "?namespace=a&kind=rayjobs&sort=age&dir=desc&filter=x+y"
+    assert checks["names"] == [True, False, False, False, False]
+    assert checks["events"] == ["5", "7", "8", "gone"] and checks["left"] == 0
+    assert checks["order"] == ["W1", "w2", "w10", None]
+    assert checks["match"] == [True, False]
+    assert checks["refusal"] == "You may not list rayjobs in all namespaces."

@@ -15,7 +15,7 @@ export function valueAt(object, jsonPath) {
 
 /** kubectl's age of a duration in milliseconds (apimachinery's HumanDuration). */
 export function humanDuration(ms) {
-  const seconds = Math.floor(ms / 1000);
+  const seconds = Math.trunc(ms / 1000); // as Go's int(d.Seconds())
   if (seconds < -1) return "<invalid>";
   if (seconds < 0) return "0s";
   if (seconds < 120) return `${seconds}s`;
