@@ -74,7 +74,10 @@ async def kube(kubeconfig_path: Path) -> AsyncIterator[Client]:
 @pytest.fixture(scope="module")
 async def namespaces(kube: Client) -> AsyncIterator[tuple[str, str]]:
     """Two fresh namespaces: ``team-a-*`` and ``team-b-*``."""
-    names = (f"team-a-{uuid.uuid4().hex[:6]}", f"team-b-{uuid.uuid4().hex[:6]}")
+    if os.environ.get(SCREENSHOTS_ENV):  # a fresh control plane: names as a reader's
+        names = ("team-a", "team-b")
+    else:
+        names = (f"team-a-{uuid.uuid4().hex[:6]}", f"team-b-{uuid.uuid4().hex[:6]}")
     for name in names:
         await kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     try:
