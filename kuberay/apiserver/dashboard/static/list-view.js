@@ -87,7 +87,12 @@ export class ListView {
         this.callbacks.navigate({ filter: "" }, false);
       }
     });
-    this.timer = setInterval(() => this.schedule(), AGE_REFRESH_MS);
+    // ages move on; not while a person is selecting text in the table (to copy a name)
+    this.timer = setInterval(() => {
+      const selection = document.getSelection();
+      if (selection && !selection.isCollapsed && this.el.body.contains(selection.anchorNode)) return;
+      this.schedule();
+    }, AGE_REFRESH_MS);
   }
 
   destroy() {

@@ -44,7 +44,8 @@ export class NamespacePicker {
     for (const name of [...names].sort()) options.push(new Option(name, name));
     options.push(new Option("Other namespace…", OTHER));
     this.select.replaceChildren(...options);
-    this.select.value = namespace;
+    // a person typing another namespace keeps "Other namespace…" chosen
+    this.select.value = this.other.hidden ? namespace : OTHER;
     this.current = namespace;
     this.form.hidden = false;
   }
