@@ -144,6 +144,7 @@ export class ListView {
     this.watch = null;
     this.hideNotice();
     this.el.body.replaceChildren();
+    this.el.empty.hidden = true;
     if (state.namespace !== ALL_NAMESPACES && !isNamespaceName(state.namespace)) {
       this.showNotice(`“${state.namespace}” is not a namespace name.`, "Namespace names are lower-case letters, digits and dashes (at most 63).");
       this.el.wrap.hidden = true;
@@ -176,8 +177,8 @@ export class ListView {
       live.textContent = "Live";
       live.title = "Changes appear as they happen (a Kubernetes watch).";
       this.hideNotice();
-      this.el.wrap.hidden = false;
       this.el.table.removeAttribute("aria-busy");
+      this.schedule();
     } else if (phase === "retrying") {
       const { title } = describeError(detail.error, detail.during, kind, namespace);
       live.textContent = `Reconnecting in ${Math.ceil(detail.delay / 1000)} s`;
