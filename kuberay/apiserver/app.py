@@ -2,9 +2,10 @@
 
 Middlewares, outermost first: metrics (every answer counted), CORS preflights (when
 ``--cors-allow-origin`` is set), the guard (path checked, identity found; :mod:`.guard`).
-Routes: ``GET /healthz``; ``GET /metrics`` (with ``--collectMetricsFlag``); the compute
-template routes (``extra_routes``); everything else to the V2 proxy (with
-``--enable-api-server-v2``, else 404).
+Routes: ``GET /healthz``; ``GET /metrics`` (with ``--collectMetricsFlag``); the dashboard
+under ``/dashboard`` (with ``--enable-dashboard`` and the V2 routes it calls; no credentials
+needed: :mod:`.dashboard.routes`); the compute template routes (``extra_routes``);
+everything else to the V2 proxy (with ``--enable-api-server-v2``, else 404).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 from aiohttp import web
 
 from kuberay.apiserver.cors import Cors
+from kuberay.apiserver.dashboard.routes import PREFIX as DASHBOARD_PREFIX
+from kuberay.apiserver.dashboard.routes import add_dashboard_routes
 from kuberay.apiserver.guard import guard_middleware
 from kuberay.apiserver.kube_calls import KubeCall
 from kuberay.apiserver.metrics import ApiServerMetrics
@@ -57,12 +60,16 @@ def make_app(
     cors = Cors(options.cors_allow_origin)
     app = web.Application(middlewares=[metrics.middleware])
     cors.install(app)
-    app.middlewares.append(guard_middleware(options.auth_mode == CALLER))
+    dashboard = options.enable_dashboard and options.enable_v2
+    public = (DASHBOARD_PREFIX,) if dashboard else ()
+    app.middlewares.append(guard_middleware(options.auth_mode == CALLER, public))
     app[UPSTREAM] = upstream
     router = app.router
     router.add_get("/healthz", _healthz, name="healthz", allow_head=True)
     if options.collect_metrics:
         router.add_get("/metrics", metrics.handle, name="metrics")
+    if dashboard:
+        add_dashboard_routes(router, options.auth_mode)
 
     def call_of(request: web.Request) -> KubeCall:
         return upstream.call_for(request[IDENTITY])

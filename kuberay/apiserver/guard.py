@@ -5,8 +5,9 @@
 * ``--auth-mode=caller``: a request must carry ``Authorization: Bearer <token>``; without
   one it is answered 401 with a Kubernetes ``Status`` body and ``WWW-Authenticate: Bearer``
   (the token itself is checked by the kube-apiserver when the request is forwarded).
-  :data:`PUBLIC_PATHS` need no credentials. ``--auth-mode=service-account``: every request
-  goes as the server.
+  :data:`PUBLIC_PATHS` need no credentials, nor do the ``public_trees`` given (a path and
+  everything below it: the dashboard's files, which hold no cluster data).
+  ``--auth-mode=service-account``: every request goes as the server.
 """
 
 from __future__ import annotations
@@ -40,7 +41,16 @@ def status_body(code: int, reason: str, message: str) -> bytes:
     ).encode()
 
 
-def guard_middleware(caller_mode: bool) -> Callable[..., Awaitable[web.StreamResponse]]:
+def is_public(raw_path: str, public_trees: tuple[str, ...] = ()) -> bool:
+    """Whether ``raw_path`` (as sent) is answered without credentials."""
+    return raw_path in PUBLIC_PATHS or any(
+        raw_path == tree or raw_path.startswith(tree + "/") for tree in public_trees
+    )
+
+
+def guard_middleware(
+    caller_mode: bool, public_trees: tuple[str, ...] = ()
+) -> Callable[..., Awaitable[web.StreamResponse]]:
     """The middleware (see the module doc)."""
 
     @web.middleware
@@ -51,7 +61,7 @@ def guard_middleware(caller_mode: bool) -> Callable[..., Awaitable[web.StreamRes
         except BadPath as exc:
             request[ROUTE_NAME] = "bad-path"
             return web.Response(status=400, text=f"invalid path: {exc}\n")
-        if raw_path in PUBLIC_PATHS:
+        if is_public(raw_path, public_trees):
             return await handler(request)
         if not caller_mode:
             request[IDENTITY] = SERVER

@@ -55,7 +55,10 @@ async def serve(
     upstream = Upstream(config)
     rewrite, routes = install_templates()
     app = make_app(options, upstream, rewrite=rewrite, extra_routes=routes)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    # a caller that goes away cancels its request, as Go's request context does: a watch the
+    # dashboard left (another namespace chosen, the tab closed) stops upstream at once
+    # rather than at its next event
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, handler_cancellation=True)
     await runner.setup()
     try:
         site = web.TCPSite(

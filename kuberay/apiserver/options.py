@@ -11,6 +11,7 @@ Ours: ``--kubeconfig`` (else in-cluster, else ``KUBECONFIG``/``~/.kube/config``)
 caller's bearer token; ``service-account``: with the server's own credentials, as KubeRay's),
 ``--tls-cert-file``/``--tls-private-key-file`` (HTTPS on the listener; both or neither),
 ``--history-server-url`` (where the dashboard's history links go; empty: none),
+``--enable-dashboard`` (true: the web UI at ``/dashboard/``, with the V2 routes it calls),
 ``--log-format`` (``json``/``console``).
 """
 
@@ -47,6 +48,7 @@ class ApiServerOptions:
     tls_cert_file: str = ""
     tls_private_key_file: str = ""
     history_server_url: str = ""
+    enable_dashboard: bool = True
     log_format: str = "json"
 
 
@@ -84,6 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     flag("tls-cert-file", default="")
     flag("tls-private-key-file", default="")
     flag("history-server-url", default="")
+    flag("enable-dashboard", nargs="?", const="true", default="true")
     flag("log-format", default="json", choices=("json", "console"))
     return p
 
@@ -104,6 +107,7 @@ def parse_options(argv: Sequence[str]) -> ApiServerOptions:
             tls_cert_file=ns.tls_cert_file,
             tls_private_key_file=ns.tls_private_key_file,
             history_server_url=ns.history_server_url.rstrip("/"),
+            enable_dashboard=parse_bool(ns.enable_dashboard),
             log_format=ns.log_format,
         )
     except ValueError as exc:

@@ -42,6 +42,7 @@ from kuberay.api.v1.constants import (
 )
 from kuberay.api.v1.convert import model_fields
 from kuberay.api.v1.k8s_schemas import CONDITION_SCHEMA, QUANTITY_PATTERN, embedded_schema
+from kuberay.api.v1.printer_columns import printer_columns
 from kuberay.api.v1.raycluster_types import RayCluster
 from kuberay.api.v1.raycronjob_types import RayCronJob
 from kuberay.api.v1.rayjob_types import RayJob
@@ -187,49 +188,6 @@ def _object_schema(cls: type[ApiModel]) -> Schema:
     }
 
 
-def _column(
-    name: str, json_path: str, col_type: str = "string", priority: int = 0
-) -> dict[str, Any]:
-    column: dict[str, Any] = {"jsonPath": json_path, "name": name, "type": col_type}
-    if priority:
-        column["priority"] = priority
-    return column
-
-
-_PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
-    KIND_RAYCLUSTER: [
-        _column("desired workers", ".status.desiredWorkerReplicas", "integer"),
-        _column("available workers", ".status.availableWorkerReplicas", "integer"),
-        _column("cpus", ".status.desiredCPU"),
-        _column("memory", ".status.desiredMemory"),
-        _column("gpus", ".status.desiredGPU"),
-        _column("tpus", ".status.desiredTPU", priority=1),
-        _column("status", ".status.state"),
-        _column("age", ".metadata.creationTimestamp", "date"),
-        _column("head pod IP", ".status.head.podIP", priority=1),
-        _column("head service IP", ".status.head.serviceIP", priority=1),
-    ],
-    KIND_RAYJOB: [
-        _column("job status", ".status.jobStatus"),
-        _column("deployment status", ".status.jobDeploymentStatus"),
-        _column("ray cluster name", ".status.rayClusterName"),
-        _column("start time", ".status.startTime"),
-        _column("end time", ".status.endTime"),
-        _column("age", ".metadata.creationTimestamp", "date"),
-    ],
-    KIND_RAYSERVICE: [
-        _column("service status", ".status.serviceStatus"),
-        _column("num serve endpoints", ".status.numServeEndpoints"),
-    ],
-    KIND_RAYCRONJOB: [
-        _column("schedule", ".spec.schedule"),
-        _column("timezone", ".spec.timeZone"),
-        _column("last schedule", ".status.lastScheduleTime", "date"),
-        _column("age", ".metadata.creationTimestamp", "date"),
-        _column("suspend", ".spec.suspend", "boolean"),
-    ],
-}
-
 #: v1alpha1 printer columns: KubeRay kept them only for RayCluster.
 _V1ALPHA1_PRINTER_COLUMNS = {KIND_RAYCLUSTER}
 
@@ -246,9 +204,10 @@ def generate_crd(kind: str) -> dict[str, Any]:
     """The apiextensions.k8s.io/v1 CustomResourceDefinition of ``kind``."""
     plural = PLURALS[kind]
     schema = _object_schema(_MODELS[kind])
+    columns = printer_columns(kind)  # one list: both versions share it (a YAML anchor)
     versions: list[dict[str, Any]] = [
         {
-            "additionalPrinterColumns": _PRINTER_COLUMNS[kind],
+            "additionalPrinterColumns": columns,
             "name": VERSION,
             "schema": {"openAPIV3Schema": schema},
             "served": True,
@@ -271,7 +230,7 @@ def generate_crd(kind: str) -> dict[str, Any]:
             "subresources": {"status": {}},
         }
         if kind in _V1ALPHA1_PRINTER_COLUMNS:
-            alpha["additionalPrinterColumns"] = _PRINTER_COLUMNS[kind]
+            alpha["additionalPrinterColumns"] = columns
         versions.append(alpha)
     return {
         "apiVersion": "apiextensions.k8s.io/v1",

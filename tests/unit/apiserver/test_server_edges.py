@@ -186,3 +186,43 @@ async def test_metrics_count_and_time_requests_by_route_and_code(server: str) ->
     assert 'kuberay_apiserver_requests_total{code="401",method="GET",route="unauthorized"}' in text
     timed = 'kuberay_apiserver_request_duration_seconds_count{code="200",method="GET",'
     assert timed + 'route="healthz"} 2.0' in text
+
+
+async def test_a_watch_its_caller_left_ends_upstream_at_once() -> None:
+    """The dashboard leaves a watch whenever another namespace is chosen: the server must
+    not hold the kube-apiserver's watch open until its next event."""
+    from kuberay.apiserver.main import serve
+
+    upstream_gone = asyncio.Event()
+
+    async def watch(request: web.Request) -> web.StreamResponse:
+        answer = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await answer.prepare(request)
+        await answer.write(b'{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"1"}}}\n')
+        try:
+            await asyncio.sleep(60)  # a quiet namespace: no event for a long time
+        finally:
+            upstream_gone.set()
+        return answer
+
+    fake = web.Application()
+    fake.router.add_get("/{tail:.*}", watch)
+    fake_runner = web.AppRunner(fake, handler_cancellation=True)
+    await fake_runner.setup()
+    await web.TCPSite(fake_runner, "127.0.0.1", 0).start()
+    config = RestConfig(f"http://127.0.0.1:{fake_runner.addresses[0][1]}")
+    options = ApiServerOptions(http_host="127.0.0.1", http_port=0, auth_mode=SERVICE_ACCOUNT)
+    stop = asyncio.Event()
+    ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    server = asyncio.create_task(serve(options, config, stop, ready=ready))
+    try:
+        port = await asyncio.wait_for(ready, 10)
+        url = f"http://127.0.0.1:{port}/apis/ray.io/v1/namespaces/a/rayclusters?watch=true"
+        async with aiohttp.ClientSession() as http, http.get(url) as resp:
+            assert b"BOOKMARK" in await resp.content.readline()
+        # the caller closed its connection
+        await asyncio.wait_for(upstream_gone.wait(), 5)
+    finally:
+        stop.set()
+        await asyncio.wait_for(server, 30)
+        await fake_runner.cleanup()

@@ -1,0 +1,122 @@
+// Calls to the API server's own ray.io routes (same origin), as the signed-in caller.
+// The token goes in the Authorization header only: never in a URL, never logged.
+
+import { ALL_NAMESPACES } from "./state.js";
+
+/** Objects asked for per page of a list. */
+export const PAGE_SIZE = 500;
+
+/** A refused or failed call: the HTTP `status`, and the Kubernetes Status's `reason`,
+ * `details` and `message` when the answer was one. */
+export class ApiError extends Error {
+  constructor(status, statusObject, message) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.reason = statusObject?.reason ?? "";
+    this.details = statusObject?.details ?? {};
+    this.serverMessage = statusObject?.message ?? "";
+  }
+}
+
+/** The ApiError of a non-2xx `response` (its body read). */
+export async function errorOf(response) {
+  let text = "";
+  let body = null;
+  try {
+    text = await response.text();
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: the text is the message
+  }
+  const status = body && body.kind === "Status" ? body : null;
+  const message = status?.message || text.trim() || `HTTP ${response.status}`;
+  return new ApiError(response.status, status, message);
+}
+
+/** The ray.io collection URL of `plural` in `namespace` (ALL_NAMESPACES: every one). */
+export function collectionUrl(root, apiVersion, plural, namespace) {
+  const scope = namespace === ALL_NAMESPACES ? "" : `namespaces/${encodeURIComponent(namespace)}/`;
+  return new URL(`apis/${apiVersion}/${scope}${encodeURIComponent(plural)}`, root);
+}
+
+/** The API as seen from this page: `root` is the server's base URL (the dashboard's parent,
+ * so a path prefix in front of the server is kept), `token()` the caller's bearer token or
+ * null (service-account mode). */
+export class Api {
+  constructor(root, apiVersion, token) {
+    this.root = root;
+    this.apiVersion = apiVersion;
+    this.token = token;
+  }
+
+  async get(url, signal) {
+    const headers = { Accept: "application/json" };
+    const token = this.token();
+    if (token) headers.Authorization = `Bearer ${token}`;
+    const response = await fetch(url, {
+      headers, signal, cache: "no-store", credentials: "omit", redirect: "error",
+    });
+    if (!response.ok) throw await errorOf(response);
+    return response;
+  }
+
+  /** Every object of `plural` in `namespace` (paged) and the list's resourceVersion. */
+  async list(plural, namespace, signal) {
+    const items = [];
+    let next = "";
+    let resourceVersion = "";
+    do {
+      const url = collectionUrl(this.root, this.apiVersion, plural, namespace);
+      url.searchParams.set("limit", String(PAGE_SIZE));
+      if (next) url.searchParams.set("continue", next);
+      const page = await (await this.get(url, signal)).json();
+      items.push(...(page.items || []));
+      resourceVersion = page.metadata?.resourceVersion || resourceVersion;
+      next = page.metadata?.continue || "";
+    } while (next);
+    return { items, resourceVersion };
+  }
+
+  /** The streaming answer of a watch of `plural` in `namespace` from `resourceVersion`
+   * (JSON lines: one event each), bookmarks asked for. */
+  async watch(plural, namespace, resourceVersion, signal) {
+    const url = collectionUrl(this.root, this.apiVersion, plural, namespace);
+    url.searchParams.set("watch", "true");
+    url.searchParams.set("resourceVersion", resourceVersion);
+    url.searchParams.set("allowWatchBookmarks", "true");
+    return this.get(url, signal);
+  }
+}
+
+/** Where, in words: "namespace NS" or "all namespaces". */
+export function where(namespace) {
+  return namespace === ALL_NAMESPACES ? "all namespaces" : `namespace ${namespace}`;
+}
+
+/** What a person reads for `error` when `verb`ing `plural` in `namespace`: a `title` and a
+ * `detail` (the server's own words). A 403 names the verb, the resource (the Status's
+ * details) and the namespace. */
+export function describeError(error, verb, plural, namespace) {
+  if (!(error instanceof ApiError)) {
+    return { title: "The API server cannot be reached.", detail: String(error?.message || error) };
+  }
+  const resource = error.details?.kind || plural;
+  const group = error.details?.group ? ` (API group ${error.details.group})` : "";
+  if (error.status === 403) {
+    return {
+      title: `You may not ${verb} ${resource} in ${where(namespace)}.`,
+      detail: `Ask for a Role granting "${verb}" on ${resource}${group} there, or choose another namespace. ${error.serverMessage}`.trim(),
+    };
+  }
+  if (error.status === 404) {
+    return {
+      title: `This cluster serves no ${resource}: is KubeRay's CRD installed?`,
+      detail: error.message,
+    };
+  }
+  if (error.status === 401) {
+    return { title: "The server refused your token (401 Unauthorized).", detail: error.message };
+  }
+  return { title: `The API server answered ${error.status}.`, detail: error.message };
+}
