@@ -83,4 +83,3 @@ def test_the_server_answers_writes_its_url_and_stops(tmp_path: Path) -> None:
     assert not apiserver_local.healthy(url)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
-
