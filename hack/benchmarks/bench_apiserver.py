@@ -2,7 +2,8 @@
 """API server benchmark: what ``kuberay-apiserver``'s proxy adds to a list and a GET.
 
     python hack/benchmarks/bench_apiserver.py [--clusters 1000] [--lists 20] [--gets 200] \\
-        [--out hack/bench-results/apiserver-proxy.json] [--profile FILE.svg]
+        [--out hack/bench-results/apiserver-proxy.json] [--profile FILE.svg] \\
+        [--baseline-checkout DIR]
 
 A plain local control plane (etcd + kube-apiserver, ``kuberay.testing.envtest``), the ray.io
 CRDs, ``--clusters`` RayClusters (``tests/samples/raycluster.minimal.yaml``, renamed) in
@@ -17,15 +18,18 @@ direct path ask for gzip instead, as client-go does):
 
 * ``direct``: the kube-apiserver with the ServiceAccount's token (the caller's own identity);
 * ``proxy``: the API server with the same token;
-* ``direct_admin_cert``: the kube-apiserver with the admin client certificate (reference).
+* ``direct_admin_cert``: the kube-apiserver with the admin client certificate (reference);
+* ``proxy_baseline`` (with ``--baseline-checkout DIR``): a second API server, of the
+  ``kuberay`` package in DIR (e.g. ``git archive`` of an older commit), with the same token:
+  a before/after comparison under the same load.
 
-Measured, the three paths taking turns in each round (so the machine's load drifts over all
+Measured, the paths taking turns in each round (so the machine's load drifts over all
 of them alike): ``--lists`` LISTs of every RayCluster in the namespace and ``--gets`` GETs of
 one, each timed from the request to the last body byte; median and p90 per path, the proxy's
 overhead over ``direct`` (list: percent of the median; GET: milliseconds of the median), the
 goal (≤ 10 % and ≤ 2 ms), the API server's CPU seconds over the LISTs and over the GETs, the
 load average before and after. ``--profile FILE``: ``py-spy record`` of the API server over the
-measurement (needs py-spy).
+measurement (needs py-spy): a flame graph for ``FILE.svg``, else collapsed stacks.
 """
 
 from __future__ import annotations
@@ -64,7 +68,8 @@ LIST_GOAL_PERCENT = 10.0
 GET_GOAL_MS = 2.0
 CREATE_CONCURRENCY = 32
 WARMUP = 3
-PATHS = ("direct", "proxy", "direct_admin_cert")
+#: The path through ``--baseline-checkout``'s API server.
+BASELINE = "proxy_baseline"
 
 
 def summary(samples: Sequence[float]) -> dict[str, float]:
@@ -182,94 +187,136 @@ def _commit() -> str:
     return out.stdout.strip() or "unknown"
 
 
+def _start_server(
+    workdir: Path, kubeconfig: Path, checkout: Path
+) -> tuple[apiserver_local.LocalApiServer, int]:
+    """``kuberay-apiserver`` of ``checkout`` on a free loopback port; it and its pid."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    server = apiserver_local.LocalApiServer(
+        workdir, f"127.0.0.1:{controlplane.free_port()}", kubeconfig, checkout=checkout
+    )
+    server.start(os.environ)
+    return server, int((workdir / apiserver_local.PID_FILE).read_text())
+
+
+def _spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            *(_py_spy(), "record", "-p", str(pid), "-o", str(out)),
+            *("--rate", "250", "--format", _profile_format(out)),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
+
+
+async def _prepare(client: Client, clusters: int) -> float:
+    """The CRDs, the namespace and ``clusters`` RayClusters; seconds the creates took."""
+    await install_crds(client)
+    await client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+    began = time.monotonic()
+    await create_clusters(client, clusters)
+    return time.monotonic() - began
+
+
 async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    """Control plane, RayClusters, the API server, the rounds; the report."""
+    """Control plane, RayClusters, the API server(s), the rounds; the report."""
     cp = controlplane.ControlPlane(workdir / "cluster")
     cp.start()
     client = await Client.from_kubeconfig(cp.kubeconfig, qps=0, user_agent="kuberay-bench")
-    server: apiserver_local.LocalApiServer | None = None
+    servers: dict[str, tuple[apiserver_local.LocalApiServer, int]] = {}
     spy: subprocess.Popen[bytes] | None = None
     sessions: list[aiohttp.ClientSession] = []
     try:
-        await install_crds(client)
-        await client.create(
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
-        )
-        began = time.monotonic()
-        await create_clusters(client, args.clusters)
-        created = time.monotonic() - began
+        created = await _prepare(client, args.clusters)
         token = await caller_token(client)
-        server = apiserver_local.LocalApiServer(
-            workdir, f"127.0.0.1:{controlplane.free_port()}", cp.kubeconfig
-        )
-        proxy_url = server.start(os.environ)
-        pid = int((workdir / apiserver_local.PID_FILE).read_text())
-        if args.profile:
-            spy = subprocess.Popen(
-                [_py_spy(), "record", "-p", str(pid), "-o", str(args.profile), "--rate", "250"],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.STDOUT,
+        servers["proxy"] = _start_server(workdir / "proxy", cp.kubeconfig, ROOT)
+        if args.baseline_checkout:
+            servers[BASELINE] = _start_server(
+                workdir / BASELINE, cp.kubeconfig, args.baseline_checkout.resolve()
             )
+        if args.profile:
+            spy = _spy(servers["proxy"][1], args.profile)
             await asyncio.sleep(1.0)
 
+        assert cp.certs is not None  # started
         trust = ssl.create_default_context(cafile=str(cp.certs.serving_ca))
         bearer = {"Authorization": f"Bearer {token}"}
         common = {"Accept": "application/json", "Accept-Encoding": "identity"}
         direct_common = {**common, "Accept-Encoding": "gzip"} if args.gzip else common
-        token_conn = aiohttp.TCPConnector(limit=1, ssl=trust)
-        admin = aiohttp.TCPConnector(limit=1, ssl=cp.ssl_context())
-        plain = aiohttp.TCPConnector(limit=1)
-        sessions = [aiohttp.ClientSession(connector=c) for c in (token_conn, admin, plain)]
+
+        def session(ssl_context: ssl.SSLContext | None = None) -> aiohttp.ClientSession:
+            connector = aiohttp.TCPConnector(limit=1, ssl=ssl_context or True)
+            sessions.append(aiohttp.ClientSession(connector=connector))
+            return sessions[-1]
+
         fetches = {
-            "direct": fetcher(sessions[0], cp.server, {**direct_common, **bearer}),
-            "proxy": fetcher(sessions[2], proxy_url, {**common, **bearer}),
-            "direct_admin_cert": fetcher(sessions[1], cp.server, direct_common),
+            "direct": fetcher(session(trust), cp.server, {**direct_common, **bearer}),
+            **{
+                name: fetcher(session(), server.url, {**common, **bearer})
+                for name, (server, _) in servers.items()
+            },
+            "direct_admin_cert": fetcher(session(cp.ssl_context()), cp.server, direct_common),
         }
         collection = f"/apis/ray.io/v1/namespaces/{NAMESPACE}/rayclusters"
         load_start = [round(x, 2) for x in os.getloadavg()]
-        cpu0 = cpu_seconds(pid)
+        cpu0 = {name: cpu_seconds(pid) for name, (_, pid) in servers.items()}
         list_times, list_shape = await rounds(fetches, collection, args.lists)
-        cpu1 = cpu_seconds(pid)
-        get_times, get_shape = await rounds(
-            fetches, f"{collection}/rc-{args.clusters // 2:04d}", args.gets
-        )
-        cpu2 = cpu_seconds(pid)
+        cpu1 = {name: cpu_seconds(pid) for name, (_, pid) in servers.items()}
+        one = f"{collection}/rc-{args.clusters // 2:04d}"
+        get_times, get_shape = await rounds(fetches, one, args.gets)
+        cpu2 = {name: cpu_seconds(pid) for name, (_, pid) in servers.items()}
         load_end = [round(x, 2) for x in os.getloadavg()]
-        lists = {name: summary(list_times[name]) for name in PATHS}
-        gets = {name: summary(get_times[name]) for name in PATHS}
+        lists = {name: summary(times) for name, times in list_times.items()}
+        gets = {name: summary(times) for name, times in get_times.items()}
         return {
             "label": args.label,
             "commit": _commit(),
+            "baseline_checkout": str(args.baseline_checkout or "") or None,
             "clusters": args.clusters,
             "seconds_to_create_clusters": round(created, 1),
             "lists": args.lists,
             "gets": args.gets,
             "auth_mode": "caller",
             "direct_accept_encoding": direct_common["Accept-Encoding"],
-            "list_answer_bytes": {name: list_shape[name][0] for name in PATHS},
-            "list_answer_encoding": {name: list_shape[name][1] or "identity" for name in PATHS},
-            "get_answer_bytes": {name: get_shape[name][0] for name in PATHS},
+            "list_answer_bytes": {name: size for name, (size, _) in list_shape.items()},
+            "list_answer_encoding": {
+                name: enc or "identity" for name, (_, enc) in list_shape.items()
+            },
+            "get_answer_bytes": {name: size for name, (size, _) in get_shape.items()},
             "list": lists,
             "get": gets,
             **verdict(lists, gets),
-            "apiserver_cpu_ms_per_list": round((cpu1 - cpu0) * 1000 / (args.lists + WARMUP), 1),
-            "apiserver_cpu_ms_per_get": round((cpu2 - cpu1) * 1000 / (args.gets + WARMUP), 3),
+            "apiserver_cpu_ms_per_list": {
+                name: round((cpu1[name] - cpu0[name]) * 1000 / (args.lists + WARMUP), 1)
+                for name in servers
+            },
+            "apiserver_cpu_ms_per_get": {
+                name: round((cpu2[name] - cpu1[name]) * 1000 / (args.gets + WARMUP), 3)
+                for name in servers
+            },
             "cpus": os.cpu_count(),
             "load_average_start": load_start,
             "load_average_end": load_end,
             "profile": str(args.profile) if args.profile else None,
         }
     finally:
-        for session in sessions:
-            await session.close()
+        for each in sessions:
+            await each.close()
         if spy is not None:
             spy.send_signal(2)  # SIGINT: py-spy writes its file
             with contextlib.suppress(subprocess.TimeoutExpired):
                 spy.wait(60)
-        if server is not None:
+        for server, _ in servers.values():
             server.stop()
         await client.close()
         cp.stop()
+
+
+def _profile_format(path: Path) -> str:
+    """py-spy's output format for ``path``: a flame graph for ``.svg``, else collapsed
+    stacks (one line per stack, then its sample count)."""
+    return "flamegraph" if path.suffix == ".svg" else "raw"
 
 
 def _py_spy() -> str:
@@ -291,6 +338,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--label", default="")
     parser.add_argument("--profile", type=Path, help="py-spy flame graph of the API server")
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--baseline-checkout",
+        type=Path,
+        help=f"also measure the API server of this checkout (path {BASELINE!r})",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="kuberay-bench-apiserver-"))

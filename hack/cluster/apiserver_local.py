@@ -132,8 +132,9 @@ def healthy(url: str, timeout: float = 2.0) -> bool:
 
 
 class LocalApiServer:
-    """One ``kuberay-apiserver`` for ``workdir`` on ``listen`` (a loopback ``host:port``).
-    :meth:`start` and :meth:`stop` are not thread-safe; :meth:`stop` is idempotent."""
+    """One ``kuberay-apiserver`` for ``workdir`` on ``listen`` (a loopback ``host:port``), the
+    ``kuberay`` package of ``checkout`` (default: this one). :meth:`start` and :meth:`stop`
+    are not thread-safe; :meth:`stop` is idempotent."""
 
     def __init__(
         self,
@@ -144,8 +145,10 @@ class LocalApiServer:
         history_server_url: str | None = None,
         start_timeout: float = START_TIMEOUT,
         preexec_fn: Callable[[], None] | None = None,
+        checkout: Path = ROOT,
     ) -> None:
         self.dir = workdir
+        self.checkout = checkout
         self.url = f"http://{listen}"
         self.url_file = workdir / URL_FILE
         self.log_path = workdir / LOG_FILE
@@ -160,11 +163,13 @@ class LocalApiServer:
         )
 
     def start(self, environ: Mapping[str, str] = os.environ) -> str:
-        """Start the server (this checkout first on its ``PYTHONPATH``), wait until
+        """Start the server (its checkout first on its ``PYTHONPATH``), wait until
         ``/healthz`` answers, write the url file and return the URL; on failure the process
         is stopped and :class:`ApiServerError` raised."""
         env = dict(environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(self.checkout), env.get("PYTHONPATH")])
+        )
         self.url_file.unlink(missing_ok=True)
         try:
             self._process.launch(self.command, self.dir, env)
