@@ -27,7 +27,8 @@ Measured, the paths taking turns in each round (so the machine's load drifts ove
 of them alike): ``--lists`` LISTs of every RayCluster in the namespace and ``--gets`` GETs of
 one, each timed from the request to the last body byte; median and p90 per path, the proxy's
 overhead over ``direct`` (list: percent of the median; GET: milliseconds of the median), the
-goal (≤ 10 % and ≤ 2 ms), the API server's CPU seconds over the LISTs and over the GETs, the
+goal (≤ 10 % and ≤ 2 ms), CPU milliseconds per request of each API server and of this
+process as each path's caller (TLS to the kube-apiserver or plain HTTP to the proxy), the
 load average before and after. ``--profile FILE``: ``py-spy record`` of the API server over the
 measurement (needs py-spy): a flame graph for ``FILE.svg``, else collapsed stacks.
 """
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -155,26 +157,35 @@ def fetcher(session: aiohttp.ClientSession, base: str, headers: Mapping[str, str
     return fetch
 
 
-async def rounds(
-    fetches: Mapping[str, Fetch], path: str, n: int
-) -> tuple[dict[str, list[float]], dict[str, tuple[int, str]]]:
-    """``n`` rounds in which every path GETs ``path`` once, in turn (the first path of a
-    round rotates); seconds per path, and (bytes, encoding) of each path's last answer."""
+@dataclasses.dataclass
+class Rounds:
+    """What :func:`rounds` measured, by path: seconds per request, this process's CPU
+    seconds over all of them (the caller's share: TLS or not, parsing), and the (bytes,
+    encoding) of the last answer."""
+
+    times: dict[str, list[float]]
+    client_cpu: dict[str, float]
+    shape: dict[str, tuple[int, str]]
+
+
+async def rounds(fetches: Mapping[str, Fetch], path: str, n: int) -> Rounds:
+    """``n`` rounds (after :data:`WARMUP`) in which every path GETs ``path`` once, in turn
+    (the first path of a round rotates)."""
     names = list(fetches)
-    times: dict[str, list[float]] = {name: [] for name in names}
-    shape: dict[str, tuple[int, str]] = {}
+    out = Rounds({name: [] for name in names}, dict.fromkeys(names, 0.0), {})
     for i in range(WARMUP + n):
         order = names[i % len(names) :] + names[: i % len(names)]
         for name in order:
-            began = time.perf_counter()
+            cpu, began = time.process_time(), time.perf_counter()
             status, size, encoding = await fetches[name](path)
-            took = time.perf_counter() - began
+            took, cpu = time.perf_counter() - began, time.process_time() - cpu
             if status != 200:
                 raise RuntimeError(f"{name} GET {path}: {status}")
-            shape[name] = (size, encoding)
+            out.shape[name] = (size, encoding)
             if i >= WARMUP:
-                times[name].append(took)
-    return times, shape
+                out.times[name].append(took)
+                out.client_cpu[name] += cpu
+    return out
 
 
 def _commit() -> str:
@@ -261,14 +272,13 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         collection = f"/apis/ray.io/v1/namespaces/{NAMESPACE}/rayclusters"
         load_start = [round(x, 2) for x in os.getloadavg()]
         cpu0 = {name: cpu_seconds(pid) for name, (_, pid) in servers.items()}
-        list_times, list_shape = await rounds(fetches, collection, args.lists)
+        listed = await rounds(fetches, collection, args.lists)
         cpu1 = {name: cpu_seconds(pid) for name, (_, pid) in servers.items()}
-        one = f"{collection}/rc-{args.clusters // 2:04d}"
-        get_times, get_shape = await rounds(fetches, one, args.gets)
+        got = await rounds(fetches, f"{collection}/rc-{args.clusters // 2:04d}", args.gets)
         cpu2 = {name: cpu_seconds(pid) for name, (_, pid) in servers.items()}
         load_end = [round(x, 2) for x in os.getloadavg()]
-        lists = {name: summary(times) for name, times in list_times.items()}
-        gets = {name: summary(times) for name, times in get_times.items()}
+        lists = {name: summary(times) for name, times in listed.times.items()}
+        gets = {name: summary(times) for name, times in got.times.items()}
         return {
             "label": args.label,
             "commit": _commit(),
@@ -279,21 +289,27 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             "gets": args.gets,
             "auth_mode": "caller",
             "direct_accept_encoding": direct_common["Accept-Encoding"],
-            "list_answer_bytes": {name: size for name, (size, _) in list_shape.items()},
+            "list_answer_bytes": {name: size for name, (size, _) in listed.shape.items()},
             "list_answer_encoding": {
-                name: enc or "identity" for name, (_, enc) in list_shape.items()
+                name: enc or "identity" for name, (_, enc) in listed.shape.items()
             },
-            "get_answer_bytes": {name: size for name, (size, _) in get_shape.items()},
+            "get_answer_bytes": {name: size for name, (size, _) in got.shape.items()},
             "list": lists,
             "get": gets,
             **verdict(lists, gets),
-            "apiserver_cpu_ms_per_list": {
+            "kuberay_apiserver_cpu_ms_per_list": {
                 name: round((cpu1[name] - cpu0[name]) * 1000 / (args.lists + WARMUP), 1)
                 for name in servers
             },
-            "apiserver_cpu_ms_per_get": {
+            "kuberay_apiserver_cpu_ms_per_get": {
                 name: round((cpu2[name] - cpu1[name]) * 1000 / (args.gets + WARMUP), 3)
                 for name in servers
+            },
+            "client_cpu_ms_per_list": {
+                name: round(cpu * 1000 / args.lists, 1) for name, cpu in listed.client_cpu.items()
+            },
+            "client_cpu_ms_per_get": {
+                name: round(cpu * 1000 / args.gets, 3) for name, cpu in got.client_cpu.items()
             },
             "cpus": os.cpu_count(),
             "load_average_start": load_start,
