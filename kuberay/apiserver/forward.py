@@ -2,7 +2,10 @@
 
 * Request headers: an allowlist (:data:`FORWARDED_REQUEST_HEADERS`); the identity decides
   ``Authorization`` (:mod:`.upstream`), and no ``Impersonate-*`` header of a caller ever
-  goes upstream. ``Accept-Encoding: identity`` upstream (the answer is relayed as is).
+  goes upstream. ``Accept-Encoding: gzip`` upstream, whatever the caller accepts: the
+  kube-apiserver compresses answers over 128 KiB (a 1,000-RayCluster list shrinks ~28 times),
+  which spares parsing ~1,000 HTTP chunks of ~1.7 KiB each per list; :mod:`kuberay.http`
+  decodes it in bounded pieces and the caller gets it decoded.
 * Answers: every header but the hop-by-hop ones and the framing (aiohttp frames the answer
   anew). An answer whose whole body came with its first piece (a GET of one object, an
   error) goes back in one write with its ``Content-Length``; any other is relayed piece by
@@ -77,7 +80,7 @@ def request_headers(
     ]
     if content_type is not None:
         pairs.append(("Content-Type", content_type))
-    pairs.append(("Accept-Encoding", "identity"))
+    pairs.append(("Accept-Encoding", "gzip"))
     return pairs
 
 

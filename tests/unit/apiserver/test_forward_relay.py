@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 from collections.abc import AsyncIterator, Callable
 
 import aiohttp
@@ -81,6 +82,20 @@ async def test_an_answer_still_coming_streams_piece_by_piece() -> None:
         second.set()
         assert await resp.content.read() == b"second\n"
         assert "Content-Length" not in resp.headers
+
+
+async def test_a_gzip_answer_reaches_the_caller_decoded() -> None:
+    items = b",".join(b'{"metadata":{"name":"rc-%04d"}}' % i for i in range(3000))
+    body = b'{"kind":"RayClusterList","items":[' + items + b"]}"
+    async with (
+        proxy_to(keep_answering(gzip.compress(body), "Content-Encoding: gzip")) as (url, server),
+        aiohttp.ClientSession() as http,
+        http.get(url + PATH, headers={**BEARER, "Accept-Encoding": "identity"}) as resp,
+    ):
+        assert resp.status == 200
+        assert "Content-Encoding" not in resp.headers
+        assert await resp.read() == body
+    assert b"Accept-Encoding: gzip\r\n" in server.heads[0]
 
 
 async def test_an_answer_cut_before_its_body_is_a_502() -> None:
