@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """API server benchmark: what ``kuberay-apiserver``'s proxy adds to a list and a GET.
 
-    python hack/benchmarks/bench_apiserver.py [--clusters 1000] [--lists 20] [--gets 200] \\
+    python hack/benchmarks/bench_apiserver.py [--clusters 1000] [--lists 40] [--gets 400] \\
         [--out hack/bench-results/apiserver-proxy.json] [--profile FILE.svg] \\
         [--baseline-checkout DIR]
 
@@ -348,8 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse the flags, measure, print (and write) the JSON report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--clusters", type=int, default=1000)
-    parser.add_argument("--lists", type=int, default=20, help="LIST rounds")
-    parser.add_argument("--gets", type=int, default=200, help="GET rounds")
+    parser.add_argument("--lists", type=int, default=40, help="LIST rounds")
+    parser.add_argument("--gets", type=int, default=400, help="GET rounds")
     parser.add_argument("--gzip", action="store_true", help="the direct paths ask for gzip")
     parser.add_argument("--label", default="")
     parser.add_argument("--profile", type=Path, help="py-spy flame graph of the API server")
