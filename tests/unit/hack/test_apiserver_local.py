@@ -1,13 +1,17 @@
 """``make run``'s API server (``hack/cluster/apiserver_local.py``): the command line the server
-accepts, the printed token line, and the process started, answering and stopped."""
+accepts, the printed token line, the process started, answering and stopped, and ``make run``'s
+part (the user applied, the server started, how to reach it printed)."""
 
 from __future__ import annotations
 
 import os
 import shlex
+import types
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,3 +87,27 @@ def test_the_server_answers_writes_its_url_and_stops(tmp_path: Path) -> None:
     assert not apiserver_local.healthy(url)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_make_runs_part_applies_the_user_then_starts_and_prints_how_to_reach_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(UNREACHABLE)
+    cp = types.SimpleNamespace(dir=tmp_path, kubeconfig=kubeconfig, history_server_proc=None)
+    applied: list[Mapping[str, Any]] = []
+    listen = f"127.0.0.1:{free_port()}"
+    server = apiserver_local.start_for_run(cp, applied.append, listen, Path("/v/bin/kubectl"))
+    try:
+        assert [d["kind"] for d in applied] == [
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+        ]
+        assert "--history-server-url" not in server.command
+        assert apiserver_local.healthy(f"http://{listen}")
+        err = capsys.readouterr().err
+        assert f"run: KubeRay API server at http://{listen} (caller mode" in err
+        assert f"/v/bin/kubectl --kubeconfig {kubeconfig} create token" in err
+    finally:
+        server.stop()
