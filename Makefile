@@ -16,10 +16,14 @@ REAL_NODES_ONLY ?= 0
 # (settings in $(RUN_DIR)/object-store.env), the history server over it on 127.0.0.1 (its URL
 # printed and in $(RUN_DIR)/history-server.url) and the operator's RayClusterHistoryServer gate
 HISTORY_SERVER ?= 0
+# `make run` also starts KubeRay's API server on 127.0.0.1 in caller mode (its URL and the
+# `kubectl create token` line for it are printed; URL in $(RUN_DIR)/apiserver.url); APISERVER=0: not
+APISERVER ?= 1
 RUN_FLAGS := $(if $(NODES),--nodes $(NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES)),--real-nodes $(REAL_NODES)) \
 	$(if $(filter-out 0,$(REAL_NODES_ONLY)),--real-nodes 1 --real-nodes-only) \
-	$(if $(filter-out 0,$(HISTORY_SERVER)),--history-server)
+	$(if $(filter-out 0,$(HISTORY_SERVER)),--history-server) \
+	$(if $(filter 0,$(APISERVER)),--no-apiserver)
 
 .PHONY: browser-deps plugin dist helm kueue cert-manager scheduler-plugins traefik e2e-gateway storage-servers go-components-background third-party-crds deps binaries binaries-all node-deps images lint docs unit integration e2e test test-stress run crds clean dashboard-screenshots
 

@@ -14,7 +14,7 @@ its exit code is returned.
 
 Usage: python hack/cluster/run.py --dir DIR [--no-full] [--as-admin] [--nodes auto|real|kwok|both]
                           [--real-nodes N [--real-nodes-only]] [--history-server]
-                          [--timeout S] [-- OPERATOR ARGS...]
+                          [--no-apiserver] [--timeout S] [-- OPERATOR ARGS...]
 ``--nodes`` (``hack/cluster/run_nodes.py``): ``auto``, the default, runs real Ray: the real node
 alone where the machine allows it (root, cgroups, Debian's packages; the images are built on first
 use), else, or when it fails to start, kwok fake nodes with one line saying why; ``real``
@@ -31,6 +31,8 @@ every pod lands on it).
 (``controlplane.py up --history-server``: settings in ``DIR/object-store.env``), the history
 server over it on 127.0.0.1 (its URL printed and in ``DIR/history-server.url``) and the
 operator's ``RayClusterHistoryServer`` gate on (``HISTORY_SERVER_GATE``, before OPERATOR ARGS).
+Unless ``--no-apiserver``: KubeRay's API server on 127.0.0.1 in caller mode and the ``kubectl
+create token`` line for it (``hack/cluster/apiserver_local.py``; URL in ``DIR/apiserver.url``).
 OPERATOR ARGS are appended to the operator's flags (later flags win), e.g.
 ``-- --metrics-addr=127.0.0.1:9080 --enable-leader-election=false``.
 ``hack/controlplane.py down --dir DIR`` also stops a running ``run.py``.
@@ -66,6 +68,7 @@ if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from t
 
 from hack import controlplane as _cp  # noqa: E402
 from hack.build import build as _build  # noqa: E402
+from hack.cluster import apiserver_local as _apiserver  # noqa: E402
 from hack.cluster import kubectl as _kubectl  # noqa: E402
 from hack.cluster import run_nodes as _nodes  # noqa: E402
 
@@ -169,7 +172,7 @@ def controller_hint(
     return "\n".join(lines)
 
 
-def available_address(addr: str) -> str:
+def available_address(addr: str, who: str = "the operator") -> str:
     """``addr`` (host:port) if it can be bound now, else the same host on a free port."""
     host, _, port = addr.rpartition(":")
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -179,7 +182,7 @@ def available_address(addr: str) -> str:
         except OSError:
             pass
     free = f"{host}:{_cp.free_port()}"
-    print(f"run: {addr} is in use; the operator binds {free} instead", file=sys.stderr)
+    print(f"run: {addr} is in use; {who} binds {free} instead", file=sys.stderr)
     return free
 
 
@@ -547,6 +550,7 @@ def run(
     real_nodes_only: bool = False,
     history_server: bool = False,
     fallback: bool = False,
+    apiserver: bool = True,
 ) -> int:
     """``make run`` (module docstring); ``fallback``: when the real node fails to start,
     start again with kwok nodes instead of failing (``--nodes auto``)."""
@@ -559,8 +563,7 @@ def run(
         return 1
     old = {sig: signal.signal(sig, _raise_interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
     pid_file.write_text(f"{os.getpid()}\n")
-    cp = None
-    watcher = None
+    cp = watcher = local_api = None
     try:
         full = full or bool(real_nodes)
         names = [*_build.DEFAULT, *(_cp.FULL_COMPONENT_BINARIES if full else ())]
@@ -607,6 +610,11 @@ def run(
             cp.kubeconfig, kubectl, identity, real=bool(real_nodes), workdir=workdir, **addrs
         )
         print(hint, file=sys.stderr, flush=True)
+        if apiserver:
+            listen = available_address(_apiserver.DEFAULT_ADDR, "the API server")
+            local_api = _apiserver.start_for_run(
+                cp, _Api(cp).apply, listen, kubectl, preexec_fn=_parent_death_signal()
+            )
         if full:
             api = _Api(cp)
             watcher = _nodes.PendingWatcher(lambda path: api.call("GET", path))
@@ -638,6 +646,8 @@ def run(
             signal.signal(sig, signal.SIG_IGN)
         if watcher is not None:
             watcher.stop()
+        if local_api is not None:
+            local_api.stop()
         if cp is not None:
             cp.stop()
             (workdir / OPERATOR_KUBECONFIG).unlink(missing_ok=True)
@@ -652,7 +662,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0] if __doc__ else None,
         usage="%(prog)s --dir DIR [--no-full] [--as-admin] [--nodes auto|real|kwok|both] "
-        "[--real-nodes N [--real-nodes-only]] [--history-server] [--timeout S] "
+        "[--real-nodes N [--real-nodes-only]] [--history-server] [--no-apiserver] [--timeout S] "
         "[-- OPERATOR ARGS...]",
     )
     parser.add_argument("--dir", type=Path, required=True, help="cluster work dir")
@@ -694,6 +704,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "history server itself (URL printed, in DIR/history-server.url) and the operator's "
         "RayClusterHistoryServer gate",
     )
+    parser.add_argument(
+        "--apiserver",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="KubeRay's API server on 127.0.0.1 in caller mode (DIR/apiserver.url; default: on)",
+    )
     parser.add_argument("controller_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     extra = list(args.controller_args)
@@ -726,6 +742,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         real_nodes_only=plan.real_nodes_only,
         history_server=args.history_server,
         fallback=plan.fallback,
+        apiserver=args.apiserver,
     )
 
 

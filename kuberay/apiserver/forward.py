@@ -2,10 +2,16 @@
 
 * Request headers: an allowlist (:data:`FORWARDED_REQUEST_HEADERS`); the identity decides
   ``Authorization`` (:mod:`.upstream`), and no ``Impersonate-*`` header of a caller ever
-  goes upstream. ``Accept-Encoding: identity`` upstream (the answer is relayed as is).
+  goes upstream. ``Accept-Encoding: gzip`` upstream, whatever the caller accepts: the
+  kube-apiserver compresses answers over 128 KiB (a 1,000-RayCluster list shrinks ~28 times),
+  which spares parsing ~1,000 HTTP chunks of ~1.7 KiB each per list; :mod:`kuberay.http`
+  decodes it in bounded pieces and the caller gets it decoded.
 * Answers: every header but the hop-by-hop ones and the framing (aiohttp frames the answer
-  anew); the body relayed piece by piece as it arrives, never buffered whole, so a
-  ``watch=true`` stream or a 1,000-object list passes through at the apiserver's pace.
+  anew). An answer whose whole body came with its first piece (a GET of one object, an
+  error) goes back in one write with its ``Content-Length``; any other is relayed piece by
+  piece as it arrives, never buffered whole, so a ``watch=true`` stream or a 1,000-object
+  list passes through at the apiserver's pace. A non-watch answer whose body breaks off
+  before its first piece is a 502; later, the caller sees the stream cut.
 * Not a watch: upstream's retry policy (:mod:`.retry`), the body replayed; a retried answer
   is drained (bounded) first. A watch is sent once and has no deadline.
 * The apiserver unreachable, or a retry past the deadline: 502, as Go's reverse proxy.
@@ -18,6 +24,7 @@ import time
 
 import structlog
 from aiohttp import web
+from multidict import CIMultiDict
 
 from kuberay import http
 from kuberay.apiserver.identity import Identity
@@ -73,7 +80,7 @@ def request_headers(
     ]
     if content_type is not None:
         pairs.append(("Content-Type", content_type))
-    pairs.append(("Accept-Encoding", "identity"))
+    pairs.append(("Accept-Encoding", "gzip"))
     return pairs
 
 
@@ -142,22 +149,46 @@ async def forward(
     return await relay(request, response, watch=watch)
 
 
+def answer_headers(response: http.Response) -> CIMultiDict[str]:
+    """The upstream answer's headers that are relayed (all but :data:`DROPPED_ANSWER_HEADERS`)."""
+    relayed: CIMultiDict[str] = CIMultiDict()
+    for name, value in response.headers.as_dict().items():
+        if name.lower() not in DROPPED_ANSWER_HEADERS:
+            relayed.add(name, value)
+    return relayed
+
+
 async def relay(
     request: web.Request, response: http.Response, *, watch: bool
 ) -> web.StreamResponse:
-    """Stream ``response`` back to the caller of ``request`` (closed when done)."""
+    """Relay ``response`` to the caller of ``request`` (closed when done): an answer whose
+    body has all arrived with its first piece goes back whole, head and body in one write;
+    any other (a watch at once, before any body) streams piece by piece."""
     response.read_timeout = None if watch else PIECE_TIMEOUT
-    answer = web.StreamResponse(status=response.status, reason=response.reason or None)
-    for name, value in response.headers.as_dict().items():
-        if name.lower() not in DROPPED_ANSWER_HEADERS:
-            answer.headers.add(name, value)
+    headers = answer_headers(response)
+    reason = response.reason or None
+    first = b""
     try:
-        await answer.prepare(request)
-        while piece := await response.read_some():
-            await answer.write(piece)
-        await answer.write_eof()
-    except (http.HTTPClientError, TimeoutError) as exc:
-        log.info("the answer broke off", error=str(exc))  # the caller sees a cut stream
+        if not watch and request.method != "HEAD":
+            try:
+                first = await response.read_some()
+            except (http.HTTPClientError, TimeoutError) as exc:
+                log.warning("the answer broke off before its body", error=str(exc))
+                return web.Response(status=502, text="the kube-apiserver did not answer\n")
+            if response.closed:
+                return web.Response(
+                    status=response.status, reason=reason, headers=headers, body=first
+                )
+        answer = web.StreamResponse(status=response.status, reason=reason, headers=headers)
+        try:
+            await answer.prepare(request)
+            if first:
+                await answer.write(first)
+            while piece := await response.read_some():
+                await answer.write(piece)
+            await answer.write_eof()
+        except (http.HTTPClientError, TimeoutError) as exc:
+            log.info("the answer broke off", error=str(exc))  # the caller sees a cut stream
+        return answer
     finally:
         response.close()
-    return answer

@@ -65,35 +65,40 @@ class Connection:
         machine.start_next_cycle()
         return self.usable()
 
+    def ready_event(self) -> h11.Event | None:
+        """The next event h11 can give from the bytes already received, or None when it
+        needs more (nothing is consumed then); raises as :meth:`next_event`."""
+        machine = self.h11
+        try:
+            event = machine.next_event()
+        except h11.RemoteProtocolError as exc:
+            if machine.trailing_data[1]:
+                raise ServerDisconnected(f"the server closed the connection: {exc}") from exc
+            raise ProtocolError(str(exc)) from exc
+        if event is h11.NEED_DATA:
+            return None
+        if event is h11.PAUSED:
+            raise ProtocolError("the server went on past the end of its answer")
+        if isinstance(event, h11.ConnectionClosed):
+            raise ServerDisconnected("the server closed the connection without an answer")
+        assert isinstance(event, h11.Event)
+        return event
+
     async def next_event(self, read_timeout: float | None = None) -> h11.Event:
         """The next event h11 reads off the connection (reading the socket as it needs);
         raises :class:`ServerDisconnected` when the server closed it inside a message and
         :class:`ProtocolError` when the answer is not valid HTTP/1.1."""
-        machine = self.h11
-        while True:
+        while (event := self.ready_event()) is None:
             try:
-                event = machine.next_event()
-            except h11.RemoteProtocolError as exc:
-                if machine.trailing_data[1]:
-                    raise ServerDisconnected(f"the server closed the connection: {exc}") from exc
-                raise ProtocolError(str(exc)) from exc
-            if event is h11.NEED_DATA:
-                try:
-                    if read_timeout is None:
+                if read_timeout is None:
+                    data = await self.reader.read(READ_SIZE)
+                else:
+                    async with asyncio.timeout(read_timeout):
                         data = await self.reader.read(READ_SIZE)
-                    else:
-                        async with asyncio.timeout(read_timeout):
-                            data = await self.reader.read(READ_SIZE)
-                except (ConnectionError, ssl.SSLError) as exc:
-                    raise ServerDisconnected(f"connection lost: {exc!r}") from exc
-                machine.receive_data(data)  # b"": the server closed its end
-                continue
-            if event is h11.PAUSED:
-                raise ProtocolError("the server went on past the end of its answer")
-            if isinstance(event, h11.ConnectionClosed):
-                raise ServerDisconnected("the server closed the connection without an answer")
-            assert isinstance(event, h11.Event)
-            return event
+            except (ConnectionError, ssl.SSLError) as exc:
+                raise ServerDisconnected(f"connection lost: {exc!r}") from exc
+            self.h11.receive_data(data)  # b"": the server closed its end
+        return event
 
     def abort(self) -> None:
         """Drop the connection now (no TLS close-notify, no waiting)."""

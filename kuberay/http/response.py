@@ -54,14 +54,23 @@ class Response:
         return self._conn is None or (self._done and not self._pending and not self._tail)
 
     async def _wire(self) -> bytes:
-        """The next piece of the body as sent (before decoding); b"" at its end."""
+        """The next piece of the body as sent (before decoding): all of it that has been
+        received (at most one socket read past what was buffered), b"" at its end. When the
+        end has been received too, the response is done (:attr:`closed` once read)."""
         conn = self._conn
         while not self._done and conn is not None:
             event = await conn.next_event(self.read_timeout)
             if isinstance(event, h11.Data):
-                if event.data:
-                    self.wire_bytes += len(event.data)
-                    return bytes(event.data)
+                parts = [event.data]
+                while (more := conn.ready_event()) is not None:  # received with it
+                    if not isinstance(more, h11.Data):
+                        self._done = True  # EndOfMessage, the only other event in a body
+                        break
+                    parts.append(more.data)
+                data = b"".join(parts)
+                if data:
+                    self.wire_bytes += len(data)
+                    return data
             elif isinstance(event, h11.EndOfMessage):
                 self._done = True  # trailers (event.headers) are read past
         return b""
@@ -70,6 +79,8 @@ class Response:
         """The next decoded piece of the body (at most :data:`DECODE_PIECE` bytes when
         decoding); b"" at its end (then the connection goes back to the pool)."""
         while True:
+            if self._conn is None:  # released (all read, the decoder flushed) or closed
+                return b""
             if self._decoder is None:
                 data = await self._wire()
             else:

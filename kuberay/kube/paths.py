@@ -59,6 +59,15 @@ def _is_control(ch: str) -> bool:
     return ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")
 
 
+def has_control(value: str) -> bool:
+    """``value`` holds whitespace or a control, format or line/paragraph separator character.
+    ASCII (every Kubernetes name) is checked at once: there, exactly ``\x00``-``\x1f``,
+    space and ``\x7f`` count."""
+    if value.isascii():
+        return " " in value or not value.isprintable()
+    return any(_is_control(ch) for ch in value)
+
+
 def path_segment_problems(value: str, *, prefix: bool = False) -> list[str]:
     """Why ``value`` cannot be a path segment (empty list: it can).
 
@@ -74,7 +83,7 @@ def path_segment_problems(value: str, *, prefix: bool = False) -> list[str]:
     for bad in ("/", "%"):
         if bad in value:
             problems.append(f"may not contain {bad!r}")
-    if any(_is_control(ch) for ch in value):
+    if has_control(value):
         problems.append("may not contain whitespace or control characters")
     return problems
 

@@ -1,5 +1,7 @@
-"""``make run`` as a user sees it: ``hack/cluster/run.py`` brings up the full local cluster and the
-operator, ``kubectl apply`` of the sample RayCluster goes ready, Ctrl-C stops everything.
+"""``make run`` as a user sees it: ``hack/cluster/run.py`` brings up the full local cluster, the
+operator and KubeRay's API server, ``kubectl apply`` of the sample RayCluster goes ready, the
+printed ``kubectl create token`` line gives a token that lists it through the API server, Ctrl-C
+stops everything.
 Run with ``--nodes kwok`` (``make run NODES=kwok``): the session's real-node tests hold the
 machine's one real node.
 
@@ -12,11 +14,13 @@ import ctypes
 import json
 import os
 import re
+import shlex
 import signal
 import ssl
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -130,6 +134,7 @@ def test_make_run_sample_goes_ready_and_ctrl_c_stops_all(
     )
     phases = sorted(p["status"].get("phase") for p in pods["items"])
     assert phases == ["Running", "Running"], phases
+    _list_through_the_apiserver(text, workdir, api)
 
     stopping = time.monotonic()
     proc.send_signal(signal.SIGINT)  # what Ctrl-C delivers to run.py
@@ -148,6 +153,30 @@ def test_make_run_sample_goes_ready_and_ctrl_c_stops_all(
     ]
     assert not leftovers, leftovers
     assert not (workdir / "kubeconfig").exists()
+    assert not (workdir / "apiserver.url").exists()
+
+
+def _list_through_the_apiserver(text: str, workdir: Path, api: _Kubectl | _DirectApi) -> None:
+    """The printed API server URL answers ``/healthz``; the printed token command's token lists
+    the sample through it; no token is 401."""
+    match = re.search(r"^run: KubeRay API server at (\S+) ", text, re.MULTILINE)
+    assert match, text
+    url = match.group(1)
+    assert (workdir / "apiserver.url").read_text().strip() == url
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"{url}/healthz", timeout=10) as resp:
+        assert resp.status == 200
+    command = re.search(r"^  TOKEN=\$\((.+)\)$", text, re.MULTILINE)
+    assert command, text
+    token = api.token(shlex.split(command.group(1)))
+    path = "/apis/ray.io/v1/namespaces/default/rayclusters"
+    req = urllib.request.Request(url + path, headers={"Authorization": f"Bearer {token}"})
+    with opener.open(req, timeout=30) as resp:
+        names = [rc["metadata"]["name"] for rc in json.loads(resp.read())["items"]]
+    assert "raycluster-minimal" in names, names
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        opener.open(url + path, timeout=30)
+    assert refused.value.code == 401
 
 
 def _cmdline(pid: int) -> str:
@@ -181,6 +210,12 @@ class _Kubectl:
         result: dict[str, Any] = json.loads(self._run("get", "--raw", path))
         return result
 
+    def token(self, command: list[str]) -> str:
+        """Run the printed ``kubectl ... create token ...`` command; its token."""
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, f"{shlex.join(command)}: {done.stderr}"
+        return done.stdout.strip()
+
 
 class _DirectApi:
     """The same requests without kubectl (none installed): the admin client cert in DIR."""
@@ -212,3 +247,14 @@ class _DirectApi:
 
     def get(self, path: str) -> dict[str, Any]:
         return self._call("GET", path)
+
+    def token(self, command: list[str]) -> str:
+        """What the printed ``create token NAME -n NS`` asks for, as a TokenRequest."""
+        where = command.index("token")
+        name, namespace = command[where + 1], command[command.index("-n") + 1]
+        answer = self._call(
+            "POST",
+            f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}},
+        )
+        return str(answer["status"]["token"])

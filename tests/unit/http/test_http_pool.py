@@ -61,6 +61,31 @@ async def test_chunked_body_is_read_as_lines_across_chunk_boundaries() -> None:
     assert server.connections == 1
 
 
+async def test_a_body_received_whole_is_one_piece_and_frees_the_connection_at_once() -> None:
+    chunks = [b'{"a":', b"1,", b'"b":2}']
+    wire = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n"
+
+    def script(server: Server) -> Script:
+        async def run(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await server.read_head(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + wire)
+            await server.read_head(reader)
+            writer.write(answer(b"again"))
+
+        return run
+
+    async with serving(script) as server:
+        pool = http.ConnectionPool(f"http://127.0.0.1:{server.port}")
+        resp = await pool.request("GET", "/one")
+        assert await resp.read_some() == b'{"a":1,"b":2}'
+        assert resp.closed  # nothing more to wait for: the connection is back in the pool
+        assert await resp.read_some() == b""
+        async with await pool.request("GET", "/again") as again:
+            assert await again.read() == b"again"
+        await pool.close()
+    assert server.connections == 1
+
+
 async def test_gzip_answers_are_decoded_and_gzip_is_asked_for() -> None:
     payload = b'{"items":[' + b",".join(b'{"n":%d}' % i for i in range(2000)) + b"]}"
     async with serving(keep_answering(gzip.compress(payload), "Content-Encoding: gzip")) as server:

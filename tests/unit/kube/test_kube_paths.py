@@ -11,7 +11,7 @@ from kuberay.controllers.dashboard.client import client_at
 from kuberay.controllers.dashboard.errors import DashboardError
 from kuberay.http import OriginPools
 from kuberay.kube import KubeError, ResourceInfo
-from kuberay.kube.paths import InvalidPathSegment, check_segment, segment
+from kuberay.kube.paths import InvalidPathSegment, check_segment, has_control, segment
 from tests.unit.kube.test_kube_client_http import http_server, make_client
 
 SMUGGLE = (
@@ -31,6 +31,17 @@ def test_a_hostile_segment_is_refused_naming_the_segment(kind: str, value: str) 
     assert "\r" not in message and "\n" not in message and "\x00" not in message
     assert len(message) < 300  # a truncated repr, never the whole 64 KiB
     assert isinstance(info.value, ValueError) and isinstance(info.value, KubeError)
+
+
+def test_whitespace_and_control_characters_are_found_in_any_position() -> None:
+    ascii_refused = [chr(c) for c in range(128) if chr(c).isspace() or not chr(c).isprintable()]
+    assert len(ascii_refused) == 34  # \x00-\x1f, space, \x7f
+    refused = [*ascii_refused, *"\x85\xa0\u2028\u2029\u200b\ufeff"]
+    for ch in refused:
+        for value in (ch, f"rc-{ch}", f"{ch}rc", f"r{ch}c", f"é{ch}"):
+            assert has_control(value), repr(value)
+    for value in ("rc-0001", "a.b_c~d:e@f", "é", "名前", "!#$&'()*+,;=", "\x7e"):
+        assert not has_control(value), repr(value)
 
 
 @pytest.mark.parametrize("value", HOSTILE, ids=repr)
