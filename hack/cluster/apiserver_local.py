@@ -106,7 +106,7 @@ def token_command(kubectl: Path | None, kubeconfig: Path) -> str:
 
 def hint(url: str, kubectl: Path | None, kubeconfig: Path, workdir: Path) -> str:
     """What ``make run`` prints about the API server: its URL, where its URL and log are,
-    how to get a token for it and one request to try."""
+    how to get a token for it, one request to try and the dashboard's URL."""
     return "\n".join(
         [
             f"run: KubeRay API server at {url} (caller mode: send a Bearer token; URL in "
@@ -114,6 +114,7 @@ def hint(url: str, kubectl: Path | None, kubeconfig: Path, workdir: Path) -> str
             f"  TOKEN=$({token_command(kubectl, kubeconfig)})",
             f'  curl -H "Authorization: Bearer $TOKEN" '
             f"{url}/apis/ray.io/v1/namespaces/default/rayclusters",
+            f"run: dashboard at {url}/dashboard/ (log in with that token)",
         ]
     )
 

@@ -111,3 +111,8 @@ def test_make_runs_part_applies_the_user_then_starts_and_prints_how_to_reach_it(
         assert f"/v/bin/kubectl --kubeconfig {kubeconfig} create token" in err
     finally:
         server.stop()
+
+
+def test_make_run_prints_the_dashboards_url() -> None:
+    text = apiserver_local.hint("http://127.0.0.1:8888", None, Path("k"), Path("/w"))
+    assert "http://127.0.0.1:8888/dashboard/" in text
