@@ -366,18 +366,18 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     delta = await kube.create(raycluster("delta", team_b))
     echo = await kube.create(raycluster("echo", team_b))
     changed = "2026-03-04T05:06:07Z"
+    conditions = [
+        {"type": "HeadPodReady", "status": "True", "reason": "HeadPodRunningAndReady",
+         "message": "", "lastTransitionTime": changed},
+        {"type": "RayClusterProvisioned", "status": "False",
+         "reason": "RayClusterPodsProvisioning", "message": "2 of 3 workers are not ready",
+         "lastTransitionTime": changed},
+    ]  # fmt: skip
+    status = {"state": "ready", "desiredWorkerReplicas": 3, "desiredCPU": "7",
+              "head": {"serviceName": "delta-head-svc"}, "conditions": conditions}  # fmt: skip
     await kube.patch_status(
-        "ray.io/v1", "RayCluster", "delta",
-        {"status": {"state": "ready", "desiredWorkerReplicas": 3, "desiredCPU": "7",
-                    "head": {"serviceName": "delta-head-svc"},
-                    "conditions": [
-                        {"type": "HeadPodReady", "status": "True", "reason": "HeadPodRunningAndReady",
-                         "message": "", "lastTransitionTime": changed},
-                        {"type": "RayClusterProvisioned", "status": "False",
-                         "reason": "RayClusterPodsProvisioning",
-                         "message": "2 of 3 workers are not ready", "lastTransitionTime": changed}]}},
-        team_b, patch_type="merge",
-    )  # fmt: skip
+        "ray.io/v1", "RayCluster", "delta", {"status": status}, team_b, patch_type="merge"
+    )
     await kube.create(_event("delta.1", delta, "CreatedWorkerPod", "Created worker Pod delta-w-1"))
     await kube.create(_event("echo.1", echo, "DeletedHeadPod", "Deleted head Pod echo-head"))
     url = servers[SERVICE_ACCOUNT]
@@ -388,8 +388,10 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
         "[...document.querySelectorAll('tbody th a')].find(a => a.textContent === 'delta').focus()"
     )
     await _press_enter(browser)
-    wanted = ["RayCluster delta", "HeadPodRunningAndReady", "2 of 3 workers are not ready",
-              "Created worker Pod delta-w-1", "CreatedWorkerPod", "Ray dashboard of delta"]  # fmt: skip
+    wanted = [
+        "RayCluster delta", "HeadPodRunningAndReady", "2 of 3 workers are not ready",
+        "Created worker Pod delta-w-1", "CreatedWorkerPod", "Ray dashboard of delta",
+    ]  # fmt: skip
     text = await browser.wait_for_text(wanted, timeout=10)
     assert "echo" not in text  # nothing of another object: neither its name nor its Event
     assert await _search(browser) == {"namespace": team_b, "kind": "rayclusters", "name": "delta"}
@@ -413,7 +415,23 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     assert "echo" not in text
 
     await browser.goto(f"{url}/dashboard/?namespace={team_b}&kind=rayclusters&name=nobody")
-    await browser.wait_for_text([f"There is no RayCluster nobody in namespace {team_b}"], timeout=10)
+    await browser.wait_for_text(
+        [f"There is no RayCluster nobody in namespace {team_b}"], timeout=10
+    )
+
+    # caller mode: a link cannot carry the token, so the page names the commands instead
+    reader = await service_account_token(kube, team_b, "reader")
+    await grant(
+        kube, team_b, "reader",
+        [{"apiGroups": ["ray.io"], "resources": ["rayclusters"], "verbs": READ},
+         {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["list"]}],
+    )  # fmt: skip
+    await _open(browser, f"{servers[CALLER]}/dashboard/?namespace={team_b}&name=delta")
+    await _sign_in(browser, reader)
+    text = await browser.wait_for_text(
+        ["Created worker Pod delta-w-1", f"kubectl ray session delta -n {team_b}"], timeout=10
+    )
+    assert await browser.evaluate("document.querySelectorAll('.links a').length") == 0
     assert not [c for c in browser.console if c.startswith("exception")], browser.console
 
 
@@ -474,3 +492,32 @@ async def test_the_page_s_own_rules(browser: Browser, servers: dict[str, str]) -
     assert checks["order"] == ["W1", "w2", "w10", None]
     assert checks["match"] == [True, False]
     assert checks["refusal"] == "You may not list rayjobs in all namespaces."
+
+    links = await browser.evaluate(
+        """Promise.all(['links.js', 'detail-view.js', 'state.js'].map(
+             f => import(new URL(f, location.href)))).then(([links, detail, state]) => {
+          const ev = (uid, at, note) => ({note, eventTime: at, regarding: {uid}});
+          return {
+            url: links.rayDashboardUrl(new URL('http://h/p/'), 'ns', 'c-head-svc').href,
+            clusters: [links.clusterNameOf('RayJob', {status: {rayClusterName: 'j-abc'}}),
+                       links.clusterNameOf('RayService',
+                         {status: {activeServiceStatus: {rayClusterName: 's-1'}}}),
+                       links.clusterNameOf('RayCronJob', {metadata: {name: 'x'}})],
+            service: [links.headServiceOf({status: {}}),
+                      links.headServiceOf({status: {head: {serviceName: 'c-head-svc'}}})],
+            notes: detail.eventRows([ev('u1', '2026-01-01T00:00:00Z', 'old'),
+                                     ev('u0', '2026-01-03T00:00:00Z', 'older object'),
+                                     ev(undefined, '2026-01-02T00:00:00Z', 'no uid')],
+                                    'u1', Date.now()).map(r => r[5].text),
+            detail: state.writeState({...state.readState('?namespace=a', ['rayclusters']),
+                                      name: 'c'}),
+          };
+        })"""
+    )
+    assert links == {
+        "url": "http://h/p/api/v1/namespaces/ns/services/http:c-head-svc:dashboard/proxy/",
+        "clusters": ["j-abc", "s-1", ""],
+        "service": ["", "c-head-svc"],
+        "notes": ["no uid", "old"],  # newest first; an Event of an older namesake left out
+        "detail": "?namespace=a&kind=rayclusters&name=c",
+    }
