@@ -336,6 +336,105 @@ async def test_caller_mode_names_what_a_caller_may_not_list_and_a_refused_token_
     assert not [c for c in browser.console if c.startswith("exception")], browser.console
 
 
+def _event(name: str, regarding: dict[str, Any], reason: str, note: str) -> dict[str, Any]:
+    """An events.k8s.io/v1 Event about ``regarding`` (a created object), as the operator
+    records one."""
+    meta = regarding["metadata"]
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+    return {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": meta["namespace"]},
+        "eventTime": now,
+        "reportingController": "ray.io/raycluster-controller",
+        "reportingInstance": "kuberay-operator-0",
+        "action": "Reconcile",
+        "reason": reason,
+        "note": note,
+        "type": "Normal",
+        "regarding": {
+            "apiVersion": "ray.io/v1", "kind": regarding["kind"], "name": meta["name"],
+            "namespace": meta["namespace"], "uid": meta["uid"],
+        },
+    }  # fmt: skip
+
+
+async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashboard(
+    browser: Browser, servers: dict[str, str], namespaces: tuple[str, str], kube: Client
+) -> None:
+    _, team_b = namespaces
+    delta = await kube.create(raycluster("delta", team_b))
+    echo = await kube.create(raycluster("echo", team_b))
+    changed = "2026-03-04T05:06:07Z"
+    conditions = [
+        {"type": "HeadPodReady", "status": "True", "reason": "HeadPodRunningAndReady",
+         "message": "", "lastTransitionTime": changed},
+        {"type": "RayClusterProvisioned", "status": "False",
+         "reason": "RayClusterPodsProvisioning", "message": "2 of 3 workers are not ready",
+         "lastTransitionTime": changed},
+    ]  # fmt: skip
+    status = {"state": "ready", "desiredWorkerReplicas": 3, "desiredCPU": "7",
+              "head": {"serviceName": "delta-head-svc"}, "conditions": conditions}  # fmt: skip
+    await kube.patch_status(
+        "ray.io/v1", "RayCluster", "delta", {"status": status}, team_b, patch_type="merge"
+    )
+    await kube.create(_event("delta.1", delta, "CreatedWorkerPod", "Created worker Pod delta-w-1"))
+    await kube.create(_event("echo.1", echo, "DeletedHeadPod", "Deleted head Pod echo-head"))
+    url = servers[SERVICE_ACCOUNT]
+
+    await _open(browser, f"{url}/dashboard/?namespace={team_b}")
+    await browser.wait_for_text(["delta", "echo", "Live"], timeout=10)
+    await browser.evaluate(  # the keyboard's way in: Enter on the row's name
+        "[...document.querySelectorAll('tbody th a')].find(a => a.textContent === 'delta').focus()"
+    )
+    await _press_enter(browser)
+    wanted = [
+        "RayCluster delta", "HeadPodRunningAndReady", "2 of 3 workers are not ready",
+        "Created worker Pod delta-w-1", "CreatedWorkerPod", "Ray dashboard of delta",
+    ]  # fmt: skip
+    text = await browser.wait_for_text(wanted, timeout=10)
+    assert "echo" not in text  # nothing of another object: neither its name nor its Event
+    assert await _search(browser) == {"namespace": team_b, "kind": "rayclusters", "name": "delta"}
+    assert "Desired workers" in text and "ready" in text  # the list's columns, as a summary
+    titles = await browser.evaluate(
+        "[...document.querySelectorAll('section tbody time')].map(t => t.title)"
+    )
+    assert any("(2026-03-04T05:06:07Z)" in t for t in titles), titles  # exact time on hover
+    link = await browser.evaluate("document.querySelector('.links a').href")
+    assert link == (
+        f"{url}/api/v1/namespaces/{team_b}/services/http:delta-head-svc:dashboard/proxy/"
+    )
+    await _screenshot(browser, "dashboard-raycluster-detail.png")
+
+    await browser.evaluate("history.back()")  # Back returns to the list
+    await browser.wait_for_text(["RayClusters in", "echo", "delta"], timeout=10)
+    assert "name" not in await _search(browser)
+
+    await browser.goto(f"{url}/dashboard/?namespace={team_b}&kind=rayclusters&name=delta")
+    text = await browser.wait_for_text(wanted, timeout=10)  # the link opens the same page
+    assert "echo" not in text
+
+    await browser.goto(f"{url}/dashboard/?namespace={team_b}&kind=rayclusters&name=nobody")
+    await browser.wait_for_text(
+        [f"There is no RayCluster nobody in namespace {team_b}"], timeout=10
+    )
+
+    # caller mode: a link cannot carry the token, so the page names the commands instead
+    reader = await service_account_token(kube, team_b, "reader")
+    await grant(
+        kube, team_b, "reader",
+        [{"apiGroups": ["ray.io"], "resources": ["rayclusters"], "verbs": READ},
+         {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["list"]}],
+    )  # fmt: skip
+    await _open(browser, f"{servers[CALLER]}/dashboard/?namespace={team_b}&name=delta")
+    await _sign_in(browser, reader)
+    text = await browser.wait_for_text(
+        ["Created worker Pod delta-w-1", f"kubectl ray session delta -n {team_b}"], timeout=10
+    )
+    assert await browser.evaluate("document.querySelectorAll('.links a').length") == 0
+    assert not [c for c in browser.console if c.startswith("exception")], browser.console
+
+
 async def test_the_page_s_own_rules(browser: Browser, servers: dict[str, str]) -> None:
     """The browser side's pure functions, run in the page: ages as kubectl prints them (the
     plugin's implementation gives the same), the URL's state, watch events, sort order."""
@@ -382,7 +481,8 @@ async def test_the_page_s_own_rules(browser: Browser, servers: dict[str, str]) -
         })"""
     )
     assert checks["empty"] == {
-        "namespace": "default", "kind": "rayclusters", "sort": "name", "dir": "asc", "filter": ""
+        "namespace": "default", "kind": "rayclusters", "sort": "name", "dir": "asc", "filter": "",
+        "name": "",
     }  # fmt: skip
     assert checks["bad"]["kind"] == "rayclusters" and checks["bad"]["dir"] == "asc"
     assert checks["written"] == "?namespace=_all&kind=rayjobs"
@@ -392,3 +492,32 @@ async def test_the_page_s_own_rules(browser: Browser, servers: dict[str, str]) -
     assert checks["order"] == ["W1", "w2", "w10", None]
     assert checks["match"] == [True, False]
     assert checks["refusal"] == "You may not list rayjobs in all namespaces."
+
+    links = await browser.evaluate(
+        """Promise.all(['links.js', 'detail-view.js', 'state.js'].map(
+             f => import(new URL(f, location.href)))).then(([links, detail, state]) => {
+          const ev = (uid, at, note) => ({note, eventTime: at, regarding: {uid}});
+          return {
+            url: links.rayDashboardUrl(new URL('http://h/p/'), 'ns', 'c-head-svc').href,
+            clusters: [links.clusterNameOf('RayJob', {status: {rayClusterName: 'j-abc'}}),
+                       links.clusterNameOf('RayService',
+                         {status: {activeServiceStatus: {rayClusterName: 's-1'}}}),
+                       links.clusterNameOf('RayCronJob', {metadata: {name: 'x'}})],
+            service: [links.headServiceOf({status: {}}),
+                      links.headServiceOf({status: {head: {serviceName: 'c-head-svc'}}})],
+            notes: detail.eventRows([ev('u1', '2026-01-01T00:00:00Z', 'old'),
+                                     ev('u0', '2026-01-03T00:00:00Z', 'older object'),
+                                     ev(undefined, '2026-01-02T00:00:00Z', 'no uid')],
+                                    'u1', Date.now()).map(r => r[5].text),
+            detail: state.writeState({...state.readState('?namespace=a', ['rayclusters']),
+                                      name: 'c'}),
+          };
+        })"""
+    )
+    assert links == {
+        "url": "http://h/p/api/v1/namespaces/ns/services/http:c-head-svc:dashboard/proxy/",
+        "clusters": ["j-abc", "s-1", ""],
+        "service": ["", "c-head-svc"],
+        "notes": ["no uid", "old"],  # newest first; an Event of an older namesake left out
+        "detail": "?namespace=a&kind=rayclusters&name=c",
+    }

@@ -40,6 +40,13 @@ export function collectionUrl(root, apiVersion, plural, namespace) {
   return new URL(`apis/${apiVersion}/${scope}${encodeURIComponent(plural)}`, root);
 }
 
+/** The events route's URL for the Events regarding the `kind` named `name` in `namespace`. */
+export function eventsUrl(root, namespace, kind, name) {
+  const url = new URL(`apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`, root);
+  url.searchParams.set("fieldSelector", `regarding.kind=${kind},regarding.name=${name}`);
+  return url;
+}
+
 /** The API as seen from this page: `root` is the server's base URL (the dashboard's parent,
  * so a path prefix in front of the server is kept), `token()` the caller's bearer token or
  * null (service-account mode). */
@@ -76,6 +83,22 @@ export class Api {
       next = page.metadata?.continue || "";
     } while (next);
     return { items, resourceVersion };
+  }
+
+  /** One object: `name` of `plural` in `namespace`. */
+  async object(plural, namespace, name, signal) {
+    const url = new URL(
+      `apis/${this.apiVersion}/namespaces/${encodeURIComponent(namespace)}/${encodeURIComponent(plural)}/${encodeURIComponent(name)}`,
+      this.root,
+    );
+    return (await this.get(url, signal)).json();
+  }
+
+  /** The Events regarding the `kind` named `name` in `namespace`, through the API server's
+   * events route (which keeps them to ray.io objects). */
+  async events(namespace, kind, name, signal) {
+    const url = eventsUrl(this.root, namespace, kind, name);
+    return ((await (await this.get(url, signal)).json()).items || []);
   }
 
   /** The streaming answer of a watch of `plural` in `namespace` from `resourceVersion`

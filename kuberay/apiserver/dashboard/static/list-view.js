@@ -58,6 +58,12 @@ export function tableRows(objects, columns, { sort, dir, filter }, now) {
   return rows;
 }
 
+/** The query of `object`'s detail page (its namespace, the list's `plural`, its name). */
+export function detailQuery(object, plural) {
+  const meta = object.metadata || {};
+  return new URLSearchParams({ namespace: meta.namespace || "", kind: plural, name: meta.name || "" });
+}
+
 function refs(root) {
   const found = {};
   for (const element of root.querySelectorAll("[data-ref]")) found[element.dataset.ref] = element;
@@ -250,6 +256,12 @@ export class ListView {
     this.el.head.replaceChildren(...cells);
   }
 
+  /** Go to `object`'s detail page (a history entry: Back returns to this list). */
+  open(object) {
+    const meta = object.metadata || {};
+    this.callbacks.navigate({ namespace: meta.namespace || this.state.namespace, name: meta.name }, true);
+  }
+
   schedule() {
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
@@ -276,6 +288,16 @@ export class ListView {
           pill.dataset.tone = tone(value.text);
           pill.textContent = value.text;
           td.append(pill);
+        } else if (column.id === "name") {
+          const link = document.createElement("a");
+          link.href = `?${detailQuery(row.object, this.state.kind)}`;
+          link.textContent = value.text;
+          link.addEventListener("click", (event) => {
+            if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+            event.preventDefault();
+            this.open(row.object);
+          });
+          td.append(link);
         } else if (value.title) {
           const time = document.createElement("time");
           time.dateTime = value.iso;
@@ -286,6 +308,12 @@ export class ListView {
           td.textContent = value.text;
         }
         tr.append(td);
+      });
+      // the whole row opens the object (not while text in it is being selected to copy)
+      tr.addEventListener("click", (event) => {
+        const selection = document.getSelection();
+        if (event.target.closest("a") || (selection && !selection.isCollapsed)) return;
+        this.open(row.object);
       });
       return tr;
     });

@@ -3,6 +3,7 @@
 // works; replaceState for sort and filter).
 
 import { Api, where } from "./api.js";
+import { DetailView } from "./detail-view.js";
 import { ListView } from "./list-view.js";
 import { NamespacePicker } from "./namespace-picker.js";
 import * as session from "./session.js";
@@ -21,9 +22,10 @@ class App {
     this.main = document.getElementById("main");
     this.sessionArea = document.getElementById("session");
     this.picker = new NamespacePicker(document.getElementById("namespace-form"), (namespace) =>
-      this.navigate({ namespace }, true),
+      this.navigate({ namespace, name: "" }, true),
     );
     this.list = null;
+    this.detail = null;
     this.seen = new Set(session.knownNamespaces());
     this.seen.add(DEFAULT_NAMESPACE);
     window.addEventListener("popstate", () => this.route());
@@ -43,7 +45,8 @@ class App {
     const state = this.state();
     const canonical = writeState(state);
     if (location.search !== canonical) history.replaceState(null, "", canonical);
-    this.showList(state);
+    if (state.name) this.showDetail(state);
+    else this.showList(state);
   }
 
   navigate(changes, push) {
@@ -56,7 +59,27 @@ class App {
     this.route();
   }
 
+  showDetail(state) {
+    this.list?.destroy();
+    this.list = null;
+    this.detail?.destroy();
+    this.detail = new DetailView(this.main, this.config, this.api, this.caller, {
+      navigate: (changes, push) => this.navigate(changes, push),
+      unauthorized: () => this.unauthorized(),
+    });
+    this.showSession();
+    this.picker.set(state.namespace, this.seen);
+    const kind = this.config.kinds.find((k) => k.plural === state.kind);
+    document.title = `${kind.kind} ${state.name} · ${where(state.namespace)} · KubeRay`;
+    this.detail.show(state);
+    this.main.focus();
+  }
+
   showList(state) {
+    if (this.detail) {
+      this.detail.destroy();
+      this.detail = null;
+    }
     if (!this.list) {
       this.list = new ListView(this.main, this.config, this.api, {
         navigate: (changes, push) => this.navigate(changes, push),
@@ -107,6 +130,8 @@ class App {
   showLogin(message) {
     this.list?.destroy();
     this.list = null;
+    this.detail?.destroy();
+    this.detail = null;
     this.picker.hide();
     this.sessionArea.replaceChildren();
     document.title = "Sign in · KubeRay";

@@ -1,5 +1,6 @@
 // What the page shows, as it is written in its URL: /dashboard/?namespace=NS&kind=rayjobs
-// (&sort=COLUMN&dir=desc&filter=TEXT). Pure functions: no DOM, no I/O.
+// (&sort=COLUMN&dir=desc&filter=TEXT); one object's detail page adds &name=NAME. Pure
+// functions: no DOM, no I/O.
 
 /** The namespace value meaning every namespace (not a valid namespace name, so never one). */
 export const ALL_NAMESPACES = "_all";
@@ -26,11 +27,12 @@ export function readState(search, plurals) {
     sort: query.get("sort") || DEFAULT_SORT,
     dir: query.get("dir") === "desc" ? "desc" : "asc",
     filter: query.get("filter") || "",
+    name: query.get("name") || "",
   };
 }
 
-/** The query string ("?...") of `state`; sort, direction and filter only when not the
- * defaults, so a plain link stays short. */
+/** The query string ("?...") of `state`; sort, direction, filter and name only when not
+ * the defaults, so a plain link stays short. */
 export function writeState(state) {
   const query = new URLSearchParams();
   query.set("namespace", state.namespace);
@@ -40,6 +42,7 @@ export function writeState(state) {
     query.set("dir", state.dir);
   }
   if (state.filter) query.set("filter", state.filter);
+  if (state.name) query.set("name", state.name);
   return `?${query}`;
 }
 

@@ -1,0 +1,231 @@
+// One object's page (?namespace=NS&kind=PLURAL&name=NAME): its printer columns, its
+// status.conditions, its Events (through the events route) and the way to its Ray
+// dashboard. Read when opened and on Refresh (no watch yet).
+
+import { describeError, where } from "./api.js";
+import { cell, tone, valueAt } from "./cells.js";
+import { clusterNameOf, headServiceOf, portForwardHint, rayDashboardUrl } from "./links.js";
+import { columnsOf, heading } from "./list-view.js";
+
+/** The rows of `conditions` (status.conditions): type, status, reason, message, last
+ * transition (a cell: local time, exact on hover), in the order the object lists them. */
+export function conditionRows(conditions) {
+  return (Array.isArray(conditions) ? conditions : []).map((c) => [
+    cell(c.type, "string", 0), cell(c.status, "string", 0), cell(c.reason, "string", 0),
+    cell(c.message, "string", 0), cell(c.lastTransitionTime, "string", 0),
+  ]);
+}
+
+/** When `event` (events.k8s.io/v1) was last seen: its series' last time, its eventTime,
+ * the deprecated last timestamp, or its creation. */
+export function lastSeen(event) {
+  return event.series?.lastObservedTime || event.eventTime || event.deprecatedLastTimestamp ||
+    event.metadata?.creationTimestamp || "";
+}
+
+/** The Events of `events` that regard the object with `uid` (an Event naming another uid,
+ * an older object of the same name, is left out), newest first, as rows: type, reason,
+ * last seen (an age), count, reporter, note. */
+export function eventRows(events, uid, now) {
+  return events
+    .filter((e) => !uid || !e.regarding?.uid || e.regarding.uid === uid)
+    .map((e) => ({ event: e, at: Date.parse(lastSeen(e)) || 0 }))
+    .sort((a, b) => b.at - a.at)
+    .map(({ event: e }) => [
+      cell(e.type, "string", now), cell(e.reason, "string", now),
+      cell(lastSeen(e), "date", now),
+      cell(e.series?.count ?? e.deprecatedCount ?? 1, "integer", now),
+      cell(e.reportingController || e.deprecatedSource?.component, "string", now),
+      cell(e.note, "string", now),
+    ]);
+}
+
+function refs(root) {
+  const found = {};
+  for (const element of root.querySelectorAll("[data-ref]")) found[element.dataset.ref] = element;
+  return found;
+}
+
+function cellElement(tag, value, pill) {
+  const element = document.createElement(tag);
+  if (pill && value.text) {
+    const span = document.createElement("span");
+    span.className = "pill";
+    span.dataset.tone = tone(value.text);
+    span.textContent = value.text;
+    element.append(span);
+  } else if (value.title) {
+    const time = document.createElement("time");
+    time.dateTime = value.iso;
+    time.title = value.title;
+    time.textContent = value.text;
+    element.append(time);
+  } else {
+    element.textContent = value.text;
+  }
+  return element;
+}
+
+function rowsOf(rows, pillColumn) {
+  return rows.map((cells) => {
+    const tr = document.createElement("tr");
+    cells.forEach((value, i) => tr.append(cellElement(i === 0 ? "th" : "td", value, i === pillColumn)));
+    tr.firstChild.scope = "row";
+    return tr;
+  });
+}
+
+export class DetailView {
+  /** `container` gets the page; `config` is config.json; `api` an Api; `caller` whether
+   * the server acts as its caller; callbacks: `navigate(changes, push)`, `unauthorized()`. */
+  constructor(container, config, api, caller, callbacks) {
+    this.config = config;
+    this.api = api;
+    this.caller = caller;
+    this.callbacks = callbacks;
+    this.abort = null;
+    const page = document.getElementById("detail-template").content.cloneNode(true);
+    this.el = refs(page);
+    container.replaceChildren(page);
+    this.el.refresh.addEventListener("click", () => this.load());
+    this.el.back.addEventListener("click", (event) => {
+      if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+      event.preventDefault();
+      this.callbacks.navigate({ name: "" }, true);
+    });
+  }
+
+  destroy() {
+    this.abort?.abort();
+  }
+
+  /** Show the object `state` (from the URL) names. */
+  show(state) {
+    this.state = state;
+    this.kind = this.config.kinds.find((k) => k.plural === state.kind);
+    const list = new URLSearchParams({ namespace: state.namespace, kind: state.kind });
+    this.el.back.href = `?${list}`;
+    this.el.back.textContent = `← ${this.kind.kind}s in ${where(state.namespace)}`;
+    this.el.heading.textContent = `${this.kind.kind} ${state.name}`;
+    this.load();
+  }
+
+  async load() {
+    this.abort?.abort();
+    const abort = new AbortController();
+    this.abort = abort;
+    const { namespace, kind: plural, name } = this.state;
+    this.el.live.textContent = "Loading…";
+    let object;
+    try {
+      object = await this.api.object(plural, namespace, name, abort.signal);
+    } catch (error) {
+      if (abort.signal.aborted) return;
+      if (error?.status === 401) {
+        this.callbacks.unauthorized();
+        return;
+      }
+      const { title, detail } = error?.status === 404
+        ? { title: `There is no ${this.kind.kind} ${name} in ${where(namespace)}.`, detail: error.message }
+        : describeError(error, "get", plural, namespace);
+      this.showNotice(title, detail);
+      this.el.content.hidden = true;
+      this.el.live.textContent = "";
+      return;
+    }
+    this.el.notice.hidden = true;
+    this.el.content.hidden = false;
+    this.renderSummary(object);
+    this.renderConditions(object);
+    const now = new Date();
+    this.el.live.textContent = `Read at ${now.toLocaleTimeString()}`;
+    await Promise.all([this.loadEvents(object, abort), this.renderLinks(object, abort)]);
+  }
+
+  showNotice(title, detail) {
+    this.el.noticeTitle.textContent = title;
+    this.el.noticeDetail.textContent = detail || "";
+    this.el.notice.hidden = false;
+  }
+
+  renderSummary(object) {
+    const now = Date.now();
+    const items = [];
+    for (const column of columnsOf(this.kind, this.state.namespace)) {
+      if (column.id === "name") continue;
+      const value = cell(valueAt(object, column.jsonPath), column.type, now);
+      const dt = document.createElement("dt");
+      dt.textContent = heading(column.name);
+      const dd = cellElement("dd", value.text ? value : { text: "—", title: "" }, column.name.endsWith("status"));
+      items.push(dt, dd);
+    }
+    this.el.summary.replaceChildren(...items);
+  }
+
+  renderConditions(object) {
+    const rows = conditionRows(object.status?.conditions);
+    this.el.conditions.replaceChildren(...rowsOf(rows, 1));
+    this.el.conditionsWrap.hidden = rows.length === 0;
+    this.el.noConditions.hidden = rows.length > 0;
+  }
+
+  async loadEvents(object, abort) {
+    const { namespace, name } = this.state;
+    let events;
+    try {
+      events = await this.api.events(namespace, this.kind.kind, name, abort.signal);
+    } catch (error) {
+      if (abort.signal.aborted) return;
+      this.el.eventsNotice.textContent = describeError(error, "list", "events", namespace).title;
+      this.el.eventsNotice.hidden = false;
+      this.el.eventsWrap.hidden = true;
+      this.el.noEvents.hidden = true;
+      return;
+    }
+    if (abort.signal.aborted) return;
+    const rows = eventRows(events, object.metadata?.uid, Date.now());
+    this.el.eventsNotice.hidden = true;
+    this.el.events.replaceChildren(...rowsOf(rows, -1));
+    this.el.eventsWrap.hidden = rows.length === 0;
+    this.el.noEvents.hidden = rows.length > 0;
+  }
+
+  /** The Ray dashboard's link (service-account mode) or the commands reaching it (caller
+   * mode), while the cluster has a head Service. */
+  async renderLinks(object, abort) {
+    const { namespace } = this.state;
+    const clusterName = clusterNameOf(this.kind.kind, object);
+    let cluster = this.kind.kind === "RayCluster" ? object : null;
+    if (!cluster && clusterName) {
+      try {
+        cluster = await this.api.object("rayclusters", namespace, clusterName, abort.signal);
+      } catch {
+        cluster = null; // gone, or not ours to read: no link
+      }
+    }
+    if (abort.signal.aborted) return;
+    const service = headServiceOf(cluster);
+    const parts = [];
+    if (service && !this.caller) {
+      const link = document.createElement("a");
+      link.href = rayDashboardUrl(this.api.root, namespace, service).href;
+      link.textContent = `Ray dashboard of ${clusterName}`;
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      parts.push(link);
+    } else if (service) {
+      const p = document.createElement("p");
+      p.className = "hint";
+      p.textContent = `Ray dashboard of ${clusterName} (a browser link cannot carry your token): run`;
+      const commands = portForwardHint(namespace, clusterName, service).map((text) => {
+        const code = document.createElement("code");
+        code.textContent = text;
+        return code;
+      });
+      const or = document.createTextNode(" or ");
+      p.append(" ", commands[0], or, commands[1], " and open http://127.0.0.1:8265/.");
+      parts.push(p);
+    }
+    this.el.links.replaceChildren(...parts);
+  }
+}
