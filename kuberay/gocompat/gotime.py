@@ -14,6 +14,7 @@ import datetime as dt
 import re
 
 __all__ = [
+    "format_go_date_time",
     "format_go_duration",
     "format_rfc3339",
     "format_rfc3339_micro",
@@ -84,20 +85,27 @@ def format_rfc3339_micro(when: dt.datetime) -> str:
     return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def go_time_string(text: object) -> str:
-    """Go's ``time.Time.String()`` of a ``metav1.Time`` in UTC
-    (``2024-01-02 03:04:05.5 +0000 UTC``); the zero time when unset, the text itself when
-    it does not parse."""
-    if not isinstance(text, str) or not text:
+def go_time_string(when: dt.datetime | str | None) -> str:
+    """Go's ``time.Time.String()`` (``%v``) of a ``metav1.Time`` in UTC
+    (``2024-01-02 03:04:05.5 +0000 UTC``), given as a datetime or as its wire text; the zero
+    time when unset, the text itself when it does not parse."""
+    if isinstance(when, str) and when:
+        parsed = parse_rfc3339_or_none(when)
+        if parsed is None:
+            return when
+        when = parsed
+    if not isinstance(when, dt.datetime):
         return "0001-01-01 00:00:00 +0000 UTC"
-    try:
-        when = parse_rfc3339(text).astimezone(dt.UTC)
-    except ValueError:
-        return text
-    out = when.strftime("%Y-%m-%d %H:%M:%S")
+    when = when.astimezone(dt.UTC)
+    out = format_go_date_time(when)
     if when.microsecond:
         out += f".{when.microsecond:06d}".rstrip("0")
     return f"{out} +0000 UTC"
+
+
+def format_go_date_time(when: dt.datetime) -> str:
+    """Go's ``time.DateTime`` layout in UTC (``2006-01-02 15:04:05``)."""
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _fraction(value: int, digits: int) -> str:

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from kuberay.gocompat.gotime import parse_rfc3339_or_none
 from kuberay.kubectl_ray.common import find_condition, pod_ready
-from kuberay.kubectl_ray.output import parse_time
 
 if TYPE_CHECKING:
     from kuberay.kube.objects import Object as Obj
@@ -83,7 +83,7 @@ def ref(obj: Obj) -> str:
 def check_deletion(obj: Obj, now: dt.datetime) -> list[Finding]:
     """Deleted but held by finalizers."""
     meta = obj.get("metadata") or {}
-    since = parse_time(meta.get("deletionTimestamp"))
+    since = parse_rfc3339_or_none(meta.get("deletionTimestamp"))
     if since is None:
         return []
     finalizers = meta.get("finalizers") or []
@@ -109,10 +109,10 @@ def check_events(events: list[Obj], now: dt.datetime, limit: int = 5) -> list[Fi
 
     def when(e: Obj) -> dt.datetime:
         for key in ("lastTimestamp", "eventTime", "firstTimestamp"):
-            t = parse_time(e.get(key))
+            t = parse_rfc3339_or_none(e.get(key))
             if t is not None:
                 return t
-        t = parse_time((e.get("metadata") or {}).get("creationTimestamp"))
+        t = parse_rfc3339_or_none((e.get("metadata") or {}).get("creationTimestamp"))
         return t or now
 
     for e in sorted(events, key=when, reverse=True):

@@ -14,12 +14,11 @@ stored event is camelCase as KubeRay's server reads it. Map fields (``labels``,
 from __future__ import annotations
 
 import contextlib
-import re
-from datetime import datetime
 from typing import Any
 
 import orjson
 
+from kuberay.gocompat.gotime import rfc3339_nanos
 from kuberay.historyserver.ids import InvalidID, to_hex
 from kuberay.historyserver.layout import JOB_EVENTS_DIR, NODE_EVENTS_DIR, is_safe_segment
 
@@ -49,10 +48,6 @@ MAP_FIELDS = frozenset(
     }
 )
 
-_RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-](\d{2}):(\d{2}))$"
-)
-
 
 class BadEvents(ValueError):
     """The batch is not acceptable (answered 400); the message says why."""
@@ -60,16 +55,7 @@ class BadEvents(ValueError):
 
 def valid_timestamp(value: object) -> bool:
     """Whether ``value`` parses as Go's ``time.RFC3339Nano``."""
-    if not isinstance(value, str):
-        return False
-    m = _RFC3339.fullmatch(value)
-    if m is None:
-        return False
-    try:
-        datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]))
-    except ValueError:
-        return False
-    return m[9] is None or (int(m[9]) < 24 and int(m[10]) < 60)
+    return isinstance(value, str) and rfc3339_nanos(value) is not None
 
 
 def camel(name: str) -> str:

@@ -26,12 +26,12 @@ import base64
 import binascii
 import time
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any, Protocol
 
 import attrs
 import structlog
 
+from kuberay.gocompat.gotime import parse_rfc3339_or_none
 from kuberay.historyserver.layout import OWNER_KINDS, RAYCLUSTER_KIND
 
 log = structlog.get_logger("historyserver.server.live")
@@ -88,12 +88,8 @@ class LiveCluster:
 
     def as_json(self) -> dict[str, Any]:
         """The ``/clusters`` entry (KubeRay's field names, ``sessionName: live``)."""
-        ts = 0
-        if self.created:
-            try:
-                ts = int(datetime.fromisoformat(self.created.replace("Z", "+00:00")).timestamp())
-            except ValueError:
-                ts = 0
+        created = parse_rfc3339_or_none(self.created)
+        ts = int(created.timestamp()) if created else 0
         return {
             "name": self.name,
             "namespace": self.namespace,

@@ -9,6 +9,7 @@ import datetime as dt
 import pytest
 
 from kuberay.gocompat.gotime import (
+    format_go_date_time,
     format_go_duration,
     format_rfc3339,
     format_rfc3339_micro,
@@ -94,10 +95,16 @@ def test_wire_formats_of_metav1_times() -> None:
         ("2024-01-02T03:04:05.500Z", "2024-01-02 03:04:05.5 +0000 UTC"),
         ("2024-01-02T05:04:05+02:00", "2024-01-02 03:04:05 +0000 UTC"),
         ("not a time", "not a time"),
+        (dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC), "2024-01-02 03:04:05 +0000 UTC"),
     ],
 )
-def test_go_time_string(text: str | None, printed: str) -> None:
+def test_go_time_string(text: dt.datetime | str | None, printed: str) -> None:
     assert go_time_string(text) == printed
+
+
+def test_go_date_time_layout() -> None:
+    when = dt.datetime(2024, 1, 2, 5, 4, 5, 999, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    assert format_go_date_time(when) == "2024-01-02 03:04:05"
 
 
 @pytest.mark.parametrize(
