@@ -194,6 +194,10 @@ DEFAULT_GATEWAY_LISTENER_PORT: Final = 80
 DEFAULT_SERVICE_APP_PROTOCOL: Final = "tcp"
 #: Port the history-server collector sidecar receives Ray events on.
 DEFAULT_EVENTS_PORT: Final = "8084"
+#: The header carrying a Ray auth token (``Bearer <token>``) to the Ray dashboard: sent by the
+#: operator's dashboard client and the history server, relayed by the API server (KubeRay
+#: ``utils.RayAuthHeader``).
+RAY_AUTH_HEADER: Final = "x-ray-authorization"
 
 # --- containers and volumes ---
 AUTOSCALER_CONTAINER_NAME: Final = "autoscaler"

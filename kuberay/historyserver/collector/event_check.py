@@ -20,7 +20,12 @@ import orjson
 
 from kuberay.gocompat.gotime import rfc3339_nanos
 from kuberay.historyserver.ids import InvalidID, to_hex
-from kuberay.historyserver.layout import JOB_EVENTS_DIR, NODE_EVENTS_DIR, is_safe_segment
+from kuberay.historyserver.layout import (
+    JOB_EVENTS_DIR,
+    NODE_EVENTS_DIR,
+    is_safe_segment,
+    to_camel,
+)
 
 NODE_EVENT_TYPES = frozenset({"NODE_DEFINITION_EVENT", "NODE_LIFECYCLE_EVENT"})
 #: Payloads whose ``jobId`` files the event under ``job_events/<job>`` (KubeRay's list).
@@ -33,20 +38,6 @@ JOB_PAYLOADS = (
     "actorTaskDefinitionEvent",
     "actorDefinitionEvent",
 )
-#: proto map fields reachable from ``RayEvent`` (Ray 2.60): their keys are data.
-MAP_FIELDS = frozenset(
-    {
-        "custom_fields",
-        "custom_resources",
-        "label_selector",
-        "labels",
-        "metadata",
-        "ref_ids",
-        "required_resources",
-        "resources",
-        "unit_resources",
-    }
-)
 
 
 class BadEvents(ValueError):
@@ -56,41 +47,6 @@ class BadEvents(ValueError):
 def valid_timestamp(value: object) -> bool:
     """Whether ``value`` parses as Go's ``time.RFC3339Nano``."""
     return isinstance(value, str) and rfc3339_nanos(value) is not None
-
-
-def camel(name: str) -> str:
-    """protobuf's JSON name of a field: each ``_x`` becomes ``X``."""
-    if "_" not in name:
-        return name
-    head, *rest = name.split("_")
-    return head + "".join(p[:1].upper() + p[1:] for p in rest)
-
-
-def _camel_value(value: Any) -> Any:
-    if isinstance(value, dict):
-        return _camel_message(value)
-    if isinstance(value, list):
-        return [_camel_value(v) for v in value]
-    return value
-
-
-def _camel_message(msg: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in msg.items():
-        if key in MAP_FIELDS and isinstance(value, dict):
-            out[camel(key)] = {
-                k: _camel_value(v) if isinstance(v, dict | list) else v for k, v in value.items()
-            }
-        else:
-            out[camel(key)] = _camel_value(value)
-    return out
-
-
-def to_camel(event: dict[str, Any]) -> dict[str, Any]:
-    """``event`` with camelCase field names; camelCase input is returned as it is."""
-    if not any("_" in key for key in event):
-        return event
-    return _camel_message(event)
 
 
 def parse_batch(body: bytes) -> list[dict[str, Any]]:
