@@ -141,6 +141,9 @@ RAY_WORKER_REPLICA_INDEX_KEY: Final = "ray.io/worker-group-replica-index"
 RAY_HOST_INDEX_KEY: Final = "ray.io/replica-host-index"
 RAY_PRIORITY_CLASS_NAME_LABEL_KEY: Final = "ray.io/priority-class-name"
 RAY_GANG_SCHEDULING_ENABLED_LABEL_KEY: Final = "ray.io/gang-scheduling-enabled"
+#: Ray's own node label (in Ray's node table, not on a Pod): the node's group, ``headgroup``
+#: for the head; read by the history server (KubeRay ``cluster_status.go``).
+RAY_NODE_GROUP_NODE_LABEL_KEY: Final = "ray.io/node-group"
 KUBERNETES_APPLICATION_NAME_LABEL_KEY: Final = "app.kubernetes.io/name"
 KUBERNETES_CREATED_BY_LABEL_KEY: Final = "app.kubernetes.io/created-by"
 
@@ -167,6 +170,9 @@ ENABLE_SERVE_SERVICE_TRUE: Final = "true"
 DISABLE_PROVISIONED_HEAD_RESTART_ANNOTATION_KEY: Final = "ray.io/disable-provisioned-head-restart"
 RAY_CRONJOB_TIMESTAMP_ANNOTATION_KEY: Final = "ray.io/cronjob-scheduled-timestamp"
 INGRESS_CLASS_ANNOTATION_KEY: Final = "kubernetes.io/ingress.class"
+#: This operator's own: a RayService's deadline for a zero-downtime upgrade (a Go duration or
+#: integer seconds), after which the upgrade is abandoned.
+RAY_SERVICE_UPGRADE_TIMEOUT_ANNOTATION: Final = "ray.io/upgrade-timeout"
 #: This operator's own (KubeRay stamps no such thing): on every pod it creates, the hash of the
 #: pod's group template, so the status can name pods that run an older one
 #: (``kuberay.controllers.raycluster.templates``).

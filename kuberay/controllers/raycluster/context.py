@@ -26,7 +26,7 @@ ROUTE_KIND = "Route"
 #: API groups whose presence means "OpenShift" (KubeRay ``IsOpenShiftCluster``).
 OPENSHIFT_API_GROUPS = (ROUTE_API_GROUP, "security.openshift.io", "config.openshift.io")
 #: Index of cached children by ``<namespace>/<ray.io/cluster label>``.
-CLUSTER_INDEX = "ray.io/cluster"
+CLUSTER_INDEX = C.RAY_CLUSTER_LABEL_KEY
 
 
 def cluster_index(obj: Obj) -> list[str]:

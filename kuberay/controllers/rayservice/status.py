@@ -12,6 +12,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from kuberay.api.v1.constants import RAY_SERVICE_INITIALIZING_TIMEOUT_ANNOTATION
 from kuberay.controllers.common.objects import as_list, as_map, as_str
 from kuberay.controllers.raycluster import conditions as cond
 from kuberay.gocompat.gotime import go_duration_of_seconds
@@ -41,7 +42,7 @@ SUSPEND_COMPLETE: Final = "SuspendComplete"
 RESUMED: Final = "RayServiceResumed"
 
 INITIALIZING_MESSAGE: Final = "RayService is initializing"
-INITIALIZING_TIMEOUT_ANNOTATION: Final = "ray.io/initializing-timeout"
+INITIALIZING_TIMEOUT_ANNOTATION: Final = RAY_SERVICE_INITIALIZING_TIMEOUT_ANNOTATION
 RUNNING: Final = "Running"
 
 

@@ -31,18 +31,23 @@ from typing import Any, Protocol
 import attrs
 import structlog
 
+from kuberay.api.v1.constants import (
+    API_VERSION,
+    RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY,
+    RAY_ORIGINATED_FROM_CRD_LABEL_KEY,
+)
 from kuberay.gocompat.gotime import parse_rfc3339_or_none
 from kuberay.historyserver.layout import OWNER_KINDS, RAYCLUSTER_KIND
 
 log = structlog.get_logger("historyserver.server.live")
 
-RAY_API = "ray.io/v1"
+RAY_API = API_VERSION
 LIVE_SESSION = "live"
 DASHBOARD_PORT_NAME = "dashboard"
 DEFAULT_DASHBOARD_PORT = 8265
 AUTH_TOKEN_KEY = "auth_token"
-CR_NAME_LABEL = "ray.io/originated-from-cr-name"
-CRD_LABEL = "ray.io/originated-from-crd"
+CR_NAME_LABEL = RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY
+CRD_LABEL = RAY_ORIGINATED_FROM_CRD_LABEL_KEY
 _CRD_OF_KIND = {"rayjob": "RayJob", "rayservice": "RayService"}
 
 

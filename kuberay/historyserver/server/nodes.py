@@ -15,6 +15,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from kuberay.api.v1.constants import (
+    RAY_NODE_GROUP_NODE_LABEL_KEY,
+    RAY_NODE_HEAD_GROUP_LABEL_VALUE,
+)
 from kuberay.historyserver.server.convert import (
     as_dict,
     as_list,
@@ -25,7 +29,7 @@ from kuberay.historyserver.server.convert import (
     timestamp_ms,
 )
 
-HEAD_GROUP_LABEL = "ray.io/node-group"
+HEAD_GROUP_LABEL = RAY_NODE_GROUP_NODE_LABEL_KEY
 HEAD_RESOURCE = "node:__internal_head__"
 
 
@@ -98,7 +102,7 @@ def _fold(node_id: str, events: list[dict[str, Any]]) -> dict[str, Any]:
     if transitions:
         node["state"] = as_str(transitions[-1].get("state")) or "ALIVE"
     node["is_head_node"] = (
-        node["labels"].get(HEAD_GROUP_LABEL) == "headgroup"
+        node["labels"].get(HEAD_GROUP_LABEL) == RAY_NODE_HEAD_GROUP_LABEL_VALUE
         or HEAD_RESOURCE in node["resources_total"]
     )
     return node
