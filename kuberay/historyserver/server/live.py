@@ -36,6 +36,7 @@ from kuberay.api.v1.constants import (
     RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY,
     RAY_ORIGINATED_FROM_CRD_LABEL_KEY,
 )
+from kuberay.api.v1.names import check_name
 from kuberay.gocompat.gotime import parse_rfc3339_or_none
 from kuberay.historyserver.layout import OWNER_KINDS, RAYCLUSTER_KIND
 
@@ -259,8 +260,6 @@ class LiveClusters:
         return token
 
     async def _read_token(self, namespace: str, name: str) -> str | None:
-        from kuberay.controllers.builders.names import check_name  # KubeRay's CheckName
-
         cluster = await self._cluster(namespace, name)
         options = (cluster.get("spec") or {}).get("authOptions") or {}
         if options.get("mode") != "token":
