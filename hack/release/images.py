@@ -341,13 +341,18 @@ def build_apiserver() -> Path:
 # ----------------------------------------------------------------------------- collector
 
 
+#: The ``gocompat`` modules the history server imports (Go durations, ParseBool, RFC 3339).
+GOCOMPAT_FOR_HISTORY = ("__init__.py", "go_text.py", "goutil.py", "gotime.py")
+
+
 def collector_files(root: Path = REPO) -> list[Path]:
     """What the collector image installs from ``root``: the project metadata pip needs and
-    the ``kuberay`` package's top level plus ``kuberay/historyserver`` and the one rule it
-    shares with the operator, :mod:`kuberay.kube.paths` (a name as a URL path segment, with
-    the errors module it raises from; ``kuberay.kube``'s exports are lazy, so nothing else of
-    it loads), sorted. The image holds exactly these, so their digest
-    (:func:`collector_digest`) decides when it is rebuilt: an operator-only change is not one."""
+    the ``kuberay`` package's top level plus ``kuberay/historyserver``, the rules it shares
+    with the operator, :mod:`kuberay.kube.paths` (a name as a URL path segment, with the errors
+    module it raises from; ``kuberay.kube``'s exports are lazy, so nothing else of it loads),
+    and Go's text formats it reads (``gocompat``'s durations, booleans and times), sorted.
+    The image holds exactly these, so their digest (:func:`collector_digest`) decides when it
+    is rebuilt: an operator-only change is not one."""
     files = [root / name for name in ("pyproject.toml", "README.md", "LICENSE")]
     package = root / "kuberay"
     files += sorted(p for p in package.iterdir() if p.is_file())
@@ -357,6 +362,7 @@ def collector_files(root: Path = REPO) -> list[Path]:
         if p.is_file() and "__pycache__" not in p.parts
     )
     files += [package / "kube" / name for name in ("__init__.py", "errors.py", "paths.py")]
+    files += [package / "gocompat" / name for name in GOCOMPAT_FOR_HISTORY]
     return [p for p in files if p.exists()]
 
 

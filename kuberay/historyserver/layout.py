@@ -32,8 +32,6 @@ from typing import Any
 
 import attrs
 
-from kuberay.api.v1.constants import RAY_AUTH_HEADER as RAY_AUTH_HEADER
-
 CLUSTER_METADATA_DIR = "cluster-metadata"
 CLUSTER_HISTORY_DIR = "cluster-history"
 LOGS_DIR = "logs"
@@ -47,6 +45,21 @@ RAYCLUSTER_KIND = "raycluster"
 RAYJOB_KIND = "rayjob"
 RAYSERVICE_KIND = "rayservice"
 OWNER_KINDS = (RAYJOB_KIND, RAYSERVICE_KIND)
+
+#: The history server's images ship without ``kuberay.api`` (only the top level,
+#: ``historyserver`` and ``gocompat``): the operator's names it needs are defined here once for
+#: both its programs (``kuberay.api.v1.constants`` holds the same values for the operator).
+#: The header carrying a Ray auth token to the dashboard (``Bearer <token>``).
+RAY_AUTH_HEADER = "x-ray-authorization"
+#: The API version of the Ray custom resources read for live clusters.
+RAY_API_VERSION = "ray.io/v1"
+#: Labels KubeRay puts on a RayJob's or RayService's cluster naming its owner.
+RAY_ORIGINATED_FROM_CRD_LABEL_KEY = "ray.io/originated-from-crd"
+RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY = "ray.io/originated-from-cr-name"
+#: Ray's own node label (in Ray's node table, not on a Pod): the node's group, ``headgroup``
+#: for the head (KubeRay ``cluster_status.go``).
+RAY_NODE_GROUP_NODE_LABEL_KEY = "ray.io/node-group"
+HEAD_NODE_GROUP = "headgroup"
 
 #: Ray dashboard endpoints the collector stores under ``fetched_endpoints/`` and the server
 #: answers from (KubeRay's collector ``fetchOnce``/poll lists and server routes): once per

@@ -141,9 +141,6 @@ RAY_WORKER_REPLICA_INDEX_KEY: Final = "ray.io/worker-group-replica-index"
 RAY_HOST_INDEX_KEY: Final = "ray.io/replica-host-index"
 RAY_PRIORITY_CLASS_NAME_LABEL_KEY: Final = "ray.io/priority-class-name"
 RAY_GANG_SCHEDULING_ENABLED_LABEL_KEY: Final = "ray.io/gang-scheduling-enabled"
-#: Ray's own node label (in Ray's node table, not on a Pod): the node's group, ``headgroup``
-#: for the head; read by the history server (KubeRay ``cluster_status.go``).
-RAY_NODE_GROUP_NODE_LABEL_KEY: Final = "ray.io/node-group"
 KUBERNETES_APPLICATION_NAME_LABEL_KEY: Final = "app.kubernetes.io/name"
 KUBERNETES_CREATED_BY_LABEL_KEY: Final = "app.kubernetes.io/created-by"
 

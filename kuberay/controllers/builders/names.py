@@ -2,7 +2,7 @@
 
 * :func:`check_name` (objects, 50 chars) and :func:`check_label` (label values, 63 chars) keep
   the *last* characters of a long name, then replace a leading digit (``check_name`` only) or
-  punctuation character with ``r`` (defined in :mod:`kuberay.api.v1.names`, re-exported);
+  punctuation character with ``r`` (defined in :mod:`kuberay.naming`, re-exported);
 * :func:`pod_name` instead keeps the *first* 50 characters of the prefix and lower-cases;
 * the head Service is ``<cluster>-head-svc`` unless ``headGroupSpec.headService.metadata.name``
   is set (never truncated), and the worker FQDN is built from it.
@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
-from kuberay.api.v1.names import check_label, check_name
 from kuberay.controllers.common.constants import DASH_SYMBOL
 from kuberay.controllers.common.objects import as_map, metadata, pod_spec_of_template, spec
+from kuberay.naming import check_label, check_name
 
 __all__ = [
     "RANDOM_SUFFIX_ALPHABET",

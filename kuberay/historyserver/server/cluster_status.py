@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from kuberay.api.v1.constants import RAY_NODE_GROUP_NODE_LABEL_KEY
+from kuberay.historyserver.layout import RAY_NODE_GROUP_NODE_LABEL_KEY
 
 NODE_GROUP_LABEL = RAY_NODE_GROUP_NODE_LABEL_KEY
 _RUNNING = frozenset({"RUNNING", "RUNNING_IN_RAY_GET", "RUNNING_IN_RAY_WAIT"})

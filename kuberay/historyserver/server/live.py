@@ -31,18 +31,19 @@ from typing import Any, Protocol
 import attrs
 import structlog
 
-from kuberay.api.v1.constants import (
-    API_VERSION,
+from kuberay.gocompat.gotime import parse_rfc3339_or_none
+from kuberay.historyserver.layout import (
+    OWNER_KINDS,
+    RAY_API_VERSION,
     RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY,
     RAY_ORIGINATED_FROM_CRD_LABEL_KEY,
+    RAYCLUSTER_KIND,
 )
-from kuberay.api.v1.names import check_name
-from kuberay.gocompat.gotime import parse_rfc3339_or_none
-from kuberay.historyserver.layout import OWNER_KINDS, RAYCLUSTER_KIND
+from kuberay.naming import check_name
 
 log = structlog.get_logger("historyserver.server.live")
 
-RAY_API = API_VERSION
+RAY_API = RAY_API_VERSION
 LIVE_SESSION = "live"
 DASHBOARD_PORT_NAME = "dashboard"
 DEFAULT_DASHBOARD_PORT = 8265

@@ -7,9 +7,10 @@
 
 Lengths are counted in UTF-8 bytes and "digit"/"punctuation" are judged on the first *byte*
 (as Go does with ``unicode.IsDigit(rune(s[0]))``); for the ASCII names Kubernetes accepts
-this is the same as counting characters. Here (below the controllers) so every program that
-must find an object KubeRay named (the operator's builders, the history server reading a
-cluster's auth Secret) applies the same rule.
+this is the same as counting characters. At the package's top level (it imports nothing) so
+every program that must find an object KubeRay named applies the same rule: the operator's
+builders, and the history server reading a cluster's auth Secret, whose images ship only the
+top level, ``historyserver`` and ``gocompat``.
 """
 
 from __future__ import annotations

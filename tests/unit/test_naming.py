@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kuberay.api.v1.names import check_label, check_name
+from kuberay.naming import check_label, check_name
 
 
 @pytest.mark.parametrize(
