@@ -113,6 +113,7 @@ lint: deps
 	$(BIN)/ruff check kuberay tests hack $(wildcard examples)
 	$(BIN)/mypy kuberay
 	$(BIN)/lint-imports
+	$(BIN)/pytest -q -p no:cacheprovider tests/unit/lint  # one home per rule, files <= 600 lines
 	$(BIN)/python hack/docs/gen_docs.py --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict 2>&1 | grep -v '^INFO' ; test $${PIPESTATUS[0]} -eq 0
 

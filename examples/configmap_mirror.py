@@ -76,6 +76,7 @@ from kuberay.reconcile import (
     Predicate,
     Request,
     Result,
+    create_or_update,
     ensure,
 )
 
@@ -95,6 +96,9 @@ COPY_INDEX = "mirror.example.com/copy-of"
 REASON_MIRRORED = "Mirrored"
 REASON_FAILED = "MirrorFailed"
 REASON_REMOVED = "MirrorRemoved"
+
+# What a copy's update writes (a merge patch of the fields that differ).
+MIRRORED_FIELDS = ("metadata.labels", "metadata.annotations", "data", "binaryData")
 
 # How soon to look again while our own creates/deletes are not in the cache yet.
 EXPECTATIONS_RECHECK = 2.0
@@ -336,8 +340,14 @@ class ConfigMapMirror:
         for current in to_update:
             ns = k8s.meta(current)["namespace"]
             try:
-                await self.client.update(self._updated(current, source, req))
-                updated.append(ns)
+                _, outcome = await create_or_update(
+                    self.client,
+                    self._wanted(current, source, req),
+                    current=current,
+                    fields=MIRRORED_FIELDS,
+                )
+                if outcome == "updated":
+                    updated.append(ns)
             except (Conflict, NotFound):
                 retry = True  # changed or deleted meanwhile; its event brings us back
             except KubeError as exc:
@@ -470,21 +480,16 @@ class ConfigMapMirror:
         return obj
 
     @staticmethod
-    def _updated(current: Obj, source: Obj, req: Request) -> Obj:
-        """``current`` (a cached object: copied, never changed in place) made to match."""
-        obj = copy.deepcopy(current)
-        obj["apiVersion"], obj["kind"] = "v1", "ConfigMap"
-        desired = ConfigMapMirror._desired(source, k8s.meta(current)["namespace"], req)
-        meta = obj.setdefault("metadata", {})
-        meta["labels"] = {**(meta.get("labels") or {}), **desired["metadata"]["labels"]}
-        meta["annotations"] = {
-            **(meta.get("annotations") or {}),
-            **desired["metadata"]["annotations"],
-        }
+    def _wanted(current: Obj, source: Obj, req: Request) -> Obj:
+        """What :func:`~kuberay.reconcile.create_or_update` makes the copy ``current`` hold
+        at :data:`MIRRORED_FIELDS`: the source's ``data``/``binaryData`` (a key only the copy
+        holds is ``None``: removed), our label and annotations (other labels and annotations
+        are left alone)."""
+        obj = ConfigMapMirror._desired(source, k8s.meta(current)["namespace"], req)
         for field in ("data", "binaryData"):
-            obj.pop(field, None)
-            if field in desired:
-                obj[field] = desired[field]
+            want: dict[str, Any] = dict.fromkeys(current.get(field) or {})
+            want.update(source.get(field) or {})
+            obj[field] = want
         return obj
 
 

@@ -73,6 +73,20 @@ from hack.release.operator_image import (
     operator_tags,
     package_version,
 )
+from hack.release.rootfs import (
+    PATH_ENV,
+    RAY_HOME,
+    _add_user,
+    _build_dir,
+    _chroot,
+    _copy_base,
+    _log,
+    _rmtree,
+    _run,
+    _scrub,
+    _tar_dir,
+    cache_dir,
+)
 
 HACK = Path(__file__).resolve().parents[1]
 REPO = HACK.parent
@@ -104,10 +118,6 @@ COLLECTOR_ENTRYPOINT = "kuberay-history-collector"
 # the history server: the collector's recipe, its own entrypoint and KubeRay's image names
 SERVER_TAGS = (f"{SERVER_REPOSITORY}:{package_version()}", f"{SERVER_REPOSITORY}:latest")
 SERVER_ENTRYPOINT = "kuberay-history-server"
-DEBIAN_SUITE = "bookworm"
-DEBIAN_MIRROR = "http://deb.debian.org/debian"
-ROOTFS_PACKAGES = "python3,python3-venv,bash,wget,ca-certificates,procps,iproute2"
-RAY_HOME = "/home/ray"
 RAY_VENV = f"{RAY_HOME}/anaconda3"
 RECIPE_VERSION = "1"  # bump when the image contents change
 # the Ray images' own recipe (3: ray[default,serve], so RayService samples run Serve, and
@@ -116,14 +126,6 @@ RAY_RECIPE_VERSION = "3"
 RAY_PINS = ("protobuf<7",)
 RAY_EXTRAS = "default,serve"
 COLLECTOR_RECIPE_VERSION = "1"  # bump when the collector image's recipe changes
-PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("KUBERAY_IMAGE_CACHE") or str(
-        Path.home() / ".cache" / "kuberay" / "images"
-    )
-    return Path(base)
 
 
 def archive_path(name: str) -> Path:
@@ -148,18 +150,6 @@ def ray_archive_path(version: str) -> Path:
     """The archive of the Ray image built here for ``version`` (:data:`RAY_VERSION` or
     :data:`RAY_NEW_VERSION`; may not exist yet)."""
     return archive_path("ray" if version == RAY_VERSION else "ray-new")
-
-
-def _log(msg: str) -> None:
-    print(f"images: {msg}", file=sys.stderr, flush=True)
-
-
-def _run(*cmd: str, **kw: object) -> None:
-    subprocess.run(cmd, check=True, **kw)  # type: ignore[call-overload]
-
-
-def _tar_dir(src: Path, out: Path, members: list[str] | None = None) -> None:
-    _run("tar", "--numeric-owner", "--xattrs", "-C", str(src), "-cf", str(out), *(members or ["."]))
 
 
 # ----------------------------------------------------------------------------- pause
@@ -214,83 +204,6 @@ def build_coredns(binary: Path) -> Path:
 # ----------------------------------------------------------------------------- ray
 
 
-def _chroot(rootfs: Path, *cmd: str, env: dict[str, str] | None = None) -> None:
-    base = {"PATH": PATH_ENV, "HOME": "/root", "LANG": "C.UTF-8"}
-    for key, value in os.environ.items():  # index/proxy settings of this machine's pip
-        if key.startswith("PIP_") and key != "PIP_FIND_LINKS":
-            base[key] = value
-    _run("chroot", str(rootfs), *cmd, env={**base, **(env or {})})
-
-
-def _add_user(rootfs: Path, name: str = "ray", home: str = RAY_HOME) -> None:
-    """User and group ``name`` with uid/gid 1000 and home ``home`` in the rootfs's /etc."""
-    etc = rootfs / "etc"
-    with (etc / "passwd").open("a") as f:
-        f.write(f"{name}:x:1000:1000::{home}:/bin/bash\n")
-    with (etc / "group").open("a") as f:
-        f.write(
-            f"{name}:x:1000:\nusers:x:100:{name}\n"
-            if "users:" not in (etc / "group").read_text()
-            else f"{name}:x:1000:\n"
-        )
-    with (etc / "shadow").open("a") as f:
-        f.write(f"{name}:*:19000:0:99999:7:::\n")
-
-
-def _rmtree(path: Path) -> None:
-    """rm -rf, after unmounting what a failed debootstrap/chroot left mounted inside."""
-    prefix = str(path)
-    try:
-        mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()]
-    except OSError:
-        mounts = []
-    for m in sorted({m for m in mounts if m.startswith(prefix + "/")}, key=len, reverse=True):
-        subprocess.run(["umount", "-l", m], check=False)
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def _base_rootfs() -> Path:
-    """debootstrap's Debian (kept in the build dir: every Ray image starts from a copy)."""
-    base = _build_dir() / "bookworm-minbase"
-    if (base / "etc/os-release").exists():
-        return base
-    _rmtree(base)
-    tmp = base.with_name(base.name + ".partial")
-    _rmtree(tmp)
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    t0 = time.monotonic()
-    _run(
-        "debootstrap",
-        "--variant=minbase",
-        f"--include={ROOTFS_PACKAGES}",
-        DEBIAN_SUITE,
-        str(tmp),
-        DEBIAN_MIRROR,
-        stdout=subprocess.DEVNULL,
-    )
-    tmp.rename(base)
-    _log(f"debootstrap {time.monotonic() - t0:.0f}s")
-    return base
-
-
-def _copy_base(rootfs: Path) -> None:
-    """A copy of the base rootfs at ``rootfs``, with this machine's CA bundle (an
-    intercepting proxy may sign PyPI) and resolver, for pip."""
-    _run("cp", "-a", str(_base_rootfs()), str(rootfs))
-    shutil.copy2("/etc/ssl/certs/ca-certificates.crt", rootfs / "etc/ssl/certs/ca-certificates.crt")
-    resolv = rootfs / "etc/resolv.conf"
-    resolv.unlink(missing_ok=True)
-    shutil.copy2("/etc/resolv.conf", resolv)
-
-
-def _scrub(rootfs: Path) -> None:
-    """Leave no build-machine state behind (resolver, apt and pip caches)."""
-    (rootfs / "etc/resolv.conf").write_text("")
-    for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "root/.cache"):
-        shutil.rmtree(rootfs / junk, ignore_errors=True)
-        (rootfs / junk).mkdir(parents=True, exist_ok=True)
-
-
 def _ray_rootfs(work: Path, version: str) -> Path:
     rootfs = work / "rootfs"
     _copy_base(rootfs)
@@ -318,10 +231,6 @@ RAY_CONFIG: dict[str, object] = {
     "User": "1000",
     "WorkingDir": RAY_HOME,
 }
-
-
-def _build_dir() -> Path:
-    return cache_dir() / "build"
 
 
 def build_ray(version: str = RAY_VERSION) -> Path:
@@ -432,13 +341,18 @@ def build_apiserver() -> Path:
 # ----------------------------------------------------------------------------- collector
 
 
+#: The ``gocompat`` modules the history server imports (Go durations, ParseBool, RFC 3339).
+GOCOMPAT_FOR_HISTORY = ("__init__.py", "go_text.py", "goutil.py", "gotime.py")
+
+
 def collector_files(root: Path = REPO) -> list[Path]:
     """What the collector image installs from ``root``: the project metadata pip needs and
-    the ``kuberay`` package's top level plus ``kuberay/historyserver`` and the one rule it
-    shares with the operator, :mod:`kuberay.kube.paths` (a name as a URL path segment, with
-    the errors module it raises from; ``kuberay.kube``'s exports are lazy, so nothing else of
-    it loads), sorted. The image holds exactly these, so their digest
-    (:func:`collector_digest`) decides when it is rebuilt: an operator-only change is not one."""
+    the ``kuberay`` package's top level plus ``kuberay/historyserver``, the rules it shares
+    with the operator, :mod:`kuberay.kube.paths` (a name as a URL path segment, with the errors
+    module it raises from; ``kuberay.kube``'s exports are lazy, so nothing else of it loads),
+    and Go's text formats it reads (``gocompat``'s durations, booleans and times), sorted.
+    The image holds exactly these, so their digest (:func:`collector_digest`) decides when it
+    is rebuilt: an operator-only change is not one."""
     files = [root / name for name in ("pyproject.toml", "README.md", "LICENSE")]
     package = root / "kuberay"
     files += sorted(p for p in package.iterdir() if p.is_file())
@@ -448,6 +362,7 @@ def collector_files(root: Path = REPO) -> list[Path]:
         if p.is_file() and "__pycache__" not in p.parts
     )
     files += [package / "kube" / name for name in ("__init__.py", "errors.py", "paths.py")]
+    files += [package / "gocompat" / name for name in GOCOMPAT_FOR_HISTORY]
     return [p for p in files if p.exists()]
 
 

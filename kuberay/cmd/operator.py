@@ -26,6 +26,7 @@ from typing import Any
 
 import structlog
 
+from kuberay.api.v1 import constants as C
 from kuberay.cmd.config import (
     LEADER_ELECTION_ID,
     ConfigError,
@@ -49,9 +50,11 @@ USER_AGENT = "kuberay-operator/nightly"
 # too: the only one the operator reads is the token-auth Secret it creates, labelled
 # ray.io/cluster, so user Secrets (and their data) never enter the cache.
 CACHE_SCOPE = {
-    ("v1", "Pod"): ByObject(label_selector="ray.io/node-type in (head,worker,redis-cleanup)"),
+    ("v1", "Pod"): ByObject(
+        label_selector=f"{C.RAY_NODE_TYPE_LABEL_KEY} in (head,worker,redis-cleanup)"
+    ),
     ("batch/v1", "Job"): ByObject(label_selector="app.kubernetes.io/created-by=kuberay-operator"),
-    ("v1", "Secret"): ByObject(label_selector="ray.io/cluster"),
+    ("v1", "Secret"): ByObject(label_selector=C.RAY_CLUSTER_LABEL_KEY),
 }
 
 

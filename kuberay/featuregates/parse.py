@@ -7,21 +7,11 @@ already pass to Kubernetes components.
 
 from __future__ import annotations
 
+from kuberay.gocompat.goutil import go_parse_bool as parse_bool
+
 from .errors import FeatureGateError
 
 __all__ = ["parse_bool", "parse_feature_gates"]
-
-_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
-_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
-
-
-def parse_bool(text: str) -> bool:
-    """Parse a boolean like Go's ``strconv.ParseBool``; raise ``ValueError`` otherwise."""
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ValueError(f"invalid boolean {text!r} (use true or false)")
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:

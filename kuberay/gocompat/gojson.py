@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache
 
 from .go_struct_schema import GO_STRUCTS, OMITEMPTY, OMITZERO
+from .gotime import format_rfc3339, parse_rfc3339
 from .quantity import Quantity
 
 __all__ = ["GoJSONError", "format_go_float", "go_string", "marshal", "marshal_value"]
@@ -162,12 +162,10 @@ def _format_time(raw: object) -> str:
     if not isinstance(raw, str):
         raise GoJSONError(f"cannot decode {raw!r} as a time")
     try:
-        parsed = datetime.fromisoformat(raw)
+        parsed = parse_rfc3339(raw)
     except ValueError as err:
         raise GoJSONError(f"cannot decode {raw!r} as an RFC 3339 time") from err
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return '"' + parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") + '"'
+    return '"' + format_rfc3339(parsed) + '"'
 
 
 def _encode(raw: object, type_str: str, out: list[str]) -> None:

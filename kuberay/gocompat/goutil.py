@@ -1,7 +1,8 @@
 """Go/Kubernetes helper semantics KubeRay's validation relies on, with the same messages.
 
 * Kubernetes name/label validators (``k8s.io/apimachinery/pkg/util/validation``);
-* Go ``time.ParseDuration``, ``strconv.Atoi`` and ``strconv.ParseInt``;
+* Go ``time.ParseDuration``, ``strconv.Atoi``, ``strconv.ParseInt`` and ``strconv.ParseBool``
+  (the project's one home of each: nothing else parses these);
 * Go's ``%v`` of a string list inside error messages (``%q`` is :func:`.go_text.go_quote`,
   ``version.ParseGeneric`` is :mod:`.versions`).
 """
@@ -16,6 +17,7 @@ from .go_text import go_quote
 __all__ = [
     "GoNumError",
     "go_atoi",
+    "go_duration_seconds",
     "go_parse_bool",
     "go_parse_int",
     "go_str_list",
@@ -223,6 +225,11 @@ def parse_go_duration(value: str) -> int:
         if total > _MAX_DURATION + (1 if neg else 0):
             raise ValueError(f"time: invalid duration {quoted}")
     return -total if neg else total
+
+
+def go_duration_seconds(value: str) -> float:
+    """:func:`parse_go_duration` in seconds (``"1m30s"`` -> 90.0); ``ValueError`` like Go."""
+    return parse_go_duration(value) / 1e9
 
 
 _GO_INT = re.compile(r"[+-]?[0-9]+")

@@ -16,7 +16,7 @@ import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 from .go_text import go_quote, to_float32
 from .gojson import GoJSONError, format_go_float, marshal_value
+from .gotime import format_rfc3339
 
 __all__ = ["GoYAMLError", "go_json_number", "load_go_yaml", "marshal_go_json"]
 
@@ -185,7 +186,7 @@ def _jsonable(value: object) -> object:
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
     if isinstance(value, datetime):
-        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return format_rfc3339(value)
     if isinstance(value, bytes):
         raise GoYAMLError("binary YAML values are not supported")
     return value

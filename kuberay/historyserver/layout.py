@@ -1,4 +1,7 @@
-"""The storage layout: KubeRay's key scheme, byte for byte, for the collector and the server.
+"""The storage layout: KubeRay's key scheme, byte for byte, for the collector and the server;
+and the rest of what the two programs share on the wire (the dashboard endpoints snapshotted,
+the auth header, the camelCase names of stored events), defined here once so the server
+imports nothing of the collector.
 
 ::
 
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from typing import Any
 
 import attrs
 
@@ -41,6 +45,49 @@ RAYCLUSTER_KIND = "raycluster"
 RAYJOB_KIND = "rayjob"
 RAYSERVICE_KIND = "rayservice"
 OWNER_KINDS = (RAYJOB_KIND, RAYSERVICE_KIND)
+
+#: The history server's images ship without ``kuberay.api`` (only the top level,
+#: ``historyserver`` and ``gocompat``): the operator's names it needs are defined here once for
+#: both its programs (``kuberay.api.v1.constants`` holds the same values for the operator).
+#: The header carrying a Ray auth token to the dashboard (``Bearer <token>``).
+RAY_AUTH_HEADER = "x-ray-authorization"
+#: The API version of the Ray custom resources read for live clusters.
+RAY_API_VERSION = "ray.io/v1"
+#: Labels KubeRay puts on a RayJob's or RayService's cluster naming its owner.
+RAY_ORIGINATED_FROM_CRD_LABEL_KEY = "ray.io/originated-from-crd"
+RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY = "ray.io/originated-from-cr-name"
+#: Ray's own node label (in Ray's node table, not on a Pod): the node's group, ``headgroup``
+#: for the head (KubeRay ``cluster_status.go``).
+RAY_NODE_GROUP_NODE_LABEL_KEY = "ray.io/node-group"
+HEAD_NODE_GROUP = "headgroup"
+
+#: Ray dashboard endpoints the collector stores under ``fetched_endpoints/`` and the server
+#: answers from (KubeRay's collector ``fetchOnce``/poll lists and server routes): once per
+#: session ...
+CLUSTER_METADATA_ENDPOINT = "/api/v0/cluster_metadata"
+TIMEZONE_ENDPOINT = "/timezone"
+#: ... polled while it runs ...
+SERVE_APPLICATIONS_ENDPOINT = "/api/serve/applications/"
+PLACEMENT_GROUPS_ENDPOINT = "/api/v0/placement_groups?detail=1&limit=10000"
+JOBS_ENDPOINT = "/api/jobs/"
+#: ... and per job, ``<prefix><job id>``.
+DATASETS_ENDPOINT_PREFIX = "/api/data/datasets/"
+
+#: protobuf map fields reachable from ``RayEvent`` (Ray 2.60): their keys are data, kept as
+#: they are by :func:`to_camel`.
+MAP_FIELDS = frozenset(
+    {
+        "custom_fields",
+        "custom_resources",
+        "label_selector",
+        "labels",
+        "metadata",
+        "ref_ids",
+        "required_resources",
+        "resources",
+        "unit_resources",
+    }
+)
 
 EVENT_FILE_SUFFIX = ".jsonl"
 GZIP_SUFFIX = ".gz"
@@ -59,6 +106,51 @@ _OUR_EVENT_FILE = re.compile(
 
 class LayoutError(ValueError):
     """A name or path that does not fit the layout (it would escape its place)."""
+
+
+def camel(name: str) -> str:
+    """protobuf's JSON name of a field: each ``_x`` becomes ``X`` (``task_id`` -> ``taskId``,
+    the rest of the word untouched)."""
+    if "_" not in name:
+        return name
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def ray_camel(name: str) -> str:
+    """Ray's ``to_camel_case`` of a dashboard answer's key: each later word ``str.title``-d
+    (``job_id`` -> ``jobId``; unlike :func:`camel`, ``gpu_2x`` -> ``gpu2X``)."""
+    first, *rest = name.split("_")
+    return first + "".join(p.title() for p in rest)
+
+
+def _camel_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        return _camel_message(value)
+    if isinstance(value, list):
+        return [_camel_value(v) for v in value]
+    return value
+
+
+def _camel_message(msg: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in msg.items():
+        if key in MAP_FIELDS and isinstance(value, dict):
+            out[camel(key)] = {
+                k: _camel_value(v) if isinstance(v, dict | list) else v for k, v in value.items()
+            }
+        else:
+            out[camel(key)] = _camel_value(value)
+    return out
+
+
+def to_camel(event: dict[str, Any]) -> dict[str, Any]:
+    """A Ray event with protobuf's camelCase field names (a snake_case one, as Ray sends with
+    ``RAY_DASHBOARD_AGGREGATOR_AGENT_PRESERVE_PROTO_FIELD_NAME=true``, renamed recursively; map
+    fields keep their keys); camelCase input is returned as it is."""
+    if not any("_" in key for key in event):
+        return event
+    return _camel_message(event)
 
 
 def check_segment(value: str, what: str) -> str:

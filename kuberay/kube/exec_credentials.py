@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kuberay.gocompat.gotime import parse_rfc3339
 from kuberay.kube.errors import CredentialError
 
 #: Seconds a token read from a file is used before the file is read again.
@@ -252,12 +253,10 @@ class Credentials:
         if not stamp:
             return float("inf")
         try:
-            when = dt.datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+            when = parse_rfc3339(str(stamp))
         except ValueError:
             assert self.exec_plugin is not None
             raise self.exec_plugin._fail(f"invalid expirationTimestamp {stamp!r}") from None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=dt.UTC)
         return self._now() + (when - dt.datetime.now(dt.UTC)).total_seconds()
 
 

@@ -15,6 +15,7 @@ from kuberay.controllers.raycluster.templates import (
     PODS_RUN_OLDER_TEMPLATE,
     outdated_groups,
 )
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.findings import INFO, WARNING, Finding, Snapshot, ref
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def check_removed_groups(snap: Snapshot) -> list[Finding]:
 
 
 def _delete_command(cluster: Obj, group: str) -> str:
-    name = (cluster.get("metadata") or {}).get("name", "")
+    name = k8s.meta(cluster).get("name", "")
     if group == HEAD:
         selector = f"{C.RAY_CLUSTER_LABEL_KEY}={name},{C.RAY_NODE_TYPE_LABEL_KEY}={C.HEAD_NODE}"
     else:
@@ -57,7 +58,7 @@ def _delete_command(cluster: Obj, group: str) -> str:
 def check_older_templates(snap: Snapshot) -> list[Finding]:
     """Pods that run an older template of their group, each group with how to roll it."""
     cluster = snap.obj
-    strategy = ((cluster.get("spec") or {}).get("upgradeStrategy") or {}).get("type")
+    strategy = (k8s.spec(cluster).get("upgradeStrategy") or {}).get("type")
     if strategy == C.UPGRADE_STRATEGY_RECREATE:
         return []  # the operator recreates every pod itself
     found = []

@@ -6,7 +6,9 @@ import argparse
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from kuberay.api.v1 import constants as C
 from kuberay.gocompat.quantity import Quantity, QuantityError
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.context import CLIError
 from kuberay.kubectl_ray.output import OUTPUT_FORMATS
 
@@ -17,10 +19,10 @@ FIELD_MANAGER = "ray-kubectl-plugin"
 RAY_VERSION = "2.52.0"
 RAY_IMAGE_REPO = "rayproject/ray"
 RAY_IMAGE = f"{RAY_IMAGE_REPO}:{RAY_VERSION}"
-CLUSTER_LABEL = "ray.io/cluster"
-IS_RAY_NODE_LABEL = "ray.io/is-ray-node"
-GROUP_LABEL = "ray.io/group"
-NODE_TYPE_LABEL = "ray.io/node-type"
+CLUSTER_LABEL = C.RAY_CLUSTER_LABEL_KEY
+IS_RAY_NODE_LABEL = C.RAY_NODE_LABEL_KEY
+GROUP_LABEL = C.RAY_NODE_GROUP_LABEL_KEY
+NODE_TYPE_LABEL = C.RAY_NODE_TYPE_LABEL_KEY
 NVIDIA_GPU = "nvidia.com/gpu"
 GOOGLE_TPU = "google.com/tpu"
 TPU_ACCELERATOR_SELECTOR = "cloud.google.com/gke-tpu-accelerator"
@@ -125,7 +127,7 @@ def pod_resources(pod_spec: Obj) -> dict[str, Quantity]:
 
 def find_condition(obj: Obj, ctype: str) -> Obj | None:
     """The status condition of ``ctype``."""
-    for c in (obj.get("status") or {}).get("conditions") or []:
+    for c in k8s.status(obj).get("conditions") or []:
         if c.get("type") == ctype:
             return dict(c)
     return None
@@ -154,7 +156,7 @@ def relevant_cluster_condition(cluster: Obj) -> Obj | None:
 
 def pod_ready(pod: Obj) -> bool:
     """Phase Running and condition Ready True."""
-    if (pod.get("status") or {}).get("phase") != "Running":
+    if k8s.status(pod).get("phase") != "Running":
         return False
     return condition_true(pod, "Ready")
 

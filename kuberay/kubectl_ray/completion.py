@@ -21,6 +21,7 @@ import io
 import sys
 from typing import Any, TextIO
 
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.completion_scripts import SCRIPTS
 
 NO_FILE, FILES = 4, 0
@@ -232,7 +233,7 @@ async def _groups(walk: Walk, partial: str) -> list[str]:
     except Exception:
         return []
     for item in items:
-        for group in (item.get("spec") or {}).get("workerGroupSpecs") or []:
+        for group in k8s.spec(item).get("workerGroupSpecs") or []:
             names.append(str(group.get("groupName")))
     return sorted({n for n in names if n.startswith(partial)})
 

@@ -11,10 +11,10 @@ falls back to the pod's service account.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from kuberay.gocompat.goutil import go_duration_seconds
 from kuberay.kube.overrides import Overrides
 
 if TYPE_CHECKING:  # the loader is imported when a command connects, not at --help
@@ -23,8 +23,6 @@ if TYPE_CHECKING:  # the loader is imported when a command connects, not at --he
 
     #: The resolved connection (the shared loader's :class:`RestConfig`).
     ConnectionConfig = RestConfig
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 #: What ``--request-timeout 0`` (no timeout) becomes: a day per request.
 NO_TIMEOUT = 86400.0
 #: Per-request timeout when ``--request-timeout`` is not given.
@@ -35,20 +33,18 @@ def parse_request_timeout(text: str) -> float:
     """kubectl's ``--request-timeout`` value: ``0`` (none), plain seconds (``5``) or a Go
     duration (``5s``, ``1m``, ``1h30m``, ``250ms``); seconds (0.0 for none)."""
     text = text.strip()
-    if re.fullmatch(r"\d+", text):
+    if text.isascii() and text.isdigit():
         return float(text)
-    pos, total = 0, 0.0
-    for match in _DURATION.finditer(text):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    if not text or pos != len(text):
+    try:
+        seconds = go_duration_seconds(text)
+    except ValueError:
+        seconds = -1.0
+    if seconds < 0:
         raise ValueError(
             "invalid timeout value. Timeout must be a single integer in seconds, or an "
             "integer followed by a corresponding time unit (e.g. 1s | 2m | 3h)"
         )
-    return total
+    return seconds
 
 
 @dataclasses.dataclass

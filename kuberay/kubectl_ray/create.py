@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from kuberay.api.v1.constants import API_VERSION
 from kuberay.gocompat.quantity import Quantity
 from kuberay.kube import NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import (
     FIELD_MANAGER,
     GOOGLE_TPU,
@@ -238,7 +239,7 @@ async def wait_provisioned(env: Env, namespace: str, name: str, timeout: float) 
 
     async def probe() -> tuple[bool | None, str]:
         cluster = await client.get(API_VERSION, "RayCluster", name, namespace)
-        status = cluster.get("status") or {}
+        status = k8s.status(cluster)
         if condition_true(cluster, "RayClusterProvisioned") or status.get("state") == "ready":
             return True, ""
         ready = await pods_ready(client, namespace, name)
@@ -325,7 +326,7 @@ async def create_workergroup(env: Env, args: argparse.Namespace) -> None:
         cluster = await client.get(API_VERSION, "RayCluster", args.ray_cluster, env.namespace)
     except NotFound as exc:
         raise CLIError(f"error getting Ray cluster: {exc.message}") from exc
-    groups = (cluster.get("spec") or {}).get("workerGroupSpecs") or []
+    groups = k8s.spec(cluster).get("workerGroupSpecs") or []
     if any(g.get("groupName") == args.group for g in groups):
         raise CLIError(
             f"worker group {args.group} already exists in Ray cluster {args.ray_cluster}"

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import POD_TEMPLATE_HASH_KEY
 from kuberay.api.v1.rules import managed_elsewhere
 from kuberay.controllers.builders.auth import auth_token_secret_name
 from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.cluster_changes import check_older_templates, check_removed_groups
 from kuberay.kubectl_ray.common import condition_true, find_condition, pod_ready
 from kuberay.kubectl_ray.findings import (
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
 
 _RANK = {ERROR: 0, WARNING: 1, INFO: 2}
 AUTH_TOKEN_KEY = "auth_token"
-RECREATE_HASH_ANNOTATION = "ray.io/upgrade-strategy-recreate-hash"
+RECREATE_HASH_ANNOTATION = C.UPGRADE_STRATEGY_RECREATE_HASH_KEY
 #: How the operator's "why it waits" RayJob messages start (``rayjob.status.WAIT_PREFIX``;
 #: not imported, to keep the plugin off the controller's imports).
 WAIT_PREFIX = "Waiting: "
@@ -49,7 +51,7 @@ LAST_ERROR = ": last error: "
 def check_auth_secret(snap: Snapshot) -> list[Finding]:
     """Token auth without its Secret (or without the ``auth_token`` key)."""
     cluster = snap.obj
-    auth = (cluster.get("spec") or {}).get("authOptions") or {}
+    auth = k8s.spec(cluster).get("authOptions") or {}
     if auth.get("mode") != "token":
         return []
     name = auth_token_secret_name(cluster["metadata"]["name"], auth)
@@ -124,8 +126,8 @@ def check_ignored_change(snap: Snapshot) -> list[Finding]:
     instead (finer: which groups, how many pods), so the change is reported once."""
     cluster = snap.obj
     found: list[Finding] = []
-    meta = cluster.get("metadata") or {}
-    status = cluster.get("status") or {}
+    meta = k8s.meta(cluster)
+    status = k8s.status(cluster)
     generation, observed = meta.get("generation"), status.get("observedGeneration")
     if generation and observed and int(observed) < int(generation):
         found.append(
@@ -137,14 +139,14 @@ def check_ignored_change(snap: Snapshot) -> list[Finding]:
                 "is the operator running and watching this namespace?",
             )
         )
-    strategy = ((cluster.get("spec") or {}).get("upgradeStrategy") or {}).get("type")
+    strategy = (k8s.spec(cluster).get("upgradeStrategy") or {}).get("type")
     heads = [
         p
         for p in snap.pods
-        if ((p.get("metadata") or {}).get("labels") or {}).get("ray.io/node-type") == "head"
-        and not (p.get("metadata") or {}).get("deletionTimestamp")
+        if k8s.labels(p).get(C.RAY_NODE_TYPE_LABEL_KEY) == C.HEAD_NODE
+        and not k8s.meta(p).get("deletionTimestamp")
     ]
-    annotations = ((heads[0].get("metadata") or {}).get("annotations") or {}) if heads else {}
+    annotations = k8s.annotations(heads[0]) if heads else {}
     if heads and strategy != "Recreate" and POD_TEMPLATE_HASH_KEY not in annotations:
         stamped = str(annotations.get(RECREATE_HASH_ANNOTATION) or "")
         try:
@@ -193,11 +195,7 @@ def check_cluster_conditions(cluster: Obj) -> list[Finding]:
 def check_dashboard(snap: Snapshot) -> list[Finding]:
     """Is the dashboard reachable through the head Service: the Service exists and its
     selector picks a ready head pod (only judged once the head pod is ready)."""
-    heads = [
-        p
-        for p in snap.pods
-        if ((p.get("metadata") or {}).get("labels") or {}).get("ray.io/node-type") == "head"
-    ]
+    heads = [p for p in snap.pods if k8s.labels(p).get(C.RAY_NODE_TYPE_LABEL_KEY) == C.HEAD_NODE]
     if not heads or not any(pod_ready(p) for p in heads) or not snap.services:
         return []
     name, service = next(iter(snap.services.items()))
@@ -212,14 +210,9 @@ def check_dashboard(snap: Snapshot) -> list[Finding]:
                 "the operator recreates it on its next pass; is it running?",
             )
         ]
-    selector = (service.get("spec") or {}).get("selector") or {}
+    selector = k8s.spec(service).get("selector") or {}
     ready_heads = [p for p in heads if pod_ready(p)]
-    if not any(
-        all(
-            ((p.get("metadata") or {}).get("labels") or {}).get(k) == v for k, v in selector.items()
-        )
-        for p in ready_heads
-    ):
+    if not any(all(k8s.labels(p).get(k) == v for k, v in selector.items()) for p in ready_heads):
         return [
             Finding(
                 ERROR,
@@ -230,9 +223,9 @@ def check_dashboard(snap: Snapshot) -> list[Finding]:
                 "restore the Service's selector or the head pod's labels",
             )
         ]
-    ports = {p.get("port") for p in (service.get("spec") or {}).get("ports") or []}
+    ports = {p.get("port") for p in k8s.spec(service).get("ports") or []}
     if 8265 not in ports and not any(
-        p.get("name") == "dashboard" for p in (service.get("spec") or {}).get("ports") or []
+        p.get("name") == "dashboard" for p in k8s.spec(service).get("ports") or []
     ):
         return [
             Finding(
@@ -247,9 +240,9 @@ def check_dashboard(snap: Snapshot) -> list[Finding]:
 
 def cluster_ready(cluster: Obj) -> bool:
     """Provisioned (or state ready) and not suspended / deleting."""
-    if (cluster.get("metadata") or {}).get("deletionTimestamp"):
+    if k8s.meta(cluster).get("deletionTimestamp"):
         return False
-    status = cluster.get("status") or {}
+    status = k8s.status(cluster)
     return status.get("state") == "ready" or condition_true(cluster, "RayClusterProvisioned")
 
 
@@ -303,7 +296,7 @@ def _dashboard_hint(text: str) -> str:
 def check_job_wait(job: Obj) -> list[Finding]:
     """What the operator wrote into a live RayJob's message about why it waits (e.g. the
     dashboard's status checks fail, with the cause), as an error: the job does not progress."""
-    status = job.get("status") or {}
+    status = k8s.status(job)
     message = status.get("message")
     deploy = status.get("jobDeploymentStatus") or ""
     if not isinstance(message, str) or not message.startswith(WAIT_PREFIX):
@@ -319,7 +312,7 @@ def check_job_wait(job: Obj) -> list[Finding]:
 def diagnose_job(snap: Snapshot) -> list[Finding]:
     """A RayJob: its deployment/job status, submitter Job, Events and its cluster."""
     job = snap.obj
-    status = job.get("status") or {}
+    status = k8s.status(job)
     found = check_deletion(job, snap.now)
     deploy = status.get("jobDeploymentStatus") or ""
     if deploy in ("Failed", "ValidationFailed"):
@@ -386,7 +379,7 @@ def diagnose_service(snap: Snapshot) -> list[Finding]:
                 str(ready.get("message") or "not ready"),
             )
         )
-    status = svc.get("status") or {}
+    status = k8s.status(svc)
     for which in ("activeServiceStatus", "pendingServiceStatus"):
         apps = (status.get(which) or {}).get("applicationStatuses") or {}
         for app, app_status in apps.items():
@@ -422,7 +415,7 @@ def is_ready(snap: Snapshot) -> bool:
     kind = obj.get("kind")
     if kind == "RayCluster":
         return cluster_ready(obj)
-    status = obj.get("status") or {}
+    status = k8s.status(obj)
     if kind == "RayJob":
         return status.get("jobStatus") == "SUCCEEDED" or (
             status.get("jobDeploymentStatus") in ("Running", "Complete")
@@ -439,7 +432,7 @@ def diagnose(snap: Snapshot) -> Diagnosis:
     findings = rules[kind](snap)
     findings.sort(key=lambda f: _RANK.get(f.severity, 3))  # stable: check order kept
     ready = is_ready(snap) and not any(f.severity == ERROR for f in findings)
-    meta = obj.get("metadata") or {}
+    meta = k8s.meta(obj)
     if ready:
         summary = f"{kind} {meta.get('namespace')}/{meta.get('name')} is ready"
     elif findings:

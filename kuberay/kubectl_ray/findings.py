@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from kuberay.gocompat.gotime import parse_rfc3339_or_none
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import find_condition, pod_ready
-from kuberay.kubectl_ray.output import parse_time
 
 if TYPE_CHECKING:
     from kuberay.kube.objects import Object as Obj
@@ -82,8 +83,8 @@ def ref(obj: Obj) -> str:
 # ----- shared checks ---------------------------------------------------------------------
 def check_deletion(obj: Obj, now: dt.datetime) -> list[Finding]:
     """Deleted but held by finalizers."""
-    meta = obj.get("metadata") or {}
-    since = parse_time(meta.get("deletionTimestamp"))
+    meta = k8s.meta(obj)
+    since = parse_rfc3339_or_none(meta.get("deletionTimestamp"))
     if since is None:
         return []
     finalizers = meta.get("finalizers") or []
@@ -109,10 +110,10 @@ def check_events(events: list[Obj], now: dt.datetime, limit: int = 5) -> list[Fi
 
     def when(e: Obj) -> dt.datetime:
         for key in ("lastTimestamp", "eventTime", "firstTimestamp"):
-            t = parse_time(e.get(key))
+            t = parse_rfc3339_or_none(e.get(key))
             if t is not None:
                 return t
-        t = parse_time((e.get("metadata") or {}).get("creationTimestamp"))
+        t = parse_rfc3339_or_none(k8s.meta(e).get("creationTimestamp"))
         return t or now
 
     for e in sorted(events, key=when, reverse=True):
@@ -143,7 +144,7 @@ def check_pod(pod: Obj) -> list[Finding]:
     """Why one pod is not running and ready."""
     where = ref({"kind": "Pod", **pod})
     found: list[Finding] = []
-    status = pod.get("status") or {}
+    status = k8s.status(pod)
     scheduled = find_condition(pod, "PodScheduled")
     if scheduled is not None and scheduled.get("status") == "False":
         found.append(
@@ -195,11 +196,7 @@ def check_pod(pod: Obj) -> list[Finding]:
                 f"pod failed: {status.get('message') or status.get('reason') or 'unknown'}",
             )
         )
-    if (
-        not found
-        and not pod_ready(pod)
-        and not (pod.get("metadata") or {}).get("deletionTimestamp")
-    ):
+    if not found and not pod_ready(pod) and not k8s.meta(pod).get("deletionTimestamp"):
         phase = status.get("phase") or "Pending"
         if scheduled is None and not status.get("conditions"):
             msg = "has no status yet: no scheduler/kubelet has reported on it"

@@ -11,6 +11,7 @@ from kuberay.api.v1.constants import API_VERSION
 from kuberay.controllers.builders.auth import auth_token_secret_name
 from kuberay.gocompat.quantity import Quantity
 from kuberay.kube import NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import (
     CLUSTER_LABEL,
     GOOGLE_TPU,
@@ -93,7 +94,7 @@ def cluster_rows(clusters: list[Obj]) -> list[list[object]]:
     """KubeRay's ``get cluster`` rows."""
     rows: list[list[object]] = []
     for c in clusters:
-        status = c.get("status") or {}
+        status = k8s.status(c)
         cond = relevant_cluster_condition(c)
         rows.append(
             [
@@ -160,11 +161,7 @@ def group_resources(group: Obj) -> dict[str, Quantity]:
 def workergroup_row(cluster: Obj, group: Obj, pods: list[Obj], all_ns: bool) -> list[object]:
     """One ``get workergroup`` row."""
     res = group_resources(group)
-    ready = sum(
-        1
-        for p in pods
-        if (p["metadata"].get("labels") or {}).get(NODE_TYPE_LABEL) == "worker" and pod_ready(p)
-    )
+    ready = sum(1 for p in pods if k8s.labels(p).get(NODE_TYPE_LABEL) == "worker" and pod_ready(p))
     zero = Quantity.parse("0")
     row: list[object] = [cluster["metadata"].get("namespace", "")] if all_ns else []
     row += [
@@ -203,7 +200,7 @@ async def get_workergroups(env: Env, args: argparse.Namespace) -> None:
     pairs = [
         (c, g)
         for c in clusters
-        for g in (c.get("spec") or {}).get("workerGroupSpecs") or []
+        for g in k8s.spec(c).get("workerGroupSpecs") or []
         if not args.group or g.get("groupName") == args.group
     ]
     if args.group and not pairs:
@@ -245,8 +242,8 @@ NODE_HEADERS = ["Name", "CPUs", "GPUs", "TPUs", "Memory", "Cluster", "Type", "Wo
 
 def node_row(pod: Obj, all_ns: bool) -> list[object]:
     """One ``get nodes`` row (resources of the pod's first container's requests)."""
-    labels = pod["metadata"].get("labels") or {}
-    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    labels = k8s.labels(pod)
+    containers = k8s.spec(pod).get("containers") or [{}]
     requests = (containers[0].get("resources") or {}).get("requests") or {}
     row: list[object] = [pod["metadata"].get("namespace", "")] if all_ns else []
     row += [
@@ -294,7 +291,7 @@ async def get_token(env: Env, args: argparse.Namespace) -> None:
         cluster = await client.get(API_VERSION, "RayCluster", name, ns)
     except NotFound as exc:
         raise CLIError(f"failed to get RayCluster {ns}/{name}: {exc.message}") from exc
-    auth = (cluster.get("spec") or {}).get("authOptions") or {}
+    auth = k8s.spec(cluster).get("authOptions") or {}
     if auth.get("mode") != "token":
         raise CLIError(f"RayCluster {ns}/{name} was not configured to use authentication tokens")
     secret_name = auth_token_secret_name(name, auth)

@@ -31,6 +31,7 @@ from urllib.parse import quote, urlsplit
 import aiohttp
 
 from kuberay.kube import Client, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import add_all_namespaces_flag, add_output_flag
 from kuberay.kubectl_ray.context import CLIError, Env
 from kuberay.kubectl_ray.output import emit, format_table
@@ -195,8 +196,8 @@ async def find_service(client: Client, ref: str, namespace_explicit: str | None)
 
 
 def _pod_ready(pod: Obj) -> bool:
-    status = pod.get("status") or {}
-    if status.get("phase") != "Running" or (pod.get("metadata") or {}).get("deletionTimestamp"):
+    status = k8s.status(pod)
+    if status.get("phase") != "Running" or k8s.meta(pod).get("deletionTimestamp"):
         return False
     return any(
         c.get("type") == "Ready" and c.get("status") == "True"
@@ -210,7 +211,7 @@ def container_port(pod: Obj, target: object) -> int:
         return target
     if isinstance(target, str) and target.isdigit():
         return int(target)
-    for c in (pod.get("spec") or {}).get("containers") or []:
+    for c in k8s.spec(pod).get("containers") or []:
         for p in c.get("ports") or []:
             if p.get("name") == target:
                 return int(p["containerPort"])
@@ -220,7 +221,7 @@ def container_port(pod: Obj, target: object) -> int:
 async def ready_pod(client: Client, service: Obj) -> Obj:
     """A ready pod the Service selects (the first by name)."""
     meta = service["metadata"]
-    selector = (service.get("spec") or {}).get("selector") or {}
+    selector = k8s.spec(service).get("selector") or {}
     if not selector:
         raise CLIError(f"Service {meta['namespace']}/{meta['name']} selects no pods")
     label_selector = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
@@ -235,7 +236,7 @@ async def ready_pod(client: Client, service: Obj) -> Obj:
 
 
 def _http_port(service: Obj) -> object:
-    ports = (service.get("spec") or {}).get("ports") or []
+    ports = k8s.spec(service).get("ports") or []
     if not ports:
         raise CLIError(f"Service {service['metadata']['name']} has no ports")
     chosen = next((p for p in ports if p.get("name") == "http"), ports[0])

@@ -29,6 +29,7 @@ from kuberay.api.v1.constants import API_VERSION
 from kuberay.api.v1.enums import JobSubmissionMode
 from kuberay.api.v1.rules import submission_mode
 from kuberay.kube import ApiError
+from kuberay.kube import objects as k8s
 from kuberay.kube.paths import segment
 from kuberay.kubectl_ray.common import (
     FIELD_MANAGER,
@@ -229,7 +230,7 @@ async def wait_cluster(env: Env, job_name: str, timeout: float) -> str:
 
     async def probe() -> tuple[str | None, str]:
         job = await client.get(API_VERSION, "RayJob", job_name, env.namespace)
-        job_status = job.get("status") or {}
+        job_status = k8s.status(job)
         state = f"RayJob {job_name}: {job_status.get('jobDeploymentStatus') or 'New'}"
         cluster_name = job_status.get("rayClusterName")
         if not cluster_name:
@@ -238,7 +239,7 @@ async def wait_cluster(env: Env, job_name: str, timeout: float) -> str:
             cluster = await client.get(API_VERSION, "RayCluster", cluster_name, env.namespace)
         except ApiError:
             return None, f"{state}, waiting for RayCluster {cluster_name}..."
-        status = cluster.get("status") or {}
+        status = k8s.status(cluster)
         if status.get("state") == "ready" or condition_true(cluster, "RayClusterProvisioned"):
             return str(cluster_name), ""
         ready = await pods_ready(client, env.namespace, str(cluster_name))

@@ -15,6 +15,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from kuberay.api.v1.constants import API_VERSION
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import add_all_namespaces_flag
 from kuberay.kubectl_ray.context import CLIError, Env
 from kuberay.kubectl_ray.output import as_list, dump, format_table
@@ -57,7 +58,7 @@ def why_cell(obj: Obj) -> str:
     """The WHY column: ``-`` when ready, else the first finding, cut to one short line."""
     kind = obj.get("kind")
     if kind == "RayCronJob":
-        return "suspended" if (obj.get("spec") or {}).get("suspend") else "-"
+        return "suspended" if k8s.spec(obj).get("suspend") else "-"
     from kuberay.kubectl_ray.diagnosis import Snapshot, diagnose
 
     verdict = diagnose(Snapshot(obj=obj))
@@ -96,7 +97,7 @@ def table_text(table: Obj, all_namespaces: bool, wide: bool) -> str:
         line = ["<none>" if c is None or c == "" else c for c in line]
         line.append(why_cell(obj))
         if all_namespaces:
-            line.insert(0, (obj.get("metadata") or {}).get("namespace", ""))
+            line.insert(0, k8s.meta(obj).get("namespace", ""))
         rows.append(line)
     return format_table(headers, rows)
 

@@ -18,6 +18,7 @@ import aiohttp
 import orjson
 
 from kuberay.kube import Client
+from kuberay.kube import objects as k8s
 from kuberay.kube.paths import segment
 from kuberay.kubectl_ray.common import CLUSTER_LABEL, NODE_TYPE_LABEL, parse_type_name
 from kuberay.kubectl_ray.context import CLIError, Env
@@ -165,10 +166,10 @@ def extract(tar_bytes: bytes, dest: Path) -> int:
 async def download_node(client: Client, env: Env, pod: Obj, out_dir: Path) -> None:
     """stdout.log and the session logs of one Ray node."""
     ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
-    container = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
-    if not (pod.get("spec") or {}).get("nodeName"):
-        phase = (pod.get("status") or {}).get("phase") or "Pending"
-        cluster = (pod["metadata"].get("labels") or {}).get(CLUSTER_LABEL, "")
+    container = (k8s.spec(pod).get("containers") or [{}])[0].get("name", "")
+    if not k8s.spec(pod).get("nodeName"):
+        phase = k8s.status(pod).get("phase") or "Pending"
+        cluster = k8s.labels(pod).get(CLUSTER_LABEL, "")
         raise CLIError(
             f"Error retrieving log for Ray cluster node {name}: the pod is {phase} and not on "
             f"a node yet, so it has no logs (kubectl ray why raycluster/{cluster})"

@@ -7,6 +7,7 @@ import asyncio
 import urllib.parse
 from typing import TYPE_CHECKING
 
+from kuberay.kube import objects as k8s
 from kuberay.kube.paths import segment
 from kuberay.kubectl_ray.common import CLUSTER_LABEL, NODE_TYPE_LABEL
 from kuberay.kubectl_ray.context import CLIError, Env
@@ -42,7 +43,7 @@ async def print_gke_link(env: Env, client: Client, cluster: str, node_type: str)
         label_selector=f"{NODE_TYPE_LABEL}=head,{CLUSTER_LABEL}={cluster}",
     )
     if heads:
-        names = [c.get("name") for c in (heads[0].get("spec") or {}).get("containers") or []]
+        names = [c.get("name") for c in k8s.spec(heads[0]).get("containers") or []]
         if "fluentbit" not in names:
             env.err(
                 "Warning: The head pod does not have a 'fluentbit' container. Logs might not "
@@ -63,7 +64,7 @@ async def print_gke_link(env: Env, client: Client, cluster: str, node_type: str)
 
 async def _stream(env: Env, client: Client, pod: Obj, prefix: str) -> None:
     meta = pod["metadata"]
-    container = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name", "")
+    container = (k8s.spec(pod).get("containers") or [{}])[0].get("name", "")
     path = (
         f"/api/v1/namespaces/{segment('namespace', meta['namespace'])}"
         f"/pods/{segment('pod name', meta['name'])}/log"
@@ -98,7 +99,7 @@ async def follow(env: Env, client: Client, cluster: str, node_type: str) -> None
         env.namespace,
         label_selector=f"{CLUSTER_LABEL}={cluster},{NODE_TYPE_LABEL}={which}",
     )
-    pods = [p for p in pods if (p.get("spec") or {}).get("nodeName")]
+    pods = [p for p in pods if k8s.spec(p).get("nodeName")]
     if not pods:
         raise CLIError(f"No running {which} node found for Ray cluster {cluster}")
     many = len(pods) > 1

@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from kuberay.gocompat.gotime import parse_rfc3339_or_none
+from kuberay.kube.objects import meta
 from kuberay.kubectl_ray.context import Env
 
 OUTPUT_FORMATS = ("json", "yaml")
@@ -62,19 +64,9 @@ def human_duration(seconds: float) -> str:
     return f"{hours // 24 // 365}y"
 
 
-def parse_time(text: str | None) -> dt.datetime | None:
-    """An RFC 3339 timestamp from the API, or None."""
-    if not text:
-        return None
-    try:
-        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def age(obj: dict[str, Any], now: dt.datetime | None = None) -> str:
     """``HumanDuration`` since ``metadata.creationTimestamp`` (``<unknown>`` without one)."""
-    created = parse_time((obj.get("metadata") or {}).get("creationTimestamp"))
+    created = parse_rfc3339_or_none(meta(obj).get("creationTimestamp"))
     if created is None:
         return "<unknown>"
     now = now or dt.datetime.now(dt.UTC)
@@ -115,5 +107,4 @@ __all__ = [
     "emit",
     "format_table",
     "human_duration",
-    "parse_time",
 ]

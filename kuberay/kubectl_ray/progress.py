@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import CLUSTER_LABEL, GROUP_LABEL, NODE_TYPE_LABEL, pod_ready
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ async def pods_ready(client: Client, ns: str, cluster: str, group: str = "") -> 
 
 def wanted_pods(cluster: dict[str, object]) -> int:
     """Pods the cluster wants: the head plus every worker replica times its hosts."""
-    spec = cluster.get("spec") or {}
+    spec = k8s.spec(cluster)
     assert isinstance(spec, dict)
     total = 1
     for group in spec.get("workerGroupSpecs") or []:

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from kuberay.api.v1.constants import GROUP
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.render import RenderError, RenderOptions, render
 from kuberay.featuregates import FeatureGateError
 from kuberay.featuregates.kuberay_gates import new_feature_gate
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import key_values, merge_maps
 from kuberay.kubectl_ray.context import CLIError, Env
 from kuberay.kubectl_ray.output import as_list, dump
@@ -87,13 +89,13 @@ def render_documents(
     out: list[Obj] = []
     for doc in docs:
         api_version = str(doc.get("apiVersion") or "")
-        name = (doc.get("metadata") or {}).get("name", "")
-        if not api_version.startswith("ray.io/"):
+        name = k8s.meta(doc).get("name", "")
+        if not api_version.startswith(f"{GROUP}/"):
             warn(f"skipping {doc.get('kind')} {name}: not a Ray resource")
             continue
         obj = dict(doc)
         if namespace:
-            obj["metadata"] = {**(doc.get("metadata") or {}), "namespace": namespace}
+            obj["metadata"] = {**k8s.meta(doc), "namespace": namespace}
         try:
             out.extend(render(obj, options))
         except RenderError as exc:

@@ -7,6 +7,7 @@ from typing import Any
 
 from kuberay.api.v1.constants import API_VERSION
 from kuberay.kube import ApiError
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import FIELD_MANAGER, MAX_INT32
 from kuberay.kubectl_ray.context import CLIError, Env
 
@@ -75,7 +76,7 @@ async def scale_cluster(env: Env, args: argparse.Namespace) -> None:
             f"failed to scale worker group {group_name} in Ray cluster {name} in namespace "
             f"{ns}: {exc.message or exc}"
         ) from exc
-    groups = (cluster.get("spec") or {}).get("workerGroupSpecs") or []
+    groups = k8s.spec(cluster).get("workerGroupSpecs") or []
     index = next((i for i, g in enumerate(groups) if g.get("groupName") == group_name), -1)
     if index < 0:
         raise CLIError(

@@ -11,6 +11,7 @@ from typing import Any
 
 from kuberay.api.v1.constants import API_VERSION
 from kuberay.kube import Client, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import CLUSTER_LABEL, NODE_TYPE_LABEL, parse_type_name
 from kuberay.kubectl_ray.context import CLIError, Env
 from kuberay.kubectl_ray.portforward import bind_local, serve_forward
@@ -42,7 +43,7 @@ async def cluster_of(client: Client, kind: str, name: str, ns: str) -> str:
         obj = await client.get(API_VERSION, kind, name, ns)
     except NotFound as exc:
         raise CLIError(f"unable to find {kind} {name} in namespace {ns}") from exc
-    status = obj.get("status") or {}
+    status = k8s.status(obj)
     if kind == "RayCluster":
         return name
     found = (
@@ -60,7 +61,7 @@ async def head_pod(client: Client, ns: str, cluster: str) -> str:
     pods, _ = await client.list_all(
         "v1", "Pod", ns, label_selector=f"{CLUSTER_LABEL}={cluster},{NODE_TYPE_LABEL}=head"
     )
-    running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
+    running = [p for p in pods if k8s.status(p).get("phase") == "Running"]
     if not running:
         raise CLIError(
             f"the head pod of RayCluster {cluster} is not running (kubectl ray why {cluster})"

@@ -8,6 +8,7 @@ from importlib import metadata
 from typing import Any
 
 from kuberay.kube import KubeError
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import add_output_flag
 from kuberay.kubectl_ray.context import CLIError, Env
 from kuberay.kubectl_ray.output import emit
@@ -50,7 +51,7 @@ async def operator_version(env: Env) -> str:
     )
     if not items:
         raise CLIError("no KubeRay operator deployments found in any namespace")
-    containers = (((items[0].get("spec") or {}).get("template") or {}).get("spec") or {}).get(
+    containers = ((k8s.spec(items[0]).get("template") or {}).get("spec") or {}).get(
         "containers"
     ) or []
     if not containers:

@@ -3,36 +3,33 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from kuberay.gocompat.goutil import go_duration_seconds
 from kuberay.kubectl_ray.context import CLIError, Env
 from kuberay.kubectl_ray.progress import Progress
 
 T = TypeVar("T")
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
 
 def parse_duration(text: str) -> float:
-    """A Go duration (``5m``, ``1h30m``, ``90s``) or plain seconds, in seconds."""
+    """A Go duration (``5m``, ``1h30m``, ``90s``, as ``time.ParseDuration`` reads it) or plain
+    seconds, in seconds; ``ValueError`` when it is neither or is negative."""
     text = text.strip()
     try:
-        return float(text)
+        seconds = float(text)
     except ValueError:
-        pass
-    pos, total = 0, 0.0
-    for match in _DURATION.finditer(text):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    if pos != len(text) or not text:
+        try:
+            seconds = go_duration_seconds(text)
+        except ValueError:
+            raise ValueError(f"invalid duration {text!r}") from None
+    else:
+        return seconds
+    if seconds < 0:
         raise ValueError(f"invalid duration {text!r}")
-    return total
+    return seconds
 
 
 async def poll(

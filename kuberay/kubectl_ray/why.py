@@ -11,6 +11,7 @@ from kuberay.api.v1.constants import API_VERSION
 from kuberay.controllers.builders.auth import auth_token_secret_name
 from kuberay.controllers.builders.names import head_service_name
 from kuberay.kube import Client, NotFound
+from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import CLUSTER_LABEL, add_output_flag, parse_type_name
 from kuberay.kubectl_ray.concise import format_report
 from kuberay.kubectl_ray.context import CLIError, Env
@@ -73,7 +74,7 @@ async def cluster_snapshot(client: Client, cluster: Obj) -> Snapshot:
         and (e.get("involvedObject") or {}).get("kind") != "RayCluster"
     ]
     secrets: dict[str, Obj | None] = {}
-    auth = (cluster.get("spec") or {}).get("authOptions") or {}
+    auth = k8s.spec(cluster).get("authOptions") or {}
     if auth.get("mode") == "token":
         secret_name = auth_token_secret_name(name, auth)
         secrets[secret_name] = await _get(client, "v1", "Secret", secret_name, ns)
@@ -91,7 +92,7 @@ async def take_snapshot(client: Client, kind: str, name: str, ns: str) -> Snapsh
         raise CLIError(f"{kind} {name} not found in namespace {ns}")
     if kind == "RayCluster":
         return await cluster_snapshot(client, obj)
-    status = obj.get("status") or {}
+    status = k8s.status(obj)
     cluster_names: list[str] = []
     jobs: list[Obj] = []
     if kind == "RayJob":

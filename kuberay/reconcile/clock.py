@@ -3,13 +3,17 @@
 Reconcilers read the time through a :class:`Clock` they are given (default :func:`utc_now`,
 the real one), so tests drive time by handing them a fake. Times on the wire are RFC 3339 in
 UTC with whole seconds, as ``metav1.Time`` serialises: :func:`format_time` writes that form
-and :func:`parse_time` reads it (leniently: what a user may have written into a status).
+and :func:`parse_time` reads it (leniently: what a user may have written into a status); both
+are :mod:`kuberay.gocompat.gotime`'s, the one home of timestamp text.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Protocol
+from typing import Protocol
+
+from kuberay.gocompat.gotime import format_rfc3339 as format_time
+from kuberay.gocompat.gotime import parse_rfc3339_or_none as parse_time
 
 __all__ = ["Clock", "format_time", "parse_time", "utc_now"]
 
@@ -25,20 +29,3 @@ class Clock(Protocol):
 def utc_now() -> dt.datetime:
     """The real clock: the wall-clock time now, aware, in UTC."""
     return dt.datetime.now(dt.UTC)
-
-
-def format_time(when: dt.datetime) -> str:
-    """``metav1.Time`` on the wire: RFC 3339, whole seconds, UTC (``2024-01-02T03:04:05Z``)."""
-    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(text: Any) -> dt.datetime | None:
-    """An RFC 3339 timestamp as an aware datetime; ``None`` when ``text`` is absent, not a
-    string or malformed. A timestamp without an offset is read as UTC."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)

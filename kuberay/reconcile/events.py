@@ -59,6 +59,7 @@ from typing import Any
 
 import structlog
 
+from kuberay.gocompat.gotime import format_rfc3339, format_rfc3339_micro
 from kuberay.kube import ApiError, Client, KubeError, NotFound
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
@@ -87,12 +88,12 @@ DEFAULT_MAX_AGGREGATED = DEFAULT_MAX_KEYS
 
 
 def _now_rfc3339() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_rfc3339(dt.datetime.now(dt.UTC))
 
 
 def _now_micro() -> str:
     """metav1.MicroTime: RFC 3339 with microseconds."""
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return format_rfc3339_micro(dt.datetime.now(dt.UTC))
 
 
 class _Record:

@@ -52,6 +52,7 @@ from typing import Any, cast
 
 import structlog
 
+from kuberay.gocompat.gotime import format_rfc3339_micro
 from kuberay.kube import ApiError, Client, Conflict, KubeError, NotFound
 from kuberay.kube import objects as k8s
 from kuberay.reconcile import metrics
@@ -66,7 +67,7 @@ class LeaderElectionLost(RuntimeError):
 
 
 def _micro_now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return format_rfc3339_micro(dt.datetime.now(dt.UTC))
 
 
 def default_identity() -> str:

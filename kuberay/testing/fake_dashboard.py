@@ -30,6 +30,8 @@ from typing import Any
 
 from aiohttp import web
 
+from kuberay.api.v1.constants import RAY_AUTH_HEADER
+
 __all__ = ["FakeDashboard"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -297,7 +299,7 @@ class FakeDashboard:
             if self.fail_with is not None:
                 return web.Response(status=self.fail_with, text="fake dashboard: forced failure")
             if auth and self.require_token is not None and request.path != "/api/gcs_healthz":
-                given = request.headers.get("x-ray-authorization")
+                given = request.headers.get(RAY_AUTH_HEADER)
                 if given is None:
                     return web.Response(
                         status=401, text="Unauthorized: Missing authentication token"

@@ -4,8 +4,8 @@ One cluster for this module: ``ControlPlane(full=True, real_nodes=1, real_nodes_
 (no kwok nodes: every pod lands on the real node), images built by ``hack/release/images.py``.
 The operator runs on the host as the other e2e tests run it (its own ServiceAccount token).
 
-* plain pods: a pod runs, ``kubectl logs``/``exec``/``port-forward`` work, a ClusterIP Service
-  answers by its DNS name from another pod, kwok's pod range fails at once;
+* plain pods (no operator): ``test_real_node_pods.py``; here, that nothing listens on a wildcard
+  address;
 * real Ray: KubeRay's ``ray-cluster.autoscaler.yaml`` (resources shrunk, structure unchanged)
   goes ``ready`` through the real probes; Ray's autoscaler scales the worker group up for an
   actor only a worker can hold and back down after its idle timeout.
@@ -15,14 +15,12 @@ Needs root (network, containerd, mounts) and this machine's packages (hack/node_
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
-import errno
+import functools
 import ipaddress
 import os
 import re
-import socket
 import subprocess
 import time
 import urllib.request
@@ -36,13 +34,12 @@ import yaml
 from kuberay.controllers.dashboard.endpoints import service_address
 from kuberay.kube import Client, KubeError, NotFound
 from tests.e2e.harness import (
-    TIMINGS,
     OperatorProcess,
     cluster_pods,
-    free_port,
     node_type,
     pod_ready,
 )
+from tests.e2e.real_node_support import record, wait_until
 from tests.e2e.realcluster import RealCluster, RealIdentity, real_namespace
 from tests.kuberay_samples import KUBERAY_SAMPLES, requires_kuberay_samples
 from tests.listening import listening_sockets
@@ -55,11 +52,6 @@ RAY_IMAGE = "rayproject/ray:2.52.0"
 KWOK_POD_IP = "10.244.3.7"  # inside controlplane.FAKE_POD_CIDR
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a real node needs root")
-
-
-def _record(name: str, seconds: float) -> float:
-    TIMINGS.setdefault(name, []).append(seconds)
-    return seconds
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -89,164 +81,7 @@ async def real_operator(
         op.terminate()
 
 
-async def _wait(what: str, check: Any, timeout: float, interval: float = 0.5) -> float:
-    """Poll the coroutine function ``check`` until it returns truthy; seconds taken."""
-    began = time.monotonic()
-    last: Any = None
-    while True:
-        last = await check()
-        if last:
-            return time.monotonic() - began
-        if time.monotonic() - began > timeout:
-            pytest.fail(f"{what}: not within {timeout:.0f}s (last: {last!r})")
-        await asyncio.sleep(interval)
-
-
-async def _pod(admin: Client, ns: str, name: str) -> dict[str, Any]:
-    return await admin.get("v1", "Pod", name, ns)
-
-
-def _ray_pod(name: str, ns: str, command: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
-        "spec": {
-            "terminationGracePeriodSeconds": 1,
-            "containers": [
-                {
-                    "name": "main",
-                    "image": RAY_IMAGE,
-                    "command": ["bash", "-c", command],
-                    "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}},
-                    **extra,
-                }
-            ],
-        },
-    }
-
-
-async def _running(admin: Client, ns: str, name: str, timeout: float = 60) -> float:
-    async def ready() -> bool:
-        return pod_ready(await _pod(admin, ns, name))
-
-    return await _wait(f"pod {ns}/{name} Ready", ready, timeout)
-
-
 # --------------------------------------------------------------------------- plain pods
-
-
-async def test_real_pod_logs_exec_and_port_forward(
-    real_cluster: RealCluster, real_admin: Client, rns: str
-) -> None:
-    body = _ray_pod(
-        "web",
-        rns,
-        "echo hello-from-$(hostname); exec python3 -m http.server 8000",
-        ports=[{"containerPort": 8000}],
-        readinessProbe={"tcpSocket": {"port": 8000}, "periodSeconds": 1},
-    )
-    await real_admin.create(body)
-    seconds = _record("real pod create -> Ready", await _running(real_admin, rns, "web"))
-    pod = await _pod(real_admin, rns, "web")
-    assert pod["spec"]["nodeName"] == "kuberay-real-0"
-    assert pod["status"]["podIP"].startswith("10.250.0."), pod["status"].get("podIP")
-    assert seconds < 60
-    assert "hello-from-web" in real_cluster.kubectl("-n", rns, "logs", "web")
-    out = real_cluster.kubectl("-n", rns, "exec", "web", "--", "bash", "-c", "id -u; echo $HOME")
-    assert out.split() == ["1000", "/home/ray"]
-
-    port = free_port()
-    pf = subprocess.Popen(
-        [
-            str(real_cluster.kubectl_path),
-            f"--kubeconfig={real_cluster.kubeconfig}",
-            "-n",
-            rns,
-            "port-forward",
-            "pod/web",
-            f"{port}:8000",
-            "--address=127.0.0.1",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        body_text = ""
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as r:
-                    body_text = r.read().decode()
-                    break
-            except OSError:
-                await asyncio.sleep(0.3)
-        assert "Directory listing" in body_text
-    finally:
-        pf.terminate()
-        pf.wait(10)
-
-
-async def test_cluster_ip_service_by_dns_name_from_a_pod(
-    real_cluster: RealCluster, real_admin: Client, rns: str
-) -> None:
-    await real_admin.create(
-        _ray_pod(
-            "server",
-            rns,
-            "mkdir -p /tmp/w && echo served-by-server > /tmp/w/index.html && "
-            "exec python3 -m http.server 8000 -d /tmp/w",
-            readinessProbe={"tcpSocket": {"port": 8000}, "periodSeconds": 1},
-        )
-    )
-    await real_admin.create(
-        {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": "web", "namespace": rns},
-            "spec": {"selector": {"app": "server"}, "ports": [{"port": 80, "targetPort": 8000}]},
-        }
-    )
-    await real_admin.create(_ray_pod("client", rns, "exec sleep 3600"))
-    await _running(real_admin, rns, "server")
-    await _running(real_admin, rns, "client")
-    host = f"web.{rns}.svc.cluster.local"
-    resolved = real_cluster.kubectl("-n", rns, "exec", "client", "--", "getent", "hosts", host)
-    svc = await real_admin.get("v1", "Service", "web", rns)
-    assert resolved.split()[0] == svc["spec"]["clusterIP"]
-
-    async def served() -> str:
-        out = real_cluster.kubectl(
-            "-n",
-            rns,
-            "exec",
-            "client",
-            "--",
-            "wget",
-            "-q",
-            "-T",
-            "3",
-            "-O-",
-            f"http://{host}/",
-            check=False,
-        )
-        return out if "served-by-server" in out else ""
-
-    # kube-proxy programs the Service's rules within its sync period
-    _record("ClusterIP service reachable by name", await _wait("service answers", served, 30, 1))
-    # the short name through the pod's search path, and the API through its Service
-    out = real_cluster.kubectl(
-        "-n",
-        rns,
-        "exec",
-        "client",
-        "--",
-        "python3",
-        "-c",
-        "import socket; print(socket.gethostbyname('web'), "
-        "socket.gethostbyname('kubernetes.default'))",
-    )
-    assert out.split() == [svc["spec"]["clusterIP"], "10.0.0.1"]
 
 
 async def test_nothing_listens_on_a_wildcard_address(
@@ -272,66 +107,6 @@ async def test_nothing_listens_on_a_wildcard_address(
     # ... and pods still reach the API through the kubernetes Service (CoreDNS watches it;
     # the Ray autoscaler and the in-cluster operator tests use it too).
     real_cluster.kubectl("-n", "kube-system", "rollout", "status", "deployment/coredns")
-
-
-async def test_kwok_pod_ips_fail_at_once(real_cluster: RealCluster, rns: str) -> None:
-    """The kwok pod range has an unreachable route while the cluster runs: nothing leaves."""
-    began = time.monotonic()
-    with socket.socket() as s:
-        s.settimeout(5)
-        with pytest.raises(OSError) as info:
-            s.connect((KWOK_POD_IP, 8265))
-    assert info.value.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH), info.value
-    assert time.monotonic() - began < 1.0
-    out = subprocess.run(
-        ["ip", "route", "show", "type", "unreachable"], capture_output=True, text=True
-    )
-    assert "10.244.0.0/16" in out.stdout, out.stdout
-
-
-async def test_pods_cannot_reach_off_machine(
-    real_cluster: RealCluster, real_admin: Client, rns: str
-) -> None:
-    """From a pod: kwok's range and an outside address are refused locally, at once."""
-    await real_admin.create(_ray_pod("probe", rns, "exec sleep 3600"))
-    await _running(real_admin, rns, "probe")
-    script = (
-        "import socket, time, sys\n"
-        "for ip in sys.argv[1:]:\n"
-        "    s = socket.socket(); s.settimeout(5); t = time.monotonic()\n"
-        "    try:\n"
-        "        s.connect((ip, 80)); print(ip, 'connected')\n"
-        "    except OSError as e:\n"
-        "        print(ip, e.errno, round(time.monotonic() - t, 2))\n"
-    )
-    out = real_cluster.kubectl(
-        "-n", rns, "exec", "probe", "--", "python3", "-c", script, KWOK_POD_IP, "192.0.2.123"
-    )
-    for line in out.strip().splitlines():
-        ip, code, seconds = line.split()
-        assert code != "connected", line
-        assert float(seconds) < 1.0, f"{ip}: not refused at once ({line})"
-
-
-async def test_missing_image_fails_locally_without_a_pull(
-    real_cluster: RealCluster, real_admin: Client, rns: str
-) -> None:
-    """No registry is dialled: containerd's pulls go to a closed local port."""
-    body = _ray_pod("nopull", rns, "true")
-    body["spec"]["containers"][0]["image"] = "docker.io/library/not-built-here:1.0"
-    await real_admin.create(body)
-
-    async def pull_failed() -> str:
-        pod = await _pod(real_admin, rns, "nopull")
-        for status in (pod.get("status") or {}).get("containerStatuses") or ():
-            waiting = (status.get("state") or {}).get("waiting") or {}
-            if waiting.get("reason") in ("ErrImagePull", "ImagePullBackOff"):
-                return str(waiting.get("message"))
-        return ""
-
-    await _wait("image pull fails", pull_failed, 60)
-    message = await pull_failed()
-    assert "127.0.0.1:9" in message, message
 
 
 # --------------------------------------------------------------------------- real Ray
@@ -391,8 +166,8 @@ async def test_autoscaler_sample_ready_scale_up_and_down(
         rc = await real_admin.get("ray.io/v1", "RayCluster", name, rns)
         return "ready" if (rc.get("status") or {}).get("state") == "ready" else ""
 
-    await _wait("RayCluster ready", state, 180)
-    _record("real Ray: RayCluster created -> ready (head)", time.monotonic() - began)
+    await wait_until("RayCluster ready", state, 180)
+    record("real Ray: RayCluster created -> ready (head)", time.monotonic() - began)
     pods = await cluster_pods(real_admin, rns, name)
     heads = [p for p in pods if node_type(p) == "head"]
     assert len(heads) == 1 and pod_ready(heads[0])
@@ -413,8 +188,8 @@ async def test_autoscaler_sample_ready_scale_up_and_down(
         ws = [p for p in await cluster_pods(real_admin, rns, name) if node_type(p) == "worker"]
         return len(ws) == 1 and pod_ready(ws[0])
 
-    await _wait("autoscaler adds a ready worker", worker_joined, 180, 1)
-    _record("real Ray: actor -> worker pod ready (scale-up)", time.monotonic() - up)
+    await wait_until("autoscaler adds a ready worker", worker_joined, 180, 1)
+    record("real Ray: actor -> worker pod ready (scale-up)", time.monotonic() - up)
     # from the host, the head Service's dashboard port resolves through the API (its
     # EndpointSlice) to the head pod, which the host reaches on the bridge
     host, port = await service_address(real_admin, rns, f"{name}-head-svc", "dashboard")
@@ -425,8 +200,8 @@ async def test_autoscaler_sample_ready_scale_up_and_down(
     for p in await cluster_pods(real_admin, rns, name):
         mib = _pod_memory_mib(p["metadata"]["uid"])
         if mib is not None:
-            _record(f"real Ray: {node_type(p)} pod memory usage (MiB)", mib[0])
-            _record(f"real Ray: {node_type(p)} pod memory RSS (MiB)", mib[1])
+            record(f"real Ray: {node_type(p)} pod memory usage (MiB)", mib[0])
+            record(f"real Ray: {node_type(p)} pod memory RSS (MiB)", mib[1])
 
     down = time.monotonic()
     ray("python", "/home/ray/samples/terminate_detached_actor.py", "actor1")
@@ -436,8 +211,8 @@ async def test_autoscaler_sample_ready_scale_up_and_down(
             p for p in await cluster_pods(real_admin, rns, name) if node_type(p) == "worker"
         ]
 
-    await _wait("autoscaler removes the idle worker", no_workers, 240, 1)
-    _record("real Ray: actor gone -> worker removed (idle 15s)", time.monotonic() - down)
+    await wait_until("autoscaler removes the idle worker", no_workers, 240, 1)
+    record("real Ray: actor gone -> worker removed (idle 15s)", time.monotonic() - down)
     rc = await real_admin.get("ray.io/v1", "RayCluster", name, rns)
     assert rc["spec"]["workerGroupSpecs"][0]["replicas"] == 0
     assert rc["status"]["state"] == "ready"
@@ -484,8 +259,8 @@ async def test_autoscaler_v2_head_container_killed_head_recreated_worker_rejoins
     for doc in docs:
         await real_admin.create(doc)
     began = time.monotonic()
-    await _wait("v2 RayCluster ready", lambda: _ray_cluster_ready(real_admin, rns, name), 180)
-    _record("real Ray v2: RayCluster created -> ready", time.monotonic() - began)
+    await wait_until("v2 RayCluster ready", lambda: _ray_cluster_ready(real_admin, rns, name), 180)
+    record("real Ray v2: RayCluster created -> ready", time.monotonic() - began)
     (head_pod,) = await _heads(real_admin, rns, name)
     assert head_pod["spec"]["restartPolicy"] == "Never"
     head = head_pod["metadata"]["name"]
@@ -507,8 +282,8 @@ async def test_autoscaler_v2_head_container_killed_head_recreated_worker_rejoins
         ws = [p for p in await cluster_pods(real_admin, rns, name) if node_type(p) == "worker"]
         return len(ws) == 1 and pod_ready(ws[0])
 
-    up = await _wait("v2 autoscaler adds a worker", one_ready_worker, 180, 1)
-    _record("real Ray v2: actor -> worker pod ready (scale-up)", up)
+    up = await wait_until("v2 autoscaler adds a worker", one_ready_worker, 180, 1)
+    record("real Ray v2: actor -> worker pod ready (scale-up)", up)
 
     head_pod = await real_admin.get("v1", "Pod", head, rns)
     status = next(s for s in head_pod["status"]["containerStatuses"] if s["name"] == "ray-head")
@@ -524,8 +299,8 @@ async def test_autoscaler_v2_head_container_killed_head_recreated_worker_rejoins
             and pod_ready(heads[0])
         )
 
-    await _wait("operator recreates the head pod", new_head_ready, 240, 1)
-    _record("real Ray v2: head container killed -> new head pod ready", time.monotonic() - killed)
+    await wait_until("operator recreates the head pod", new_head_ready, 240, 1)
+    record("real Ray v2: head container killed -> new head pod ready", time.monotonic() - killed)
     (new_head,) = await _heads(real_admin, rns, name)
 
     async def worker_rejoined() -> bool:
@@ -533,11 +308,12 @@ async def test_autoscaler_v2_head_container_killed_head_recreated_worker_rejoins
             return False
         return _alive_ray_nodes(real_cluster, rns, new_head["metadata"]["name"]) == 2
 
-    await _wait("a worker joins the new head", worker_rejoined, 240, 2)
-    _record(
+    await wait_until("a worker joins the new head", worker_rejoined, 240, 2)
+    record(
         "real Ray v2: head container killed -> worker joined new head", time.monotonic() - killed
     )
-    await _wait("RayCluster ready again", lambda: _ray_cluster_ready(real_admin, rns, name), 60)
+    again = functools.partial(_ray_cluster_ready, real_admin, rns, name)
+    await wait_until("RayCluster ready again", again, 60)
 
 
 @requires_kuberay_samples
@@ -568,7 +344,7 @@ async def test_autoscaler_v2_scales_the_higher_priority_group(
     spec["workerGroupSpecs"].append(high)
     for doc in docs:
         await real_admin.create(doc)
-    await _wait("RayCluster ready", lambda: _ray_cluster_ready(real_admin, rns, name), 180)
+    await wait_until("RayCluster ready", lambda: _ray_cluster_ready(real_admin, rns, name), 180)
     (head_pod,) = await _heads(real_admin, rns, name)
     began = time.monotonic()
     real_cluster.kubectl(
@@ -589,8 +365,8 @@ async def test_autoscaler_v2_scales_the_higher_priority_group(
         ws = [p for p in await cluster_pods(real_admin, rns, name) if node_type(p) == "worker"]
         return [p["metadata"]["labels"].get("ray.io/group", "") for p in ws if pod_ready(p)]
 
-    await _wait("a worker is added", ready_workers, 180, 1)
-    _record("real Ray 2.60 v2: actor -> worker ready (priority)", time.monotonic() - began)
+    await wait_until("a worker is added", ready_workers, 180, 1)
+    record("real Ray 2.60 v2: actor -> worker ready (priority)", time.monotonic() - began)
     assert await ready_workers() == ["preferred-group"]
     rc = await real_admin.get("ray.io/v1", "RayCluster", name, rns)
     replicas = {g["groupName"]: g.get("replicas") for g in rc["spec"]["workerGroupSpecs"]}
@@ -614,7 +390,7 @@ async def test_helm_chart_operator_in_cluster_brings_a_raycluster_to_ready(
     began = time.monotonic()
     archive = realnode.images.ensure(["operator"])["operator"]
     real_cluster.cp.real_node.import_images({"operator": archive})
-    _record("operator image build (cached) + import", time.monotonic() - began)
+    record("operator image build (cached) + import", time.monotonic() - began)
     release_ns = await real_namespace(real_admin, "kuberay-helm")
     env = {
         **os.environ,
@@ -640,7 +416,7 @@ async def test_helm_chart_operator_in_cluster_brings_a_raycluster_to_ready(
         timeout=240,
     )
     assert done.returncode == 0, done.stderr + done.stdout
-    _record("helm install --wait (operator pod ready)", time.monotonic() - began)
+    record("helm install --wait (operator pod ready)", time.monotonic() - began)
     try:
         pods, _ = await real_admin.list_all("v1", "Pod", release_ns)
         (op_pod,) = pods
@@ -650,12 +426,12 @@ async def test_helm_chart_operator_in_cluster_brings_a_raycluster_to_ready(
         began = time.monotonic()
         for doc in _autoscaler_sample(name, rns, idle_timeout=60):
             await real_admin.create(doc)
-        await _wait(
+        await wait_until(
             "RayCluster ready (in-cluster operator)",
             lambda: _ray_cluster_ready(real_admin, rns, name),
             180,
         )
-        _record("in-cluster operator: RayCluster created -> ready", time.monotonic() - began)
+        record("in-cluster operator: RayCluster created -> ready", time.monotonic() - began)
     finally:
         subprocess.run(
             [str(helm), "uninstall", "kuberay-operator", "-n", release_ns, "--wait"],

@@ -168,6 +168,9 @@ ENABLE_SERVE_SERVICE_TRUE: Final = "true"
 DISABLE_PROVISIONED_HEAD_RESTART_ANNOTATION_KEY: Final = "ray.io/disable-provisioned-head-restart"
 RAY_CRONJOB_TIMESTAMP_ANNOTATION_KEY: Final = "ray.io/cronjob-scheduled-timestamp"
 INGRESS_CLASS_ANNOTATION_KEY: Final = "kubernetes.io/ingress.class"
+#: This operator's own: a RayService's deadline for a zero-downtime upgrade (a Go duration or
+#: integer seconds), after which the upgrade is abandoned.
+RAY_SERVICE_UPGRADE_TIMEOUT_ANNOTATION: Final = "ray.io/upgrade-timeout"
 #: This operator's own (KubeRay stamps no such thing): on every pod it creates, the hash of the
 #: pod's group template, so the status can name pods that run an older one
 #: (``kuberay.controllers.raycluster.templates``).
@@ -210,6 +213,10 @@ DEFAULT_GATEWAY_LISTENER_PORT: Final = 80
 DEFAULT_SERVICE_APP_PROTOCOL: Final = "tcp"
 #: Port the history-server collector sidecar receives Ray events on.
 DEFAULT_EVENTS_PORT: Final = "8084"
+#: The header carrying a Ray auth token (``Bearer <token>``) to the Ray dashboard: sent by the
+#: operator's dashboard client and the history server, relayed by the API server (KubeRay
+#: ``utils.RayAuthHeader``).
+RAY_AUTH_HEADER: Final = "x-ray-authorization"
 
 # --- containers and volumes ---
 AUTOSCALER_CONTAINER_NAME: Final = "autoscaler"

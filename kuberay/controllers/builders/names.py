@@ -2,7 +2,7 @@
 
 * :func:`check_name` (objects, 50 chars) and :func:`check_label` (label values, 63 chars) keep
   the *last* characters of a long name, then replace a leading digit (``check_name`` only) or
-  punctuation character with ``r``;
+  punctuation character with ``r`` (defined in :mod:`kuberay.naming`, re-exported);
 * :func:`pod_name` instead keeps the *first* 50 characters of the prefix and lower-cases;
 * the head Service is ``<cluster>-head-svc`` unless ``headGroupSpec.headService.metadata.name``
   is set (never truncated), and the worker FQDN is built from it.
@@ -15,13 +15,13 @@ this is the same as counting characters.
 from __future__ import annotations
 
 import random
-import unicodedata
 from collections.abc import Mapping
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
 from kuberay.controllers.common.constants import DASH_SYMBOL
 from kuberay.controllers.common.objects import as_map, metadata, pod_spec_of_template, spec
+from kuberay.naming import check_label, check_name
 
 __all__ = [
     "RANDOM_SUFFIX_ALPHABET",
@@ -58,40 +58,7 @@ __all__ = [
 #: Alphabet of apimachinery ``rand.String`` (no vowels, no ambiguous characters).
 RANDOM_SUFFIX_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 
-_MAX_NAME_LENGTH: Final = 50
-_MAX_LABEL_LENGTH: Final = 63
 _MAX_POD_PREFIX_LENGTH: Final = 50
-
-
-def _first_byte_is(s: bytes, category_prefix: str) -> bool:
-    return unicodedata.category(chr(s[0])).startswith(category_prefix)
-
-
-def _keep_tail(name: str, limit: int) -> bytes:
-    raw = name.encode("utf-8")
-    return raw[len(raw) - limit :] if len(raw) > limit else raw
-
-
-def check_name(name: str) -> str:
-    """KubeRay ``CheckName``: keep the last 50 bytes; no leading digit or punctuation."""
-    raw = _keep_tail(name, _MAX_NAME_LENGTH)
-    if not raw:
-        return ""
-    if 0x30 <= raw[0] <= 0x39:  # unicode.IsDigit of a single byte: only ASCII digits
-        raw = b"r" + raw[1:]
-    if _first_byte_is(raw, "P"):
-        raw = b"r" + raw[1:]
-    return raw.decode("utf-8", errors="replace")
-
-
-def check_label(value: str) -> str:
-    """KubeRay ``CheckLabel`` (also ``TrimJobName``): keep the last 63 bytes; no leading punct."""
-    raw = _keep_tail(value, _MAX_LABEL_LENGTH)
-    if not raw:
-        return ""
-    if _first_byte_is(raw, "P"):
-        raw = b"r" + raw[1:]
-    return raw.decode("utf-8", errors="replace")
 
 
 def pod_name(prefix: str, node_type: str, is_generate_name: bool) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kuberay.gocompat.gotime import go_time_string
+
 from .constants import RAY_CONTAINER_INDEX
 from .objects import as_list, as_map, as_str, metadata, spec
 
@@ -39,22 +41,6 @@ def ray_container_terminated_state(pod: Mapping[str, Any]) -> Mapping[str, Any] 
     return None
 
 
-def _go_time(value: object) -> str:
-    """A metav1.Time as Go's ``time.Time.String`` writes it (UTC; zero when unset)."""
-    import datetime as dt
-
-    if not isinstance(value, str) or not value:
-        return "0001-01-01 00:00:00 +0000 UTC"
-    try:
-        when = dt.datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(dt.UTC)
-    except ValueError:
-        return value
-    text = when.strftime("%Y-%m-%d %H:%M:%S")
-    if when.microsecond:
-        text += f".{when.microsecond:06d}".rstrip("0")
-    return f"{text} +0000 UTC"
-
-
 def go_terminated_text(terminated: Mapping[str, Any] | None) -> str:
     """``%v`` of a ``*corev1.ContainerStateTerminated`` in Go (its generated String()):
     ``nil`` or ``&ContainerStateTerminated{ExitCode:1,Signal:0,Reason:Error,...,}``."""
@@ -64,8 +50,9 @@ def go_terminated_text(terminated: Mapping[str, Any] | None) -> str:
     return (
         f"&ContainerStateTerminated{{ExitCode:{int(t.get('exitCode') or 0)},"
         f"Signal:{int(t.get('signal') or 0)},Reason:{as_str(t.get('reason'))},"
-        f"Message:{as_str(t.get('message'))},StartedAt:{_go_time(t.get('startedAt'))},"
-        f"FinishedAt:{_go_time(t.get('finishedAt'))},ContainerID:{as_str(t.get('containerID'))},}}"
+        f"Message:{as_str(t.get('message'))},StartedAt:{go_time_string(t.get('startedAt'))},"
+        f"FinishedAt:{go_time_string(t.get('finishedAt'))},"
+        f"ContainerID:{as_str(t.get('containerID'))},}}"
     )
 
 

@@ -21,6 +21,7 @@ import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from kuberay.api.v1.constants import RAY_AUTH_HEADER
 from kuberay.http import (
     BodyTooLarge,
     ConnectionPool,
@@ -42,7 +43,6 @@ from .errors import (
 from .models import JobInfo, ServeApplicationStatus, ServeDetails
 
 __all__ = [
-    "AUTH_HEADER",
     "DIRECT_TIMEOUT",
     "DUPLICATE_SUBMISSION_TEXT",
     "MAX_ANSWER",
@@ -54,7 +54,6 @@ __all__ = [
 JOBS_PATH = "/api/jobs/"
 SERVE_APPLICATIONS_PATH = "/api/serve/applications/"
 SERVE_PROXY_HEALTH_PATH = "/-/healthz"
-AUTH_HEADER = "x-ray-authorization"
 DUPLICATE_SUBMISSION_TEXT = "Please use a different submission_id"
 #: KubeRay's ``RayHTTPClientDirectTimeoutSeconds`` / ``RayHTTPClientProxyTimeoutSeconds``.
 DIRECT_TIMEOUT = 2.0
@@ -159,7 +158,7 @@ class DashboardClient:
         if body is not None:
             headers["Content-Type"] = "application/json"
         if self._auth_token is not None:
-            headers[AUTH_HEADER] = f"Bearer {self._auth_token}"
+            headers[RAY_AUTH_HEADER] = f"Bearer {self._auth_token}"
         try:
             async with asyncio.timeout(self.timeout):
                 resp = await self.pool.request(

@@ -31,6 +31,7 @@ from kuberay.controllers.builders.names import (
 )
 from kuberay.controllers.builders.owner import controller_owner_reference
 from kuberay.controllers.common.objects import as_list, as_map, as_str, metadata
+from kuberay.gocompat.gotime import parse_rfc3339_or_none
 
 __all__ = [
     "CERTIFICATE_KIND",
@@ -220,10 +221,4 @@ def is_certificate_ready(cert: Mapping[str, Any]) -> bool:
 
 def certificate_not_after(cert: Mapping[str, Any]) -> dt.datetime | None:
     """``status.notAfter`` as an aware datetime, or None."""
-    raw = as_map(cert.get("status")).get("notAfter")
-    if not isinstance(raw, str) or not raw:
-        return None
-    try:
-        return dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+    return parse_rfc3339_or_none(as_map(cert.get("status")).get("notAfter"))

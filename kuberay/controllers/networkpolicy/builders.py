@@ -122,7 +122,7 @@ def _submitter_peer(cluster: Mapping[str, Any]) -> dict[str, Any] | None:
         if (
             ref.get("kind") == c.KIND_RAYJOB
             and ref.get("controller") is True
-            and as_str(ref.get("apiVersion")).startswith("ray.io/")
+            and as_str(ref.get("apiVersion")).startswith(f"{c.GROUP}/")
         ):
             return {
                 "podSelector": {

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import attrs
 
+from kuberay.api.v1.constants import RAY_CLUSTER_LABEL_KEY
 from kuberay.kube import Client
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache, EventRecorder
 
 #: Index of cached NetworkPolicies by ``<namespace>/<ray.io/cluster label>``.
-CLUSTER_INDEX = "ray.io/cluster"
+CLUSTER_INDEX = RAY_CLUSTER_LABEL_KEY
 
 
 @attrs.define

@@ -131,11 +131,9 @@ class NetworkPolicyReconciler:
                     meta["namespace"],
                     preconditions={"uid": policy["metadata"]["uid"]},
                 )
-            except NotFound:
+            except (NotFound, Conflict):  # Conflict: the uid precondition (a new object)
                 continue
             except ApiError as exc:
-                if exc.status == 409:  # uid precondition: a new object of that name
-                    continue
                 self.ctx.event(
                     cluster,
                     WARNING,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
+from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, RAY_CLUSTER_LABEL_KEY
 from kuberay.controllers.networkpolicy.builders import (
     NETWORK_POLICY_API_VERSION,
     NETWORK_POLICY_KIND,
@@ -22,7 +22,7 @@ EVENT_COMPONENT = "networkpolicy-controller"
 
 def _cluster_index(obj: Obj) -> list[str]:
     meta = k8s.meta(obj)
-    name = (meta.get("labels") or {}).get("ray.io/cluster")
+    name = k8s.labels(obj).get(RAY_CLUSTER_LABEL_KEY)
     return [f"{meta.get('namespace')}/{name}"] if name else []
 
 

@@ -12,7 +12,7 @@ from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import FIELD_MANAGER
 from kuberay.controllers.batchscheduler import BatchScheduler
 from kuberay.controllers.common.options import BuildOptions
-from kuberay.kube import ApiError, Client, NotFound
+from kuberay.kube import Client, Conflict, NotFound
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache, EventRecorder, Expectations
@@ -26,7 +26,7 @@ ROUTE_KIND = "Route"
 #: API groups whose presence means "OpenShift" (KubeRay ``IsOpenShiftCluster``).
 OPENSHIFT_API_GROUPS = (ROUTE_API_GROUP, "security.openshift.io", "config.openshift.io")
 #: Index of cached children by ``<namespace>/<ray.io/cluster label>``.
-CLUSTER_INDEX = "ray.io/cluster"
+CLUSTER_INDEX = C.RAY_CLUSTER_LABEL_KEY
 
 
 def cluster_index(obj: Obj) -> list[str]:
@@ -144,10 +144,6 @@ class Ctx:
             await self.client.delete(
                 "v1", "Pod", meta["name"], meta["namespace"], preconditions={"uid": meta["uid"]}
             )
-        except NotFound:
+        except (NotFound, Conflict):  # Conflict: a new pod of that name, not ours to delete
             return False
-        except ApiError as exc:
-            if exc.status == 409:  # a new pod with the same name: not ours to delete
-                return False
-            raise
         return True

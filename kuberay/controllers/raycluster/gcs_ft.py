@@ -24,6 +24,8 @@ from kuberay.api.v1.rules import is_gcs_fault_tolerance_embedded, is_gcs_fault_t
 from kuberay.controllers.builders.gcs_ft import external_storage_namespace
 from kuberay.controllers.raycluster.context import Ctx
 from kuberay.controllers.raycluster.redis_cleanup_job import build_redis_cleanup_job
+from kuberay.gocompat.gotime import format_go_duration, parse_rfc3339
+from kuberay.gocompat.goutil import go_atoi
 from kuberay.kube import ApiError, Conflict, NotFound
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
@@ -35,31 +37,20 @@ HEAD_TERMINATION_REQUEUE = 10.0
 
 
 def deletion_timeout(cluster: Obj) -> float:
-    """``ray.io/gcs-ft-deletion-timeout`` when it is a positive integer, else 300 s."""
-    raw = (k8s.meta(cluster).get("annotations") or {}).get(
-        C.RAY_CLUSTER_GCS_FT_DELETION_TIMEOUT_ANNOTATION
-    )
+    """``ray.io/gcs-ft-deletion-timeout`` when ``strconv.Atoi`` reads a positive integer
+    from it, else 300 s (KubeRay ``getGCSFTDeletionTimeout``)."""
+    raw = k8s.annotations(cluster).get(C.RAY_CLUSTER_GCS_FT_DELETION_TIMEOUT_ANNOTATION)
     try:
-        value = int(str(raw))
-    except (TypeError, ValueError):
+        value = go_atoi(raw) if isinstance(raw, str) else 0
+    except ValueError:
         return DEFAULT_DELETION_TIMEOUT
     return float(value) if value > 0 else DEFAULT_DELETION_TIMEOUT
 
 
-def go_duration(seconds: float) -> str:
-    """Whole seconds the way Go prints a ``time.Duration``: ``45s``, ``5m3s``, ``1h0m7s``."""
-    total = max(0, int(seconds))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes}m{secs}s"
-    if minutes:
-        return f"{minutes}m{secs}s"
-    return f"{secs}s"
-
-
-def _parse_time(text: str) -> dt.datetime:
-    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+def age_text(seconds: float) -> str:
+    """A deletion's age in the event text: whole seconds as Go prints a ``time.Duration``
+    (``45s``, ``5m3s``, ``1h0m7s``)."""
+    return format_go_duration(max(0, int(seconds)) * 1_000_000_000)
 
 
 async def _set_finalizers(ctx: Ctx, cluster: Obj, finalizers: list[str]) -> None:
@@ -120,7 +111,7 @@ async def reconcile_gcs_ft_finalizer(ctx: Ctx, cluster: Obj) -> Result | None:
         for p in pods
         if (p["metadata"].get("labels") or {}).get(C.RAY_NODE_TYPE_LABEL_KEY) == C.HEAD_NODE
     ]
-    age = (dt.datetime.now(dt.UTC) - _parse_time(meta["deletionTimestamp"])).total_seconds()
+    age = (dt.datetime.now(dt.UTC) - parse_rfc3339(meta["deletionTimestamp"])).total_seconds()
     timeout = deletion_timeout(cluster)
     if age >= timeout:
         await _set_finalizers(ctx, cluster, [f for f in finalizers if f != FINALIZER])
@@ -128,7 +119,7 @@ async def reconcile_gcs_ft_finalizer(ctx: Ctx, cluster: Obj) -> Result | None:
             cluster,
             WARNING,
             "ForceDeletedStuckCluster",
-            f"Force-removed GCS FT finalizer after {go_duration(age)} due to Redis cleanup "
+            f"Force-removed GCS FT finalizer after {age_text(age)} due to Redis cleanup "
             f"timeout; Redis storage namespace {json.dumps(external_storage_namespace(cluster))} "
             "may need manual cleanup",
             "Cleanup",

@@ -20,6 +20,7 @@ from prometheus_client.registry import Collector
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER
 from kuberay.controllers.raycluster import conditions as cond
+from kuberay.gocompat.gotime import parse_rfc3339
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import Cache
@@ -77,7 +78,7 @@ class RayClusterMetrics:
         created = meta.get("creationTimestamp")
         if not created:
             return
-        start = dt.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+        start = parse_rfc3339(created)
         seconds = ((now or dt.datetime.now(dt.UTC)) - start).total_seconds()
         self.provisioned_duration.labels(
             meta.get("name", ""), meta.get("namespace", ""), meta.get("uid", "")

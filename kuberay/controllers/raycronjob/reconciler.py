@@ -68,6 +68,7 @@ from kuberay.controllers.raycronjob.context import Ctx
 from kuberay.controllers.raycronjob.gotime import Zone
 from kuberay.controllers.raycronjob.missed import count_ticks, latest_tick_unix
 from kuberay.controllers.raycronjob.ticks import next_tick
+from kuberay.gocompat.gotime import parse_rfc3339
 from kuberay.kube import Conflict, NotFound
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
@@ -107,11 +108,6 @@ class Plan:
     zone: Zone
 
 
-def parse_time(value: str) -> dt.datetime:
-    """A metav1.Time (RFC 3339) as an aware datetime."""
-    return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
 def plan_of(cronjob: Obj) -> Plan:
     """The schedule and zone KubeRay's ``ParseStandard("TZ=<timeZone> <schedule>")``
     uses (``ValueError`` if invalid; validation has ruled that out)."""
@@ -124,7 +120,7 @@ def plan_of(cronjob: Obj) -> Plan:
 def schedule_base(cronjob: Obj) -> dt.datetime:
     """``status.lastScheduleTime``, else ``metadata.creationTimestamp``."""
     last = k8s.status(cronjob).get("lastScheduleTime")
-    return parse_time(str(last or cronjob["metadata"]["creationTimestamp"]))
+    return parse_rfc3339(str(last or cronjob["metadata"]["creationTimestamp"]))
 
 
 class RayCronJobReconciler:
@@ -279,7 +275,6 @@ __all__ = [
     "Due",
     "Plan",
     "RayCronJobReconciler",
-    "parse_time",
     "plan_of",
     "schedule_base",
 ]

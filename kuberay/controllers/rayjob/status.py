@@ -23,6 +23,8 @@ from kuberay.api.v1.enums import (
     is_job_terminal,
 )
 from kuberay.controllers.raycluster.status import status_changed
+from kuberay.gocompat.gotime import format_go_date_time as format_date_time
+from kuberay.gocompat.gotime import go_time_string as format_go_time
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.clock import format_time, parse_time
 
@@ -62,23 +64,13 @@ LAST_ERROR: Final = ": last error: "
 
 
 __all__ = [
+    "format_date_time",
     "format_go_time",
     "go_job_status",
     "is_job_deployment_terminal",
     "is_job_terminal",
     "kuberay_write_needed",
 ]
-
-
-def format_go_time(when: dt.datetime) -> str:
-    """Go's ``%v`` of a ``metav1.Time`` read back from the apiserver
-    (``2006-01-02 15:04:05 +0000 UTC``)."""
-    return when.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
-
-
-def format_date_time(when: dt.datetime) -> str:
-    """Go's ``time.DateTime`` layout (``2006-01-02 15:04:05``)."""
-    return when.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def from_millis(ms: int) -> str:

@@ -7,7 +7,7 @@ from kuberay.api.v1 import constants as C
 from kuberay.controllers.common.objects import as_map
 from kuberay.controllers.rayservice.context import Ctx
 from kuberay.controllers.rayservice.serve import ServeReconciler
-from kuberay.kube import ApiError, NotFound
+from kuberay.kube import ApiError, Conflict, NotFound
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import NORMAL, WARNING, RequeueError
@@ -48,9 +48,9 @@ async def update_head_pod_serve_label(
         )
     except NotFound:
         return
+    except Conflict:
+        raise RequeueError("head pod changed while its serve label was written") from None
     except ApiError as exc:
-        if exc.status == 409:
-            raise RequeueError("head pod changed while its serve label was written") from None
         ctx.event(
             rs,
             WARNING,

@@ -67,7 +67,7 @@ from kuberay.controllers.rayservice.suspend import handle_suspend, suspend_opera
 from kuberay.controllers.rayservice.traffic import Routing, TrafficReconciler, gateway_api_missing
 from kuberay.controllers.rayservice.upgrade import abandoned_hash, explain_upgrade
 from kuberay.featuregates.kuberay_gates import RAY_CLUSTER_STATUS_CONDITIONS
-from kuberay.kube import ApiError
+from kuberay.kube import Conflict, NotFound
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile import WARNING, Request, RequeueError, Result
@@ -532,10 +532,8 @@ class RayServiceReconciler:
         old_rv = rs["metadata"].get("resourceVersion", "")
         try:
             written = await self.ctx.client.update_status(rs)
-        except ApiError as exc:
-            if exc.status == 409:
-                raise RequeueError("the RayService changed while its status was written") from None
-            raise
+        except Conflict:
+            raise RequeueError("the RayService changed while its status was written") from None
         self._written.remember(old_rv, written)
         if self.ctx.metrics is not None:
             self.ctx.metrics.observe(written)
@@ -555,12 +553,8 @@ class RayServiceReconciler:
                 },
                 meta["namespace"],
             )
-        except ApiError as exc:
-            if exc.status in (404, 409):
-                raise RequeueError(
-                    "the RayService changed while its finalizers were written"
-                ) from None
-            raise
+        except (NotFound, Conflict):
+            raise RequeueError("the RayService changed while its finalizers were written") from None
 
     def _forget(self, key: ObjectKey) -> None:
         self._written.forget(*key)

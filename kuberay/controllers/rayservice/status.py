@@ -9,12 +9,14 @@ Condition types, reasons and messages are KubeRay's; every condition carries
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from kuberay.api.v1.constants import RAY_SERVICE_INITIALIZING_TIMEOUT_ANNOTATION
 from kuberay.controllers.common.objects import as_list, as_map, as_str
 from kuberay.controllers.raycluster import conditions as cond
+from kuberay.gocompat.gotime import go_duration_of_seconds
+from kuberay.gocompat.goutil import go_atoi, go_duration_seconds
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.clock import parse_time
 
@@ -40,7 +42,7 @@ SUSPEND_COMPLETE: Final = "SuspendComplete"
 RESUMED: Final = "RayServiceResumed"
 
 INITIALIZING_MESSAGE: Final = "RayService is initializing"
-INITIALIZING_TIMEOUT_ANNOTATION: Final = "ray.io/initializing-timeout"
+INITIALIZING_TIMEOUT_ANNOTATION: Final = RAY_SERVICE_INITIALIZING_TIMEOUT_ANNOTATION
 RUNNING: Final = "Running"
 
 
@@ -76,49 +78,27 @@ def cluster_name(rs: Mapping[str, Any], which: str) -> str:
     return as_str(as_map(as_map(rs.get("status")).get(which)).get("rayClusterName"))
 
 
-_GO_DURATION = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
 def parse_timeout(raw: str | None) -> float | None:
-    """A Go duration (``"5m"``, ``"1h30m"``) or integer seconds; None when absent, invalid
-    or not positive (KubeRay ``getInitializingTimeout``; validation rejects bad values)."""
+    """A Go duration (``"5m"``, ``"1h30m"``) or integer seconds (``strconv.Atoi``); None when
+    absent, invalid or not positive (KubeRay ``getInitializingTimeout``; validation rejects bad
+    values). Surrounding space is ignored."""
     if not raw:
         return None
     text = raw.strip()
-    if re.fullmatch(r"[+-]?[0-9]+", text):
-        value = float(int(text))
-        return value if value > 0 else None
-    sign = -1.0 if text.startswith("-") else 1.0
-    body = text.lstrip("+-")
-    if not body:
-        return None
-    total, pos = 0.0, 0
-    for m in _GO_DURATION.finditer(body):
-        if m.start() != pos or m.group(1) in ("", "."):
+    try:
+        seconds = float(go_atoi(text))
+    except ValueError:
+        try:
+            seconds = go_duration_seconds(text)
+        except ValueError:
             return None
-        total += float(m.group(1)) * _UNITS[m.group(2)]
-        pos = m.end()
-    if pos != len(body):
-        return None
-    total *= sign
-    return total if total > 0 else None
+    return seconds if seconds > 0 else None
 
 
 def go_duration(seconds: float) -> str:
-    """Go ``time.Duration.String()`` for whole/fractional seconds (``5s``, ``1m30s``)."""
-    if seconds <= 0:
-        return "0s"
-    whole = int(seconds)
-    frac = seconds - whole
-    h, rem = divmod(whole, 3600)
-    m, s = divmod(rem, 60)
-    sec = f"{s + frac:.9f}".rstrip("0").rstrip(".")
-    if h:
-        return f"{h}h{m}m{sec}s"
-    if m:
-        return f"{m}m{sec}s"
-    return f"{sec}s"
+    """Go ``time.Duration.String()`` of a time spent (``5s``, ``1m30s``; ``0s`` when not
+    positive)."""
+    return go_duration_of_seconds(max(seconds, 0.0))
 
 
 def count_serve_endpoints(slices: Iterable[Mapping[str, Any]]) -> int:

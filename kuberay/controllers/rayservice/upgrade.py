@@ -20,12 +20,13 @@ import datetime as dt
 import re
 from typing import Final
 
+from kuberay.api.v1.constants import RAY_SERVICE_UPGRADE_TIMEOUT_ANNOTATION
 from kuberay.controllers.common.objects import as_map, as_str
 from kuberay.controllers.rayservice import status as S
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.clock import parse_time
 
-UPGRADE_TIMEOUT_ANNOTATION: Final = "ray.io/upgrade-timeout"
+UPGRADE_TIMEOUT_ANNOTATION: Final = RAY_SERVICE_UPGRADE_TIMEOUT_ANNOTATION
 UPGRADE_TIMEOUT_REASON: Final = "UpgradeTimeout"
 _HASH = re.compile(r"rayClusterConfig hash ([0-9A-V]{32})")
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kuberay.historyserver.collector.config import AuthSettings
-
-AUTH_HEADER = "x-ray-authorization"
+from kuberay.historyserver.layout import RAY_AUTH_HEADER
 
 
 class AuthConfigError(Exception):
@@ -36,9 +35,9 @@ def auth_headers(settings: AuthSettings) -> dict[str, str]:
             raise AuthConfigError(
                 f"projected ServiceAccount token at {settings.token_path} is empty"
             )
-        return {AUTH_HEADER: f"Bearer {token}"}
+        return {RAY_AUTH_HEADER: f"Bearer {token}"}
     if settings.token:
-        return {AUTH_HEADER: f"Bearer {settings.token}"}
+        return {RAY_AUTH_HEADER: f"Bearer {settings.token}"}
     if settings.mode.lower() == "token":
         raise AuthConfigError(
             "RAY_AUTH_MODE=token but no credential is available: set RAY_AUTH_TOKEN, or "

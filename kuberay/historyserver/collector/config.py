@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from kuberay.historyserver.collector.goflags import parse_bool, parse_duration
+from kuberay.gocompat.goutil import go_duration_seconds, go_parse_bool
 from kuberay.historyserver.layout import OWNER_KINDS, LayoutError, normalize_root
 
 SUPPORTED_BACKENDS = ("s3", "gcs", "azureblob", "aliyunoss", "local")
@@ -164,7 +164,7 @@ class _Resolver:
         if value is None:
             return default
         try:
-            parsed = parse_duration(value) if kind == "duration" else float(int(value))
+            parsed = _seconds(value) if kind == "duration" else float(int(value))
             if parsed < 0 or (kind != "duration" and parsed <= 0):
                 raise ValueError("must be positive")
         except ValueError:
@@ -179,7 +179,7 @@ class _Resolver:
         if value is None:
             return default
         try:
-            return parse_bool(value)
+            return go_parse_bool(value.strip())
         except ValueError:
             if source.startswith("--"):
                 raise ConfigError(f"invalid {source}={value!r}: use true or false") from None
@@ -345,6 +345,11 @@ def parse_options(argv: Sequence[str], environ: Mapping[str, str]) -> CollectorO
 
 def _env_bool(value: str) -> bool:
     try:
-        return parse_bool(value)
+        return go_parse_bool(value.strip())
     except ValueError:
         return False
+
+
+def _seconds(value: str) -> float:
+    """A Go duration flag or env value (surrounding space ignored) in seconds."""
+    return go_duration_seconds(value.strip())

@@ -14,14 +14,18 @@ stored event is camelCase as KubeRay's server reads it. Map fields (``labels``,
 from __future__ import annotations
 
 import contextlib
-import re
-from datetime import datetime
 from typing import Any
 
 import orjson
 
+from kuberay.gocompat.gotime import rfc3339_nanos
 from kuberay.historyserver.ids import InvalidID, to_hex
-from kuberay.historyserver.layout import JOB_EVENTS_DIR, NODE_EVENTS_DIR, is_safe_segment
+from kuberay.historyserver.layout import (
+    JOB_EVENTS_DIR,
+    NODE_EVENTS_DIR,
+    is_safe_segment,
+    to_camel,
+)
 
 NODE_EVENT_TYPES = frozenset({"NODE_DEFINITION_EVENT", "NODE_LIFECYCLE_EVENT"})
 #: Payloads whose ``jobId`` files the event under ``job_events/<job>`` (KubeRay's list).
@@ -34,24 +38,6 @@ JOB_PAYLOADS = (
     "actorTaskDefinitionEvent",
     "actorDefinitionEvent",
 )
-#: proto map fields reachable from ``RayEvent`` (Ray 2.60): their keys are data.
-MAP_FIELDS = frozenset(
-    {
-        "custom_fields",
-        "custom_resources",
-        "label_selector",
-        "labels",
-        "metadata",
-        "ref_ids",
-        "required_resources",
-        "resources",
-        "unit_resources",
-    }
-)
-
-_RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-](\d{2}):(\d{2}))$"
-)
 
 
 class BadEvents(ValueError):
@@ -60,51 +46,7 @@ class BadEvents(ValueError):
 
 def valid_timestamp(value: object) -> bool:
     """Whether ``value`` parses as Go's ``time.RFC3339Nano``."""
-    if not isinstance(value, str):
-        return False
-    m = _RFC3339.fullmatch(value)
-    if m is None:
-        return False
-    try:
-        datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]))
-    except ValueError:
-        return False
-    return m[9] is None or (int(m[9]) < 24 and int(m[10]) < 60)
-
-
-def camel(name: str) -> str:
-    """protobuf's JSON name of a field: each ``_x`` becomes ``X``."""
-    if "_" not in name:
-        return name
-    head, *rest = name.split("_")
-    return head + "".join(p[:1].upper() + p[1:] for p in rest)
-
-
-def _camel_value(value: Any) -> Any:
-    if isinstance(value, dict):
-        return _camel_message(value)
-    if isinstance(value, list):
-        return [_camel_value(v) for v in value]
-    return value
-
-
-def _camel_message(msg: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in msg.items():
-        if key in MAP_FIELDS and isinstance(value, dict):
-            out[camel(key)] = {
-                k: _camel_value(v) if isinstance(v, dict | list) else v for k, v in value.items()
-            }
-        else:
-            out[camel(key)] = _camel_value(value)
-    return out
-
-
-def to_camel(event: dict[str, Any]) -> dict[str, Any]:
-    """``event`` with camelCase field names; camelCase input is returned as it is."""
-    if not any("_" in key for key in event):
-        return event
-    return _camel_message(event)
+    return isinstance(value, str) and rfc3339_nanos(value) is not None
 
 
 def parse_batch(body: bytes) -> list[dict[str, Any]]:

@@ -31,19 +31,21 @@ import structlog
 
 from kuberay.historyserver.collector.auth import AuthConfigError, AuthRejected
 from kuberay.historyserver.collector.dashboard import DashboardClient, DashboardError
-from kuberay.historyserver.layout import Layout
+from kuberay.historyserver.layout import (
+    CLUSTER_METADATA_ENDPOINT,
+    DATASETS_ENDPOINT_PREFIX,
+    JOBS_ENDPOINT,
+    PLACEMENT_GROUPS_ENDPOINT,
+    SERVE_APPLICATIONS_ENDPOINT,
+    TIMEZONE_ENDPOINT,
+    Layout,
+)
 from kuberay.historyserver.storage.base import ObjectStore
 from kuberay.historyserver.storage.errors import StorageError
 
 log = structlog.get_logger("historyserver.collector.snapshots")
 
-CLUSTER_METADATA = "/api/v0/cluster_metadata"
-TIMEZONE = "/timezone"
-SERVE_APPLICATIONS = "/api/serve/applications/"
-PLACEMENT_GROUPS = "/api/v0/placement_groups?detail=1&limit=10000"
-JOBS = "/api/jobs/"
-DATASETS_PREFIX = "/api/data/datasets/"
-DEFAULT_POLLED = (SERVE_APPLICATIONS, PLACEMENT_GROUPS)
+DEFAULT_POLLED = (SERVE_APPLICATIONS_ENDPOINT, PLACEMENT_GROUPS_ENDPOINT)
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
 TERMINAL_EMPTY_POLLS = 2
 FINAL_POLL_BUDGET = 10.0
@@ -155,16 +157,20 @@ class Snapshots:
                 body = await self._fetch(endpoint)
                 if body is None:
                     continue
-                if final and endpoint == SERVE_APPLICATIONS and not _has(body, "applications"):
+                if (
+                    final
+                    and endpoint == SERVE_APPLICATIONS_ENDPOINT
+                    and not _has(body, "applications")
+                ):
                     continue
                 await self._store(session, endpoint, body)
             await self._poll_jobs(session, final)
 
     async def _poll_jobs(self, session: str, final: bool) -> None:
-        body = await self._fetch(JOBS)
+        body = await self._fetch(JOBS_ENDPOINT)
         if body is None:
             return
-        await self._store(session, JOBS, body)
+        await self._store(session, JOBS_ENDPOINT, body)
         try:
             jobs = orjson.loads(body)
         except orjson.JSONDecodeError:
@@ -180,7 +186,7 @@ class Snapshots:
             terminal = status in TERMINAL
             if not final and terminal and state.empty_runs.get(job_id, 0) >= TERMINAL_EMPTY_POLLS:
                 continue
-            endpoint = DATASETS_PREFIX + job_id
+            endpoint = DATASETS_ENDPOINT_PREFIX + job_id
             try:
                 self.layout.endpoint_key(session, endpoint)
             except ValueError:
@@ -204,8 +210,8 @@ class Snapshots:
         """Startup endpoints, then poll every interval (and after each ``job_finished``)
         until cancelled or the credential is rejected."""
         startup = [
-            asyncio.create_task(self.fetch_once(CLUSTER_METADATA)),
-            asyncio.create_task(self.fetch_once(TIMEZONE)),
+            asyncio.create_task(self.fetch_once(CLUSTER_METADATA_ENDPOINT)),
+            asyncio.create_task(self.fetch_once(TIMEZONE_ENDPOINT)),
         ]
         try:
             while not self.auth_failed:

@@ -43,7 +43,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-NODE_GROUP_LABEL = "ray.io/node-group"
+from kuberay.historyserver.layout import RAY_NODE_GROUP_NODE_LABEL_KEY
+
+NODE_GROUP_LABEL = RAY_NODE_GROUP_NODE_LABEL_KEY
 _RUNNING = frozenset({"RUNNING", "RUNNING_IN_RAY_GET", "RUNNING_IN_RAY_WAIT"})
 _WAITING = frozenset({"PENDING_NODE_ASSIGNMENT"})
 _PG_RESOURCE = re.compile(r"^(.+)_group_(?:\d+_)?[0-9a-f]+$")

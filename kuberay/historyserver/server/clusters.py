@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from kuberay.gocompat.gotime import format_rfc3339
 from kuberay.historyserver.layout import (
     CLUSTER_METADATA_DIR,
     RAYCLUSTER_KIND,
@@ -50,7 +51,7 @@ class StoredSession:
             "name": self.cluster.name,
             "namespace": self.cluster.namespace,
             "sessionName": self.session,
-            "createTime": created.strftime("%Y-%m-%dT%H:%M:%SZ") if created else "",
+            "createTime": format_rfc3339(created.replace(tzinfo=UTC)) if created else "",
             "createTimeStamp": self.created_ts(),
             "ownerKind": self.cluster.owner_kind,
             "ownerName": self.cluster.owner_name,

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from kuberay.historyserver.collector.goflags import parse_bool, parse_duration
+from kuberay.gocompat.goutil import go_duration_seconds, go_parse_bool
 from kuberay.historyserver.layout import LayoutError, normalize_root
 
 _QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)([KMGTPE]i?|k|m)?$")
@@ -136,6 +136,16 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _flag_bool(text: str) -> bool:
+    """A boolean flag as Go's ``strconv.ParseBool`` reads it (surrounding space ignored)."""
+    return go_parse_bool(text.strip())
+
+
+def _flag_seconds(text: str) -> float:
+    """A Go duration flag (surrounding space ignored) in seconds."""
+    return go_duration_seconds(text.strip())
+
+
 def parse_options(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> ServerOptions:
     """Options from ``argv`` over the env (``STORAGE_BACKEND``, ``STORAGE_ROOT_DIR``,
     ``STORAGE_BACKEND_CONFIG_PATH``); ``ConfigError`` (one line) for a bad one."""
@@ -162,28 +172,28 @@ def parse_options(argv: Sequence[str], environ: Mapping[str, str] | None = None)
                 else ns.storage_backend_config_path
             ),
             kubeconfigs=ns.kubeconfigs,
-            use_kubernetes_proxy=parse_bool(ns.use_kubernetes_proxy),
-            use_auth_token_mode=parse_bool(ns.use_auth_token_mode),
+            use_kubernetes_proxy=_flag_bool(ns.use_kubernetes_proxy),
+            use_auth_token_mode=_flag_bool(ns.use_auth_token_mode),
             kube_api_qps=float(ns.kube_api_qps),
             kube_api_burst=int(ns.kube_api_burst),
-            session_process_timeout=parse_duration(ns.session_process_timeout),
+            session_process_timeout=_flag_seconds(ns.session_process_timeout),
             session_cache_size=int(ns.session_cache_size),
             session_cache_max_memory=parse_quantity(ns.session_cache_max_memory),
-            session_cache_ttl=parse_duration(ns.session_cache_ttl),
+            session_cache_ttl=_flag_seconds(ns.session_cache_ttl),
             dashboard_dir=ns.dashboard_dir,
             listen_host=host,
             listen_port=port,
-            enable_live_clusters=parse_bool(ns.enable_live_clusters),
-            kubernetes_login=parse_bool(ns.kubernetes_login),
-            cluster_list_ttl=parse_duration(ns.cluster_list_ttl),
-            session_reload_interval=parse_duration(ns.session_reload_interval),
+            enable_live_clusters=_flag_bool(ns.enable_live_clusters),
+            kubernetes_login=_flag_bool(ns.kubernetes_login),
+            cluster_list_ttl=_flag_seconds(ns.cluster_list_ttl),
+            session_reload_interval=_flag_seconds(ns.session_reload_interval),
             log_format=ns.log_format,
             dashboard_ui_dir=(
                 env.get("DASHBOARD_UI_DIR", "")
                 if ns.dashboard_ui_dir is None
                 else ns.dashboard_ui_dir
             ),
-            dashboard_ui_from_ray=parse_bool(ns.dashboard_ui_from_ray),
+            dashboard_ui_from_ray=_flag_bool(ns.dashboard_ui_from_ray),
         )
     except (ValueError, LayoutError) as exc:
         raise ConfigError(str(exc)) from None

@@ -8,16 +8,10 @@ exception, because one odd event must not make a whole session unreadable.
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
 from typing import Any
 
+from kuberay.gocompat.gotime import rfc3339_nanos
 from kuberay.historyserver.ids import InvalidID, to_hex
-
-_RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$"
-)
-
 
 #: Decoded IDs and timestamp seconds, reused: a task's ID is in each of its ~5 events and
 #: many events share a second. Bounded: cleared when full.
@@ -88,33 +82,18 @@ def _timestamp_ns(value: str) -> int | None:
         ):
             return None
         return seconds * 1_000_000_000 + int(digits.ljust(9, "0"))
-    return _parse_ns(value)
+    return rfc3339_nanos(value)
 
 
 def _utc_seconds(head: str) -> int | None:
     if head in _SECONDS_CACHE:
         return _SECONDS_CACHE[head]
-    ns = _parse_ns(head + "Z")
+    ns = rfc3339_nanos(head + "Z")
     seconds = None if ns is None else ns // 1_000_000_000
     if len(_SECONDS_CACHE) >= _CACHE_LIMIT:
         _SECONDS_CACHE.clear()
     _SECONDS_CACHE[head] = seconds
     return seconds
-
-
-def _parse_ns(value: str) -> int | None:
-    m = _RFC3339.fullmatch(value)
-    if m is None:
-        return None
-    try:
-        zone = "+00:00" if m[8] == "Z" else m[8]
-        base = datetime.fromisoformat(
-            f"{m[1]}-{m[2]}-{m[3]}T{m[4]}:{m[5]}:{m[6]}{zone}"
-        ).astimezone(UTC)
-    except ValueError:
-        return None
-    frac = int((m[7] or "0").ljust(9, "0"))
-    return int(base.timestamp()) * 1_000_000_000 + frac
 
 
 def timestamp_ms(value: object) -> int | None:

@@ -34,13 +34,13 @@ import attrs
 import orjson
 import structlog
 
-from kuberay.historyserver.collector.event_check import to_camel
 from kuberay.historyserver.layout import (
     JOB_EVENTS_DIR,
     NODE_EVENTS_DIR,
     Layout,
     is_event_file,
     is_safe_segment,
+    to_camel,
 )
 from kuberay.historyserver.server.metrics import EVENT_FILES_SKIPPED, TOO_LARGE
 from kuberay.historyserver.storage.base import ObjectStore, list_all

@@ -26,23 +26,30 @@ import base64
 import binascii
 import time
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any, Protocol
 
 import attrs
 import structlog
 
-from kuberay.historyserver.layout import OWNER_KINDS, RAYCLUSTER_KIND
+from kuberay.gocompat.gotime import parse_rfc3339_or_none
+from kuberay.historyserver.layout import (
+    OWNER_KINDS,
+    RAY_API_VERSION,
+    RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY,
+    RAY_ORIGINATED_FROM_CRD_LABEL_KEY,
+    RAYCLUSTER_KIND,
+)
+from kuberay.naming import check_name
 
 log = structlog.get_logger("historyserver.server.live")
 
-RAY_API = "ray.io/v1"
+RAY_API = RAY_API_VERSION
 LIVE_SESSION = "live"
 DASHBOARD_PORT_NAME = "dashboard"
 DEFAULT_DASHBOARD_PORT = 8265
 AUTH_TOKEN_KEY = "auth_token"
-CR_NAME_LABEL = "ray.io/originated-from-cr-name"
-CRD_LABEL = "ray.io/originated-from-crd"
+CR_NAME_LABEL = RAY_ORIGINATED_FROM_CR_NAME_LABEL_KEY
+CRD_LABEL = RAY_ORIGINATED_FROM_CRD_LABEL_KEY
 _CRD_OF_KIND = {"rayjob": "RayJob", "rayservice": "RayService"}
 
 
@@ -88,12 +95,8 @@ class LiveCluster:
 
     def as_json(self) -> dict[str, Any]:
         """The ``/clusters`` entry (KubeRay's field names, ``sessionName: live``)."""
-        ts = 0
-        if self.created:
-            try:
-                ts = int(datetime.fromisoformat(self.created.replace("Z", "+00:00")).timestamp())
-            except ValueError:
-                ts = 0
+        created = parse_rfc3339_or_none(self.created)
+        ts = int(created.timestamp()) if created else 0
         return {
             "name": self.name,
             "namespace": self.namespace,
@@ -258,8 +261,6 @@ class LiveClusters:
         return token
 
     async def _read_token(self, namespace: str, name: str) -> str | None:
-        from kuberay.controllers.builders.names import check_name  # KubeRay's CheckName
-
         cluster = await self._cluster(namespace, name)
         options = (cluster.get("spec") or {}).get("authOptions") or {}
         if options.get("mode") != "token":

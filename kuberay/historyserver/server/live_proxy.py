@@ -41,7 +41,7 @@ import yarl
 from aiohttp import web
 from multidict import CIMultiDict
 
-from kuberay.historyserver.layout import LayoutError, check_segment
+from kuberay.historyserver.layout import RAY_AUTH_HEADER, LayoutError, check_segment
 from kuberay.historyserver.server.identity import LOGIN_USER
 from kuberay.historyserver.server.live import DashboardTarget, LiveClusters, LiveError
 from kuberay.historyserver.server.live_access import ProxyAccess
@@ -68,7 +68,6 @@ HOP_BY_HOP = frozenset(
         "Content-Length",
     )
 )
-RAY_AUTH_HEADER = "x-ray-authorization"
 
 #: ``target -> address to dial`` (the default reads the Service through the API:
 #: ``live_dial.ServiceAddresses``). Tests inject one answering 127.0.0.1.

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from kuberay.historyserver.layout import HEAD_NODE_GROUP, RAY_NODE_GROUP_NODE_LABEL_KEY
 from kuberay.historyserver.server.convert import (
     as_dict,
     as_list,
@@ -25,7 +26,7 @@ from kuberay.historyserver.server.convert import (
     timestamp_ms,
 )
 
-HEAD_GROUP_LABEL = "ray.io/node-group"
+HEAD_GROUP_LABEL = RAY_NODE_GROUP_NODE_LABEL_KEY
 HEAD_RESOURCE = "node:__internal_head__"
 
 
@@ -98,7 +99,7 @@ def _fold(node_id: str, events: list[dict[str, Any]]) -> dict[str, Any]:
     if transitions:
         node["state"] = as_str(transitions[-1].get("state")) or "ALIVE"
     node["is_head_node"] = (
-        node["labels"].get(HEAD_GROUP_LABEL) == "headgroup"
+        node["labels"].get(HEAD_GROUP_LABEL) == HEAD_NODE_GROUP
         or HEAD_RESOURCE in node["resources_total"]
     )
     return node

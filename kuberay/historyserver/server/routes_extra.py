@@ -30,7 +30,7 @@ from typing import Any
 
 from aiohttp import web
 
-from kuberay.historyserver.layout import LayoutError
+from kuberay.historyserver.layout import DATASETS_ENDPOINT_PREFIX, LayoutError, ray_camel
 from kuberay.historyserver.server import workers as worker_model
 from kuberay.historyserver.server.cluster_status import format_status
 from kuberay.historyserver.server.context import (
@@ -49,17 +49,11 @@ from kuberay.historyserver.server.timeline import chrome_trace
 from kuberay.historyserver.storage.errors import NotFound
 
 
-def camel(name: str) -> str:
-    """Ray's ``to_camel_case``: ``job_id`` -> ``jobId``."""
-    first, *rest = name.split("_")
-    return first + "".join(p.title() for p in rest)
-
-
 def google_style(value: Any) -> Any:
     """Ray's ``to_google_style``: every dict key camelCased, recursively (also inside
     lists of dicts)."""
     if isinstance(value, dict):
-        return {camel(str(k)): google_style(v) for k, v in value.items()}
+        return {ray_camel(str(k)): google_style(v) for k, v in value.items()}
     if isinstance(value, list):
         return [google_style(v) if isinstance(v, dict) else v for v in value]
     return value
@@ -172,7 +166,7 @@ async def prometheus_health(_request: web.Request) -> web.Response:
 
 def _empty_answer(path: str) -> Any | None:
     p = path.rstrip("/")
-    if p.startswith("/api/data/datasets/") and p.count("/") == 4:
+    if p.startswith(DATASETS_ENDPOINT_PREFIX) and p.count("/") == 4:
         return {"datasets": []}
     if p == "/api/serve/applications":
         return EMPTY_SERVE

@@ -12,6 +12,12 @@ from typing import Any
 
 from aiohttp import web
 
+from kuberay.historyserver.layout import (
+    CLUSTER_METADATA_ENDPOINT,
+    JOBS_ENDPOINT,
+    SERVE_APPLICATIONS_ENDPOINT,
+    TIMEZONE_ENDPOINT,
+)
 from kuberay.historyserver.server import tasks as task_query
 from kuberay.historyserver.server.context import (
     ApiError,
@@ -29,11 +35,6 @@ from kuberay.historyserver.server.jobs import find_job
 from kuberay.historyserver.server.lineage import summarize_by_lineage
 from kuberay.historyserver.server.nodes import logical_resources, node_state, node_summary
 from kuberay.historyserver.server.placement_groups import BRIEF_COLUMNS as PG_BRIEF
-from kuberay.historyserver.server.session import (
-    CLUSTER_METADATA_ENDPOINT,
-    SERVE_ENDPOINT,
-    TIMEZONE_ENDPOINT,
-)
 from kuberay.historyserver.server.task_table import INDEX_COLUMNS
 
 MAX_LIMIT = 10000
@@ -218,14 +219,14 @@ async def timezone(request: web.Request) -> web.Response:
 async def serve_applications(request: web.Request) -> web.Response:
     """``GET /api/serve/applications/``: the stored answer, else an empty valid one."""
     snap = await current_session(request)
-    body = snap.endpoints.get(SERVE_ENDPOINT)
+    body = snap.endpoints.get(SERVE_APPLICATIONS_ENDPOINT)
     return json_response(body if isinstance(body, dict) else EMPTY_SERVE)
 
 
 def add_routes(app: web.Application) -> None:
     """Add this module's routes to ``app``."""
     r = app.router
-    r.add_get("/api/jobs/", jobs)
+    r.add_get(JOBS_ENDPOINT, jobs)
     r.add_get("/api/jobs", jobs)
     r.add_get("/api/jobs/{job_id}", job)
     r.add_get("/api/v0/tasks", tasks)
@@ -237,7 +238,7 @@ def add_routes(app: web.Application) -> None:
     r.add_get("/nodes/{node_id}", node_detail)
     r.add_get("/api/v0/nodes", state_nodes)
     r.add_get("/api/v0/placement_groups", placement_groups)
-    r.add_get("/api/v0/cluster_metadata", cluster_metadata)
-    r.add_get("/timezone", timezone)
-    r.add_get("/api/serve/applications/", serve_applications)
+    r.add_get(CLUSTER_METADATA_ENDPOINT, cluster_metadata)
+    r.add_get(TIMEZONE_ENDPOINT, timezone)
+    r.add_get(SERVE_APPLICATIONS_ENDPOINT, serve_applications)
     r.add_get("/api/serve/applications", serve_applications)

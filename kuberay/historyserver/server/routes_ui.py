@@ -20,13 +20,13 @@ from typing import Any
 
 from aiohttp import web
 
+from kuberay.historyserver.layout import CLUSTER_METADATA_ENDPOINT
 from kuberay.historyserver.server.context import (
     ApiError,
     cluster_from_cookies,
     get_session,
     state_of,
 )
-from kuberay.historyserver.server.session import CLUSTER_METADATA_ENDPOINT
 from kuberay.historyserver.server.ui_builds import UiBuild, UiBuilds
 from kuberay.historyserver.server.ui_pages import SELECT_CLUSTER_PAGE, no_ui_page
 

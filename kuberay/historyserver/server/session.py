@@ -14,7 +14,14 @@ import attrs
 import orjson
 import structlog
 
-from kuberay.historyserver.layout import Layout
+from kuberay.historyserver.layout import (
+    CLUSTER_METADATA_ENDPOINT,
+    JOBS_ENDPOINT,
+    PLACEMENT_GROUPS_ENDPOINT,
+    SERVE_APPLICATIONS_ENDPOINT,
+    TIMEZONE_ENDPOINT,
+    Layout,
+)
 from kuberay.historyserver.server.actors import ActorBuilder
 from kuberay.historyserver.server.event_files import (
     DecodeStats,
@@ -36,12 +43,6 @@ from kuberay.historyserver.storage.base import ObjectStore, list_all
 from kuberay.historyserver.storage.errors import NotFound
 
 log = structlog.get_logger("historyserver.server.session")
-
-JOBS_ENDPOINT = "/api/jobs/"
-PLACEMENT_GROUPS_ENDPOINT = "/api/v0/placement_groups?detail=1&limit=10000"
-CLUSTER_METADATA_ENDPOINT = "/api/v0/cluster_metadata"
-TIMEZONE_ENDPOINT = "/timezone"
-SERVE_ENDPOINT = "/api/serve/applications/"
 
 
 class SessionNotFound(LookupError):
@@ -165,7 +166,7 @@ async def _load_session(store: ObjectStore, key: SessionKey) -> SessionSnapshot:
         PLACEMENT_GROUPS_ENDPOINT,
         CLUSTER_METADATA_ENDPOINT,
         TIMEZONE_ENDPOINT,
-        SERVE_ENDPOINT,
+        SERVE_APPLICATIONS_ENDPOINT,
     ):
         body = await read_endpoint(store, key, endpoint)
         if body is not None:

@@ -8,6 +8,8 @@ from kuberay.api.v1.schedule import load_go_location, parse_standard
 from kuberay.gocompat.go_text import go_quote
 from kuberay.gocompat.goutil import (
     go_atoi,
+    go_duration_seconds,
+    go_parse_bool,
     go_str_list,
     is_dns1035_label,
     is_dns1123_label,
@@ -118,6 +120,27 @@ def test_go_durations(text: str, nanoseconds: int) -> None:
 def test_go_duration_errors(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_go_duration(text)
+
+
+def test_go_duration_in_seconds() -> None:
+    assert go_duration_seconds("1m30s") == 90.0
+    assert go_duration_seconds("300ms") == 0.3
+    with pytest.raises(ValueError, match="missing unit"):
+        go_duration_seconds("30")
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("1", True), ("t", True), ("TRUE", True), ("True", True), ("0", False), ("F", False)],
+)
+def test_go_parse_bool(text: str, value: bool) -> None:
+    assert go_parse_bool(text) is value
+
+
+@pytest.mark.parametrize("text", ["yes", "tRUE", " true", "", "2"])
+def test_go_parse_bool_rejects_other_spellings(text: str) -> None:
+    with pytest.raises(ValueError, match="invalid boolean"):
+        go_parse_bool(text)
 
 
 def test_go_atoi_and_formatting() -> None:

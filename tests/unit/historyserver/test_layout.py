@@ -10,11 +10,14 @@ from kuberay.historyserver.layout import (
     ClusterRef,
     Layout,
     LayoutError,
+    camel,
     endpoint_storage_key,
     event_file_name,
     parse_event_file_name,
     parse_session_marker,
+    ray_camel,
     session_created_at,
+    to_camel,
 )
 
 S = "session_2026-01-11_19-38-40_123456_1"
@@ -136,3 +139,22 @@ def test_ids_follow_convert_base64_to_hex() -> None:
     assert to_hex("_-8") == "ffef"  # raw URL-safe base64
     with pytest.raises(InvalidID):
         to_hex("not base64!")
+
+
+def test_protobuf_json_names_of_stored_events() -> None:
+    assert camel("creation_request_received_ns") == "creationRequestReceivedNs"
+    assert camel("taskId") == "taskId"
+    assert camel("gpu_2x") == "gpu2x"
+    event = {"event_id": "a", "labels": {"my_key": 1}, "task_definition_event": {"task_id": "t"}}
+    assert to_camel(event) == {
+        "eventId": "a",
+        "labels": {"my_key": 1},  # a map field: its keys are user data
+        "taskDefinitionEvent": {"taskId": "t"},
+    }
+    camel_case = {"eventId": "a"}
+    assert to_camel(camel_case) is camel_case
+
+
+def test_rays_camel_case_of_dashboard_answers() -> None:
+    assert ray_camel("job_id") == "jobId"
+    assert ray_camel("gpu_2x") == "gpu2X"  # str.title, as Ray's to_camel_case

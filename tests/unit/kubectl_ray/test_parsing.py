@@ -207,3 +207,21 @@ async def test_render_extension_point(kubeconfig: Path, tmp_path: Path) -> None:
         "kind": "Job",
         "metadata": {"name": "j"},
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90", 90.0), ("2.5", 2.5), ("5m", 300.0), ("1h30m", 5400.0), (" 300ms ", 0.3)],
+)
+def test_timeout_flags_read_go_durations_or_seconds(text: str, seconds: float) -> None:
+    from kuberay.kubectl_ray.waiting import parse_duration
+
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "5x", "-5m", "soon", "5 m"])
+def test_timeout_flags_reject_what_is_no_duration(text: str) -> None:
+    from kuberay.kubectl_ray.waiting import parse_duration
+
+    with pytest.raises(ValueError, match="invalid duration"):
+        parse_duration(text)

@@ -110,3 +110,16 @@ def env_map(container: dict[str, Any]) -> dict[str, Any]:
 
 def env_names(container: dict[str, Any]) -> list[str]:
     return [e["name"] for e in container.get("env", [])]
+
+
+def ray_container(pod: dict[str, Any]) -> dict[str, Any]:
+    """The pod's first container (the Ray container KubeRay builds)."""
+    container: dict[str, Any] = pod["spec"]["containers"][0]
+    return container
+
+
+def small_group_worker(cluster: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    """The worker pod of ``cluster``'s ``small-group``."""
+    from kuberay.controllers.builders.pod import build_worker_pod
+
+    return build_worker_pod(cluster, "small-group", **kw)

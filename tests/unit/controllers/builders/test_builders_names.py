@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-import pytest
 from builders_testlib import fixture_p
 
 from kuberay.api.v1.rules import gcs_storage_pvc_name
@@ -12,8 +11,6 @@ from kuberay.controllers.builders.names import (
     RANDOM_SUFFIX_ALPHABET,
     auth_secret_name,
     autoscaler_service_account_name,
-    check_label,
-    check_name,
     fqdn_head_service_name,
     generate_ray_worker_replica_group_name,
     head_pod_name,
@@ -24,29 +21,6 @@ from kuberay.controllers.builders.names import (
     route_name,
     worker_pod_generate_name,
 )
-
-
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
-        ("short", "short"),
-        ("a" * 50, "a" * 50),
-        ("x" * 10 + "b" * 50, "b" * 50),
-        ("1abc", "rabc"),
-        ("-abc", "rabc"),
-        ("_abc", "rabc"),
-        ("$abc", "$abc"),  # '$' is a symbol, not punctuation, for Go's unicode.IsPunct
-        ("9" * 60, "r" + "9" * 49),
-    ],
-)
-def test_check_name(raw: str, expected: str) -> None:
-    assert check_name(raw) == expected
-
-
-def test_check_label() -> None:
-    assert check_label("a" * 70) == "a" * 63
-    assert check_label("." + "a" * 10) == "r" + "a" * 10
-    assert check_label("1abc") == "1abc"
 
 
 def test_pod_names_keep_the_prefix() -> None:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import pytest
-from builders_testlib import env_map, env_names, fixture_p
+from builders_testlib import env_map, env_names, fixture_p, ray_container, small_group_worker
 
 from kuberay.api.v1.constants import KUBERAY_VERSION
 from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
-from kuberay.controllers.builders.pod import build_head_pod, build_worker_pod
+from kuberay.controllers.builders.pod import build_head_pod
 from kuberay.controllers.builders.pod_template import wait_gcs_ready_script
 from kuberay.controllers.common.options import BuildOptions
 
@@ -32,15 +31,6 @@ OWNER = {
     "controller": True,
     "blockOwnerDeletion": True,
 }
-
-
-def _ray(pod: dict[str, Any]) -> dict[str, Any]:
-    container: dict[str, Any] = pod["spec"]["containers"][0]
-    return container
-
-
-def _worker(cluster: dict[str, Any], **kw: Any) -> dict[str, Any]:
-    return build_worker_pod(cluster, "small-group", **kw)
 
 
 def test_basic_head_pod() -> None:
@@ -66,7 +56,7 @@ def test_basic_head_pod() -> None:
         "ray.io/kuberay-version": KUBERAY_VERSION,
     }
     assert meta["ownerReferences"] == [OWNER]
-    ray = _ray(pod)
+    ray = ray_container(pod)
     assert ray["command"] == ["/bin/bash", "-c", "--"]
     assert ray["args"] == [ULIMIT + HEAD_START]
     assert env_names(ray) == [
@@ -124,7 +114,7 @@ def test_basic_head_pod() -> None:
 
 
 def test_basic_worker_pod() -> None:
-    pod = _worker(fixture_p())
+    pod = small_group_worker(fixture_p())
     meta = pod["metadata"]
     assert meta["generateName"] == "raycluster-sample-small-group-worker-"
     assert meta["labels"]["ray.io/node-type"] == "worker"
@@ -134,7 +124,7 @@ def test_basic_worker_pod() -> None:
     assert "ray.io/worker-group-replica-name" not in meta["labels"]
     assert "annotations" not in meta  # no ft-enabled / hash on workers
     assert meta["ownerReferences"] == [OWNER]
-    ray = _ray(pod)
+    ray = ray_container(pod)
     assert ray["args"] == [ULIMIT + WORKER_START]
     env = env_map(ray)
     assert env_names(ray)[:3] == ["FQ_RAY_IP", "RAY_IP", "RAY_CLUSTER_NAME"]
@@ -179,7 +169,7 @@ def test_input_is_not_mutated() -> None:
     cluster["spec"]["gcsFaultToleranceOptions"] = {"redisAddress": "redis:6379"}
     before = copy.deepcopy(cluster)
     build_head_pod(cluster)
-    _worker(cluster)
+    small_group_worker(cluster)
     assert cluster == before
 
 
@@ -190,7 +180,7 @@ def test_gpu_tpu_and_custom_resources() -> None:
         "limits": {"cpu": "2", "memory": "2Gi", "google.com/tpu": "4"}
     }
     worker["resources"] = {"custom_a": "2", "nvidia.com/gpu": "1"}
-    start = env_map(_ray(_worker(cluster)))["KUBERAY_GEN_RAY_START_CMD"]
+    start = env_map(ray_container(small_group_worker(cluster)))["KUBERAY_GEN_RAY_START_CMD"]
     assert "--num-gpus=1 " in start
     assert "--num-cpus=2 " in start
     assert "--memory=2147483648 " in start
@@ -201,12 +191,14 @@ def test_gpu_tpu_and_custom_resources() -> None:
 def test_multi_host_labels() -> None:
     cluster = fixture_p()
     cluster["spec"]["workerGroupSpecs"][0]["numOfHosts"] = 4
-    pod = _worker(cluster, replica_group_name="small-group-abcde", replica_index=2, host_index=3)
+    pod = small_group_worker(
+        cluster, replica_group_name="small-group-abcde", replica_index=2, host_index=3
+    )
     labels = pod["metadata"]["labels"]
     assert labels["ray.io/worker-group-replica-name"] == "small-group-abcde"
     assert labels["ray.io/worker-group-replica-index"] == "2"
     assert labels["ray.io/replica-host-index"] == "3"
-    off = _worker(cluster, features={"RayMultiHostIndexing": False}, replica_index=2)
+    off = small_group_worker(cluster, features={"RayMultiHostIndexing": False}, replica_index=2)
     assert not any(k.startswith("ray.io/worker-group-replica") for k in off["metadata"]["labels"])
 
 
@@ -260,7 +252,7 @@ def test_autoscaler(version: str | None) -> None:
     assert {"name": "ray-logs", "mountPath": "/tmp/ray"} in ray["volumeMounts"]
     assert {"name": "ray-logs", "emptyDir": {}} in spec["volumes"]
     env = env_map(ray)
-    worker_spec = _worker(cluster)["spec"]
+    worker_spec = small_group_worker(cluster)["spec"]
     if version == "v2":
         assert env["RAY_enable_autoscaler_v2"] == "true"
         assert spec["restartPolicy"] == "Never"
@@ -295,117 +287,6 @@ def test_autoscaler_options_override() -> None:
     assert autoscaler["args"] == ["-c", "$KUBERAY_GEN_AUTOSCALER_START_CMD"]
 
 
-def test_token_auth_secret_mode() -> None:
-    cluster = fixture_p()
-    cluster["spec"]["rayVersion"] = "2.52.0"
-    cluster["spec"]["authOptions"] = {"mode": "token"}
-    cluster["spec"]["enableInTreeAutoscaling"] = True
-    token = {"secretKeyRef": {"name": "raycluster-sample", "key": "auth_token"}}
-    head = build_head_pod(cluster)
-    for container in head["spec"]["containers"]:
-        assert env_map(container)["RAY_AUTH_MODE"] == "token"
-        assert env_map(container)["RAY_AUTH_TOKEN"] == token
-    worker = _worker(cluster)
-    assert env_map(_ray(worker))["RAY_AUTH_TOKEN"] == token
-    init = worker["spec"]["initContainers"][0]
-    assert env_names(init) == ["RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "FQ_RAY_IP", "RAY_IP"]
-    cluster["spec"]["authOptions"]["secretName"] = "my-secret"
-    assert env_map(_ray(build_head_pod(cluster)))["RAY_AUTH_TOKEN"]["secretKeyRef"]["name"] == (
-        "my-secret"
-    )
-
-
-def test_token_auth_kubernetes_mode() -> None:
-    cluster = fixture_p()
-    cluster["spec"]["rayVersion"] = "2.55.0"
-    cluster["spec"]["authOptions"] = {"mode": "token", "enableK8sTokenAuth": True}
-    pod = build_head_pod(cluster)
-    ray = _ray(pod)
-    env = env_map(ray)
-    assert env["RAY_AUTH_MODE"] == "token"
-    assert env["RAY_ENABLE_K8S_TOKEN_AUTH"] == "true"
-    assert "RAY_AUTH_TOKEN" not in env
-    assert {
-        "name": "ray-token",
-        "readOnly": True,
-        "mountPath": "/var/run/secrets/ray.io/serviceaccount",
-    } in ray["volumeMounts"]
-    assert {
-        "name": "ray-token",
-        "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]},
-    } in pod["spec"]["volumes"]
-
-
-def test_auth_mode_unset_injects_nothing() -> None:
-    cluster = fixture_p()
-    cluster["spec"]["authOptions"] = {}
-    assert "RAY_AUTH_MODE" not in env_map(_ray(build_head_pod(cluster)))
-
-
-def test_gcs_ft_redis() -> None:
-    cluster = fixture_p()
-    cluster["spec"]["gcsFaultToleranceOptions"] = {
-        "redisAddress": "redis:6379",
-        "redisUsername": {"value": "user"},
-        "redisPassword": {"valueFrom": {"secretKeyRef": {"name": "s", "key": "password"}}},
-    }
-    head = build_head_pod(cluster)
-    assert head["metadata"]["annotations"]["ray.io/ft-enabled"] == "true"
-    assert head["metadata"]["annotations"]["ray.io/external-storage-namespace"] == "uid-p"
-    ray = _ray(head)
-    assert env_names(ray)[1:5] == [
-        "RAY_external_storage_namespace",
-        "RAY_REDIS_ADDRESS",
-        "REDIS_USERNAME",
-        "REDIS_PASSWORD",
-    ]
-    env = env_map(ray)
-    assert env["RAY_external_storage_namespace"] == "uid-p"
-    assert env["RAY_REDIS_ADDRESS"] == "redis:6379"
-    assert env["REDIS_USERNAME"] == "user"
-    assert env["REDIS_PASSWORD"] == {"secretKeyRef": {"name": "s", "key": "password"}}
-    start = env["KUBERAY_GEN_RAY_START_CMD"]
-    assert "--redis-password=$REDIS_PASSWORD " in start
-    assert "--redis-username=$REDIS_USERNAME " in start
-    assert env_map(_ray(_worker(cluster)))["RAY_gcs_rpc_server_reconnect_timeout_s"] == "600"
-
-
-def test_gcs_ft_legacy_annotation() -> None:
-    cluster = fixture_p()
-    cluster["metadata"]["annotations"] = {
-        "ray.io/ft-enabled": "TRUE",
-        "ray.io/external-storage-namespace": "my-ns",
-    }
-    cluster["spec"]["headGroupSpec"]["rayStartParams"] = {"redis-password": "secret"}
-    env = env_map(_ray(build_head_pod(cluster)))
-    assert env["RAY_external_storage_namespace"] == "my-ns"
-    assert env["REDIS_PASSWORD"] == "secret"
-    assert "RAY_REDIS_ADDRESS" not in env
-
-
-def test_gcs_ft_embedded() -> None:
-    cluster = fixture_p()
-    cluster["spec"]["gcsFaultToleranceOptions"] = {
-        "backend": "rocksdb",
-        "storage": {"subPath": "gcs"},
-    }
-    pod = build_head_pod(cluster, features={"GCSFaultToleranceEmbeddedStorage": True})
-    ray = _ray(pod)
-    env = env_map(ray)
-    assert env["RAY_gcs_storage"] == "rocksdb"
-    assert env["RAY_gcs_storage_path"] == "/data/gcs"
-    assert "RAY_REDIS_ADDRESS" not in env
-    assert ray["volumeMounts"][0] == {
-        "name": "gcs-storage",
-        "mountPath": "/data/gcs",
-        "subPath": "gcs",
-    }
-    assert pod["spec"]["volumes"][0] == {
-        "name": "gcs-storage",
-        "persistentVolumeClaim": {"claimName": "raycluster-sample-gcs-pvc"},
-    }
-
-
 def test_overwrite_container_cmd_annotation() -> None:
     cluster = fixture_p()
     cluster["metadata"]["annotations"] = {"ray.io/overwrite-container-cmd": "true"}
@@ -414,7 +295,7 @@ def test_overwrite_container_cmd_annotation() -> None:
     head["args"] = ["I am head again"]
     pod = build_head_pod(cluster)
     assert pod["metadata"]["annotations"]["ray.io/overwrite-container-cmd"] == "true"
-    ray = _ray(pod)
+    ray = ray_container(pod)
     assert ray["command"] == ["I am head"]
     assert ray["args"] == ["I am head again"]
     assert env_map(ray)["KUBERAY_GEN_RAY_START_CMD"] == HEAD_START
@@ -425,7 +306,7 @@ def test_head_command_is_chained_before_ray_start() -> None:
     head = cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
     head["command"] = ["echo 123"]
     head["args"] = ["456"]
-    ray = _ray(build_head_pod(cluster))
+    ray = ray_container(build_head_pod(cluster))
     assert ray["command"] == ["/bin/bash", "-c", "--"]
     assert ray["args"] == [" echo 123  456  && " + ULIMIT + HEAD_START]
 
@@ -434,7 +315,7 @@ def test_command_with_ray_start_is_kept() -> None:
     cluster = fixture_p()
     head = cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
     head["args"] = ["ray start --head --block"]
-    ray = _ray(build_head_pod(cluster))
+    ray = ray_container(build_head_pod(cluster))
     assert "command" not in ray
     assert ray["args"] == ["ray start --head --block"]
 
@@ -453,20 +334,23 @@ def test_operator_switches() -> None:
     head = build_head_pod(cluster, opts)
     assert head["metadata"]["name"] == "raycluster-sample-head"
     assert "generateName" not in head["metadata"]
-    assert _ray(head)["command"] == ["/bin/bash", "-cl", "--"]
-    assert "livenessProbe" not in _ray(head)
-    worker = _worker(cluster, options=opts)
+    assert ray_container(head)["command"] == ["/bin/bash", "-cl", "--"]
+    assert "livenessProbe" not in ray_container(head)
+    worker = small_group_worker(cluster, options=opts)
     assert "initContainers" not in worker["spec"]
-    assert env_map(_ray(worker))["FQ_RAY_IP"] == "raycluster-sample-head-svc.default.svc.corp.local"
+    assert (
+        env_map(ray_container(worker))["FQ_RAY_IP"]
+        == "raycluster-sample-head-svc.default.svc.corp.local"
+    )
 
 
 def test_http_probes_for_new_ray_and_serve_readiness() -> None:
     cluster = fixture_p()
     cluster["spec"]["rayVersion"] = "2.53.0"
-    ray = _ray(build_head_pod(cluster))
+    ray = ray_container(build_head_pod(cluster))
     assert ray["livenessProbe"]["httpGet"] == {"path": "/api/healthz", "port": 52365}
     cluster["metadata"]["labels"] = {"ray.io/originated-from-crd": "RayService"}
-    worker = _ray(_worker(cluster))
+    worker = ray_container(small_group_worker(cluster))
     assert worker["livenessProbe"]["httpGet"] == {"path": "/api/healthz", "port": 52365}
     readiness = worker["readinessProbe"]
     assert "httpGet" not in readiness
@@ -480,7 +364,7 @@ def test_user_probes_are_kept() -> None:
     cluster = fixture_p()
     probe = {"exec": {"command": ["true"]}}
     cluster["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]["livenessProbe"] = probe
-    assert _ray(build_head_pod(cluster))["livenessProbe"] == probe
+    assert ray_container(build_head_pod(cluster))["livenessProbe"] == probe
 
 
 def test_rayservice_cluster_env_and_labels() -> None:
@@ -488,70 +372,12 @@ def test_rayservice_cluster_env_and_labels() -> None:
     cluster["metadata"]["labels"] = {"ray.io/originated-from-crd": "RayService"}
     head = build_head_pod(cluster)
     assert head["metadata"]["labels"]["ray.io/serve"] == "false"
-    env = env_map(_ray(head))
+    env = env_map(ray_container(head))
     assert env["RAY_timeout_ms_task_wait_for_death_info"] == "0"
     assert env["RAY_gcs_server_request_timeout_seconds"] == "5"
     assert env["RAY_SERVE_KV_TIMEOUT_S"] == "5"
     assert env["RAY_USAGE_STATS_EXTRA_TAGS"].endswith("kuberay_crd=RayService")
-    assert _worker(cluster)["metadata"]["labels"]["ray.io/serve"] == "true"
-
-
-def test_history_server_collector() -> None:
-    cluster = fixture_p()
-    cluster["spec"]["historyServerOptions"] = {
-        "collectorOptions": {
-            "image": "collector:1",
-            "env": [{"name": "STORAGE_BACKEND", "value": "s3"}],
-        }
-    }
-    features = {"RayClusterHistoryServer": True}
-    head = build_head_pod(cluster, features=features)
-    ray, collector = head["spec"]["containers"]
-    assert collector["name"] == "ray-history-collector"
-    assert collector["image"] == "collector:1"
-    assert collector["imagePullPolicy"] == "IfNotPresent"
-    assert collector["resources"] == {
-        "limits": {"cpu": "200m", "memory": "256Mi"},
-        "requests": {"cpu": "50m", "memory": "64Mi"},
-    }
-    assert env_names(collector) == [
-        "POD_IP",
-        "RAY_CLUSTER_NAME",
-        "RAY_CLUSTER_NAMESPACE",
-        "RAY_ROLE",
-        "EVENTS_PORT",
-        "FQ_RAY_IP",
-        "RAY_DASHBOARD_ADDRESS",
-        "STORAGE_BACKEND",
-    ]
-    assert env_map(collector)["RAY_ROLE"] == "Head"
-    assert {"name": "ray-logs", "mountPath": "/tmp/ray"} in collector["volumeMounts"]
-    env = env_map(ray)
-    assert env["RAY_enable_ray_event"] == "true"
-    assert env["RAY_DASHBOARD_AGGREGATOR_AGENT_EVENTS_EXPORT_ADDR"] == (
-        "http://localhost:8084/v1/events"
-    )
-    worker_collector = _worker(cluster, features=features)["spec"]["containers"][1]
-    assert env_map(worker_collector)["RAY_ROLE"] == "Worker"
-    assert "RAY_DASHBOARD_ADDRESS" not in env_map(worker_collector)
-    assert len(build_head_pod(cluster)["spec"]["containers"]) == 1  # gate off
-
-
-def test_mtls_wiring() -> None:
-    cluster = fixture_p()
-    cluster["spec"]["tlsOptions"] = {"enabled": True}
-    pod = _worker(cluster, features={"RayClusterMTLS": True})
-    inits = pod["spec"]["initContainers"]
-    assert [i["name"] for i in inits] == ["wait-for-tls-ip-san", "wait-gcs-ready"]
-    assert inits[0]["command"] == ["sh", "-c"]
-    assert {"name": "ray-tls", "secret": {"secretName": "ray-worker-secret-raycluster-sample"}} in (
-        pod["spec"]["volumes"]
-    )
-    env = env_map(_ray(pod))
-    assert env["RAY_USE_TLS"] == "1"
-    assert env["RAY_TLS_CA_CERT"] == "/etc/ray/tls/ca.crt"
-    assert env_map(inits[1])["RAY_USE_TLS"] == "1"
-    assert "ray-tls" not in str(_worker(cluster)["spec"].get("volumes"))  # gate off
+    assert small_group_worker(cluster)["metadata"]["labels"]["ray.io/serve"] == "true"
 
 
 def test_operator_config_defaults() -> None:
@@ -566,19 +392,19 @@ def test_operator_config_defaults() -> None:
     assert pod["metadata"]["annotations"]["a"] == "b"
     assert pod["metadata"]["labels"]["team"] == "t"
     assert pod["metadata"]["labels"]["ray.io/cluster"] == "raycluster-sample"
-    assert env_names(_ray(pod))[1] == "X"
+    assert env_names(ray_container(pod))[1] == "X"
 
 
 def test_custom_head_port_and_service_name() -> None:
     cluster = fixture_p()
     cluster["spec"]["headGroupSpec"]["rayStartParams"] = {"port": "6380"}
     cluster["spec"]["headGroupSpec"]["headService"] = {"metadata": {"name": "my-svc"}}
-    worker = _ray(_worker(cluster))
+    worker = ray_container(small_group_worker(cluster))
     env = env_map(worker)
     assert env["FQ_RAY_IP"] == "my-svc.default.svc.cluster.local"
     assert env["RAY_ADDRESS"] == "my-svc.default.svc.cluster.local:6380"
     assert env["RAY_PORT"] == "6380"
-    assert env_map(_ray(build_head_pod(cluster)))["RAY_ADDRESS"] == "127.0.0.1:6380"
+    assert env_map(ray_container(build_head_pod(cluster)))["RAY_ADDRESS"] == "127.0.0.1:6380"
 
 
 def test_plasma_directory_and_user_shm() -> None:
@@ -587,7 +413,7 @@ def test_plasma_directory_and_user_shm() -> None:
     assert "volumes" not in build_head_pod(cluster)["spec"]
     container = cluster["spec"]["workerGroupSpecs"][0]["template"]["spec"]["containers"][0]
     container["volumeMounts"] = [{"name": "mine", "mountPath": "/dev/shm"}]
-    assert "volumes" not in _worker(cluster)["spec"]
+    assert "volumes" not in small_group_worker(cluster)["spec"]
 
 
 def test_recreate_hash_override() -> None:
@@ -601,7 +427,7 @@ def test_recreate_hash_override() -> None:
 def test_fixed_worker_pod_name_and_null_start_params() -> None:
     cluster = fixture_p()
     cluster["spec"]["workerGroupSpecs"][0]["rayStartParams"] = {"num-cpus": None}
-    pod = _worker(cluster, pod_name="w-0")
+    pod = small_group_worker(cluster, pod_name="w-0")
     assert pod["metadata"]["name"] == "w-0"
     assert "generateName" not in pod["metadata"]
-    assert " --num-cpus= " in env_map(_ray(pod))["KUBERAY_GEN_RAY_START_CMD"]
+    assert " --num-cpus= " in env_map(ray_container(pod))["KUBERAY_GEN_RAY_START_CMD"]

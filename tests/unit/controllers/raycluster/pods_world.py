@@ -13,7 +13,7 @@ from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.raycluster.context import Ctx, RayClusterSettings
 from kuberay.controllers.raycluster.pods import PodReconciler
 from kuberay.controllers.raycluster.status import ReconcileError
-from kuberay.kube import ApiError, NotFound
+from kuberay.kube import ApiError, Conflict, NotFound
 from kuberay.reconcile import Expectations
 from tests.integration.raycluster.helpers import raycluster
 
@@ -71,7 +71,7 @@ class World:
 
     async def patch(self, api_version: str, kind: str, name: str, body: Obj, *_: Any) -> Obj:
         if self.fail_patch:
-            raise ApiError(409, "Conflict", "the object has been modified")
+            raise Conflict(409, "Conflict", "the object has been modified")
         self.writes.append(("patch", name))
         pod = self.pods[name]
         pod["metadata"].setdefault("annotations", {}).update(body["metadata"]["annotations"])

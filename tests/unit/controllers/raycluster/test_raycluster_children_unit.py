@@ -13,7 +13,11 @@ from kuberay.controllers.builders.auth import build_auth_secret
 from kuberay.controllers.builders.gcs_ft import build_gcs_storage_pvc
 from kuberay.controllers.raycluster.children import gcs_pvc_drift
 from kuberay.controllers.raycluster.context import Ctx, RayClusterSettings
-from kuberay.controllers.raycluster.gcs_ft import go_duration, reconcile_gcs_ft_finalizer
+from kuberay.controllers.raycluster.gcs_ft import (
+    age_text,
+    deletion_timeout,
+    reconcile_gcs_ft_finalizer,
+)
 from kuberay.controllers.setup import requeue_seconds
 from kuberay.kube import ApiError
 from kuberay.reconcile import Expectations, RequeueError
@@ -43,8 +47,19 @@ def test_requeue_seconds_like_strconv_atoi(raw: str | None, expected: float) -> 
 @pytest.mark.parametrize(
     ("seconds", "text"), [(0, "0s"), (45.9, "45s"), (303, "5m3s"), (3607, "1h0m7s")]
 )
-def test_go_duration(seconds: float, text: str) -> None:
-    assert go_duration(seconds) == text
+def test_deletion_age_in_whole_seconds(seconds: float, text: str) -> None:
+    assert age_text(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(None, 300.0), ("120", 120.0), ("+7", 7.0), ("0", 300.0), ("not-a-number", 300.0),
+     (" 5", 300.0), ("1_0", 300.0)],
+)  # fmt: skip
+def test_gcs_ft_deletion_timeout_like_strconv_atoi(raw: str | None, expected: float) -> None:
+    annotations = {} if raw is None else {"ray.io/gcs-ft-deletion-timeout": raw}
+    cluster = {"metadata": {"name": "c", "namespace": "n", "annotations": annotations}}
+    assert deletion_timeout(cluster) == expected
 
 
 def _rocks(storage: dict[str, Any]) -> dict[str, Any]:

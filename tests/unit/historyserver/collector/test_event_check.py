@@ -8,7 +8,6 @@ import pytest
 
 from kuberay.historyserver.collector.event_check import (
     BadEvents,
-    camel,
     category_of,
     job_finished_in,
     parse_batch,
@@ -121,11 +120,6 @@ def test_filing_follows_kuberay() -> None:
 def test_recorded_events_are_filed_by_job() -> None:
     cats = {category_of(e) for body in camel_bodies() for e in body}
     assert cats == {"node_events"} | {f"job_events/0{i}000000" for i in range(1, 6)}
-
-
-def test_camel_rule() -> None:
-    assert camel("creation_request_received_ns") == "creationRequestReceivedNs"
-    assert camel("taskId") == "taskId"
 
 
 def test_a_finished_driver_in_the_recording_is_noticed() -> None:
