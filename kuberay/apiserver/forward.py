@@ -27,6 +27,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from kuberay import http
+from kuberay.api.v1.constants import RAY_AUTH_HEADER
 from kuberay.apiserver.identity import Identity
 from kuberay.apiserver.retry import RetryDeadline, RetryPolicy
 from kuberay.apiserver.upstream import Upstream
@@ -43,7 +44,7 @@ FORWARDED_REQUEST_HEADERS = frozenset(
         "if-modified-since",
         "if-none-match",
         "user-agent",
-        "x-ray-authorization",
+        RAY_AUTH_HEADER,
     }
 )
 #: Answer headers not relayed: hop-by-hop (RFC 9110 7.6.1) and the framing aiohttp redoes

@@ -37,12 +37,7 @@ LAYOUT = "kuberay/historyserver/layout.py"
 CONSTANTS = "kuberay/api/v1/constants.py"
 
 #: (file, rule) -> why the file keeps its own copy for now.
-ALLOWED: dict[tuple[str, str], str] = {
-    ("kuberay/apiserver/forward.py", "auth-header"): (
-        "its relayed-header list names x-ray-authorization; switch to RAY_AUTH_HEADER when the "
-        "concurrent edit of forward.py (branch api-run) has landed"
-    ),
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 _UNIT = r"(?:ns|us|µs|μs|ms|s|m|h)"
 _UNIT_ALTERNATION = re.compile(rf"(?:^|[(|]){_UNIT}(?:\|{_UNIT})+(?:$|[)|])")
