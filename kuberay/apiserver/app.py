@@ -4,7 +4,8 @@ Middlewares, outermost first: metrics (every answer counted), CORS preflights (w
 ``--cors-allow-origin`` is set), the guard (path checked, identity found; :mod:`.guard`).
 Routes: ``GET /healthz``; ``GET /metrics`` (with ``--collectMetricsFlag``); the dashboard
 under ``/dashboard`` (with ``--enable-dashboard`` and the V2 routes it calls; no credentials
-needed: :mod:`.dashboard.routes`); the compute template routes (``extra_routes``);
+needed: :mod:`.dashboard.routes`; its own API under ``/dashboard/api`` needs them, as any
+route: :mod:`.dashboard.pods`); the compute template routes (``extra_routes``);
 everything else to the V2 proxy (with ``--enable-api-server-v2``, else 404).
 """
 
@@ -16,6 +17,8 @@ from typing import Any
 from aiohttp import web
 
 from kuberay.apiserver.cors import Cors
+from kuberay.apiserver.dashboard.pods import API_PREFIX as DASHBOARD_API
+from kuberay.apiserver.dashboard.pods import add_pods_route
 from kuberay.apiserver.dashboard.routes import PREFIX as DASHBOARD_PREFIX
 from kuberay.apiserver.dashboard.routes import add_dashboard_routes
 from kuberay.apiserver.guard import guard_middleware
@@ -62,13 +65,15 @@ def make_app(
     cors.install(app)
     dashboard = options.enable_dashboard and options.enable_v2
     public = (DASHBOARD_PREFIX,) if dashboard else ()
-    app.middlewares.append(guard_middleware(options.auth_mode == CALLER, public))
+    private = (DASHBOARD_API,) if dashboard else ()
+    app.middlewares.append(guard_middleware(options.auth_mode == CALLER, public, private))
     app[UPSTREAM] = upstream
     router = app.router
     router.add_get("/healthz", _healthz, name="healthz", allow_head=True)
     if options.collect_metrics:
         router.add_get("/metrics", metrics.handle, name="metrics")
     if dashboard:
+        add_pods_route(router, upstream)
         add_dashboard_routes(router, options.auth_mode)
 
     def call_of(request: web.Request) -> KubeCall:

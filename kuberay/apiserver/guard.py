@@ -6,7 +6,8 @@
   one it is answered 401 with a Kubernetes ``Status`` body and ``WWW-Authenticate: Bearer``
   (the token itself is checked by the kube-apiserver when the request is forwarded).
   :data:`PUBLIC_PATHS` need no credentials, nor do the ``public_trees`` given (a path and
-  everything below it: the dashboard's files, which hold no cluster data).
+  everything below it: the dashboard's files, which hold no cluster data), except the
+  ``private_trees`` within them (the dashboard's own API, which reads cluster data).
   ``--auth-mode=service-account``: every request goes as the server.
 """
 
@@ -41,15 +42,21 @@ def status_body(code: int, reason: str, message: str) -> bytes:
     ).encode()
 
 
-def is_public(raw_path: str, public_trees: tuple[str, ...] = ()) -> bool:
+def _within(raw_path: str, trees: tuple[str, ...]) -> bool:
+    return any(raw_path == tree or raw_path.startswith(tree + "/") for tree in trees)
+
+
+def is_public(
+    raw_path: str, public_trees: tuple[str, ...] = (), private_trees: tuple[str, ...] = ()
+) -> bool:
     """Whether ``raw_path`` (as sent) is answered without credentials."""
-    return raw_path in PUBLIC_PATHS or any(
-        raw_path == tree or raw_path.startswith(tree + "/") for tree in public_trees
-    )
+    if raw_path in PUBLIC_PATHS:
+        return True
+    return _within(raw_path, public_trees) and not _within(raw_path, private_trees)
 
 
 def guard_middleware(
-    caller_mode: bool, public_trees: tuple[str, ...] = ()
+    caller_mode: bool, public_trees: tuple[str, ...] = (), private_trees: tuple[str, ...] = ()
 ) -> Callable[..., Awaitable[web.StreamResponse]]:
     """The middleware (see the module doc)."""
 
@@ -61,7 +68,7 @@ def guard_middleware(
         except BadPath as exc:
             request[ROUTE_NAME] = "bad-path"
             return web.Response(status=400, text=f"invalid path: {exc}\n")
-        if is_public(raw_path, public_trees):
+        if is_public(raw_path, public_trees, private_trees):
             return await handler(request)
         if not caller_mode:
             request[IDENTITY] = SERVER

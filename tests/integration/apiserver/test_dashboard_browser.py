@@ -359,6 +359,16 @@ def _event(name: str, regarding: dict[str, Any], reason: str, note: str) -> dict
     }  # fmt: skip
 
 
+def _ray_pod(name: str, namespace: str, cluster: str, node_type: str) -> dict[str, Any]:
+    """A Pod labelled as ``cluster``'s Ray pod (no node runs it: it stays Pending)."""
+    labels = {"ray.io/cluster": cluster, "ray.io/node-type": node_type, "ray.io/group": "g"}
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"containers": [{"name": "ray", "image": "ray:x"}]},
+    }  # fmt: skip
+
+
 async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashboard(
     browser: Browser, servers: dict[str, str], namespaces: tuple[str, str], kube: Client
 ) -> None:
@@ -380,6 +390,11 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     )
     await kube.create(_event("delta.1", delta, "CreatedWorkerPod", "Created worker Pod delta-w-1"))
     await kube.create(_event("echo.1", echo, "DeletedHeadPod", "Deleted head Pod echo-head"))
+    for pod, cluster, node_type in (
+        ("delta-head-x1", "delta", "head"), ("delta-w-x2", "delta", "worker"),
+        ("echo-head-x3", "echo", "head"),
+    ):  # fmt: skip
+        await kube.create(_ray_pod(pod, team_b, cluster, node_type))
     url = servers[SERVICE_ACCOUNT]
 
     await _open(browser, f"{url}/dashboard/?namespace={team_b}")
@@ -391,6 +406,7 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     wanted = [
         "RayCluster delta", "HeadPodRunningAndReady", "2 of 3 workers are not ready",
         "Created worker Pod delta-w-1", "CreatedWorkerPod", "Ray dashboard of delta",
+        "Pods of delta", "delta-head-x1", "delta-w-x2", "Pending",
     ]  # fmt: skip
     text = await browser.wait_for_text(wanted, timeout=10)
     assert "echo" not in text  # nothing of another object: neither its name nor its Event
@@ -428,8 +444,9 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     )  # fmt: skip
     await _open(browser, f"{servers[CALLER]}/dashboard/?namespace={team_b}&name=delta")
     await _sign_in(browser, reader)
-    text = await browser.wait_for_text(
-        ["Created worker Pod delta-w-1", f"kubectl ray session delta -n {team_b}"], timeout=10
+    text = await browser.wait_for_text(  # Pods too, though the reader may not list them
+        ["Created worker Pod delta-w-1", f"kubectl ray session delta -n {team_b}", "delta-w-x2"],
+        timeout=10,
     )
     assert await browser.evaluate("document.querySelectorAll('.links a').length") == 0
     assert not [c for c in browser.console if c.startswith("exception")], browser.console
@@ -511,6 +528,10 @@ async def test_the_page_s_own_rules(browser: Browser, servers: dict[str, str]) -
                                     'u1', Date.now()).map(r => r[5].text),
             detail: state.writeState({...state.readState('?namespace=a', ['rayclusters']),
                                       name: 'c'}),
+            pods: detail.podRows([{name: 'c-head', nodeType: 'head', group: 'headgroup',
+                                   phase: 'Running', ready: true, restarts: 2,
+                                   creationTimestamp: '2026-01-01T00:00:00Z'}],
+                                 Date.parse('2026-01-01T00:05:00Z')).map(r => r.map(c => c.text)),
           };
         })"""
     )
@@ -520,4 +541,5 @@ async def test_the_page_s_own_rules(browser: Browser, servers: dict[str, str]) -
         "service": ["", "c-head-svc"],
         "notes": ["no uid", "old"],  # newest first; an Event of an older namesake left out
         "detail": "?namespace=a&kind=rayclusters&name=c",
+        "pods": [["c-head", "head", "headgroup", "Running", "yes", "2", "5m"]],
     }

@@ -224,6 +224,24 @@ def test_chart_service_account_mode_cluster_roles(tmp_path: Path, v2: bool) -> N
 
 
 @needs_helm
+@pytest.mark.parametrize("single", [False, True], ids=["cluster", "one-namespace"])
+def test_chart_dashboard_pod_reader_grants_only_pods_list(tmp_path: Path, single: bool) -> None:
+    values = {"dashboardPodReader": True, "singleNamespaceInstall": single}
+    objs = [o for o in render(values, tmp_path) if o["kind"] in RBAC_KINDS]
+    role_kind = "Role" if single else "ClusterRole"
+    [role] = [o for o in objs if o["kind"] == role_kind]
+    assert rules_of(role) == [(("",), ("pods",), ("list",))]
+    [binding] = [o for o in objs if o["kind"] == f"{role_kind}Binding"]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "kuberay-apiserver", "namespace": "ops"}
+    ]
+    assert len(objs) == 2
+    off = {**values, "rbacEnable": False}
+    assert not [o for o in render(off, tmp_path) if o["kind"] in RBAC_KINDS]
+
+
+@needs_helm
 def test_chart_single_namespace_install_uses_roles(tmp_path: Path) -> None:
     objs = render({"authMode": SERVICE_ACCOUNT, "singleNamespaceInstall": True}, tmp_path)
     assert not [o for o in objs if o["kind"] in ("ClusterRole", "ClusterRoleBinding")]

@@ -47,6 +47,15 @@ export function eventsUrl(root, namespace, kind, name) {
   return url;
 }
 
+/** The URL of the API server's Pods route for RayCluster `cluster` in `namespace` (the
+ * cluster's Ray pods, trimmed; allowed to whoever may get the RayCluster). */
+export function podsUrl(root, namespace, cluster) {
+  return new URL(
+    `dashboard/api/namespaces/${encodeURIComponent(namespace)}/rayclusters/${encodeURIComponent(cluster)}/pods`,
+    root,
+  );
+}
+
 /** The API as seen from this page: `root` is the server's base URL (the dashboard's parent,
  * so a path prefix in front of the server is kept), `token()` the caller's bearer token or
  * null (service-account mode). */
@@ -99,6 +108,12 @@ export class Api {
   async events(namespace, kind, name, signal) {
     const url = eventsUrl(this.root, namespace, kind, name);
     return ((await (await this.get(url, signal)).json()).items || []);
+  }
+
+  /** The Ray pods of RayCluster `cluster` in `namespace` (name, nodeType, group, phase,
+   * ready, restarts, creationTimestamp, startTime each), through the Pods route. */
+  async pods(namespace, cluster, signal) {
+    return ((await (await this.get(podsUrl(this.root, namespace, cluster), signal)).json()).items || []);
   }
 
   /** The streaming answer of a watch of `plural` in `namespace` from `resourceVersion`

@@ -1,6 +1,7 @@
 // One object's page (?namespace=NS&kind=PLURAL&name=NAME): its printer columns, its
-// status.conditions, its Events (through the events route) and the way to its Ray
-// dashboard. Read when opened and on Refresh (no watch yet).
+// status.conditions, its Events (through the events route), the Pods of its Ray cluster
+// (through the API server's Pods route) and the way to its Ray dashboard. Read when opened
+// and on Refresh (no watch yet).
 
 import { describeError, where } from "./api.js";
 import { cell, tone, valueAt } from "./cells.js";
@@ -38,6 +39,23 @@ export function eventRows(events, uid, now) {
       cell(e.reportingController || e.deprecatedSource?.component, "string", now),
       cell(e.note, "string", now),
     ]);
+}
+
+/** The rows of `pods` (the Pods route's items): name, type, group, phase, ready
+ * ("yes"/"no"), restarts, age (from creation), in the order given (by name). */
+export function podRows(pods, now) {
+  return pods.map((p) => [
+    cell(p.name, "string", now), cell(p.nodeType, "string", now), cell(p.group, "string", now),
+    cell(p.phase, "string", now), cell(p.ready ? "yes" : "no", "string", now),
+    cell(p.restarts ?? 0, "integer", now), cell(p.creationTimestamp, "date", now),
+  ]);
+}
+
+/** What a person reads when the Pods of `cluster` cannot be shown: a refused RayCluster
+ * read names "get rayclusters", anything else "list pods". */
+export function podsError(error, namespace) {
+  const verb = error?.details?.kind === "rayclusters" ? "get" : "list";
+  return describeError(error, verb, verb === "get" ? "rayclusters" : "pods", namespace);
 }
 
 function refs(root) {
@@ -88,6 +106,7 @@ export class DetailView {
     this.el = refs(page);
     container.replaceChildren(page);
     this.el.refresh.addEventListener("click", () => this.load());
+    this.el.podsRefresh.addEventListener("click", () => this.loadPods(this.clusterName));
     this.el.back.addEventListener("click", (event) => {
       if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
       event.preventDefault();
@@ -97,6 +116,7 @@ export class DetailView {
 
   destroy() {
     this.abort?.abort();
+    this.podsAbort?.abort();
   }
 
   /** Show the object `state` (from the URL) names. */
@@ -139,7 +159,39 @@ export class DetailView {
     this.renderConditions(object);
     const now = new Date();
     this.el.live.textContent = `Read at ${now.toLocaleTimeString()}`;
-    await Promise.all([this.loadEvents(object, abort), this.renderLinks(object, abort)]);
+    this.clusterName = clusterNameOf(this.kind.kind, object);
+    await Promise.all([
+      this.loadEvents(object, abort), this.renderLinks(object, abort), this.loadPods(this.clusterName),
+    ]);
+  }
+
+  /** The Pods table of RayCluster `cluster` ("" while the object has none: hidden). */
+  async loadPods(cluster) {
+    this.podsAbort?.abort();
+    const abort = new AbortController();
+    this.podsAbort = abort;
+    this.el.pods.hidden = !cluster;
+    if (!cluster) return;
+    const { namespace } = this.state;
+    this.el.podsTitle.textContent = `Pods of ${cluster}`;
+    let pods;
+    try {
+      pods = await this.api.pods(namespace, cluster, abort.signal);
+    } catch (error) {
+      if (abort.signal.aborted) return;
+      const { title, detail } = podsError(error, namespace);
+      this.el.podsNotice.textContent = `${title} ${detail}`.trim();
+      this.el.podsNotice.hidden = false;
+      this.el.podsWrap.hidden = true;
+      this.el.noPods.hidden = true;
+      return;
+    }
+    if (abort.signal.aborted) return;
+    const rows = podRows(pods, Date.now());
+    this.el.podsNotice.hidden = true;
+    this.el.podRows.replaceChildren(...rowsOf(rows, 3));
+    this.el.podsWrap.hidden = rows.length === 0;
+    this.el.noPods.hidden = rows.length > 0;
   }
 
   showNotice(title, detail) {
