@@ -388,37 +388,6 @@ async def test_stop_survives_forget(source: Source, dash_a: FakeDashboard) -> No
         await poller.close()
 
 
-async def test_submit_outcome_reads_what_submit_job_returns_without_sending(
-    source: Source, dash_a: FakeDashboard
-) -> None:
-    """A RayJob pass reads its submission's outcome before deciding to (re)submit: the same
-    outcome ``submit_job`` returns, including the last one while a retry is in flight."""
-    clock = Clock()
-    poller = DashboardPoller(source, clock=clock, retry_after=3)
-    notified = Notified()
-    poller.on_result = notified
-    t = target("rc-a")
-    body = {"entrypoint": "echo"}
-    try:
-        assert poller.submit_outcome(A, t, "s") is None  # never asked: nothing sent
-        dash_a.fail_with = 503
-        poller.submit_job(A, t, body, "s")
-        assert poller.submit_outcome(A, t, "s") is None  # in flight, none finished
-        await notified.wait(A)
-        failed = poller.submit_outcome(A, t, "s")
-        assert failed is not None and isinstance(failed.error, BadResponse)
-        dash_a.fail_with = None
-        clock.now += 3
-        assert poller.submit_job(A, t, body, "s") is failed  # the retry is sent
-        assert poller.submit_outcome(A, t, "s") is failed  # still the last finished one
-        assert poller.submit_outcome(A, t, "other") is None  # another submission
-        assert poller.submit_outcome(A, target("rc-b"), "s") is None  # another cluster
-        await notified.wait(A)
-        assert dash_a.requests.count(("POST", "/api/jobs/")) == 2  # reading sent none
-    finally:
-        await poller.close()
-
-
 async def test_stop_outcome_reads_without_sending(source: Source, dash_a: FakeDashboard) -> None:
     """A RayJob that gave up reads its stop's outcome each pass without sending another."""
     dash_a.add_job("j", status="RUNNING")
