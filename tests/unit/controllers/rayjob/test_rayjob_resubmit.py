@@ -143,3 +143,17 @@ def test_a_job_the_dashboard_knows_is_not_submitted() -> None:
     assert not SENDING & set(observed)
     assert "submit_outcome" not in observed and world.submit is None
     assert M.SUBMIT_JOB not in [a.kind for a in decision.actions]
+
+
+def test_every_action_kind_decide_can_return_has_a_handler() -> None:
+    """An action kind without a handler would stop the reconcile with a KeyError."""
+    import inspect
+    import re
+
+    from kuberay.controllers.rayjob import world as w
+    from kuberay.controllers.rayjob.children import HANDLERS
+
+    source = inspect.getsource(w).split("# ----- actions", 1)[1].split("@attrs.frozen", 1)[0]
+    kinds = {getattr(w, n) for n in re.findall(r"^([A-Z_]+): Final = ", source, re.M)}
+    assert len(kinds) >= 15, sorted(kinds)
+    assert kinds == set(HANDLERS), sorted(kinds ^ set(HANDLERS))
