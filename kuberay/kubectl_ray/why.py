@@ -15,7 +15,7 @@ from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import CLUSTER_LABEL, add_output_flag, parse_type_name
 from kuberay.kubectl_ray.concise import format_report
 from kuberay.kubectl_ray.context import CLIError, Env
-from kuberay.kubectl_ray.diagnosis import Diagnosis, Snapshot, diagnose
+from kuberay.diagnosis.rules import Diagnosis, Snapshot, diagnose
 from kuberay.kubectl_ray.output import emit
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from kuberay.controllers.raycluster.templates import (
     outdated_groups,
 )
 from kuberay.kube import objects as k8s
-from kuberay.kubectl_ray.findings import INFO, WARNING, Finding, Snapshot, ref
+from kuberay.diagnosis.findings import INFO, WARNING, Finding, Snapshot, ref
 
 if TYPE_CHECKING:
     from kuberay.kube.objects import Object as Obj
