@@ -17,7 +17,6 @@ from kuberay.api.v1.constants import POD_TEMPLATE_HASH_KEY
 from kuberay.api.v1.rules import managed_elsewhere
 from kuberay.controllers.builders.auth import auth_token_secret_name
 from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
-from kuberay.kube import objects as k8s
 from kuberay.diagnosis.cluster_changes import check_older_templates, check_removed_groups
 from kuberay.diagnosis.conditions import condition_true, find_condition, pod_ready
 from kuberay.diagnosis.findings import (
@@ -32,6 +31,7 @@ from kuberay.diagnosis.findings import (
     check_pod,
     ref,
 )
+from kuberay.kube import objects as k8s
 
 if TYPE_CHECKING:
     from kuberay.kube.objects import Object as Obj

@@ -32,8 +32,10 @@ from kuberay.apiserver.app import make_app
 from kuberay.apiserver.options import CALLER, SERVICE_ACCOUNT, ApiServerOptions
 from kuberay.apiserver.upstream import Upstream
 from kuberay.apiserver.wiring import install
+from kuberay.diagnosis.rules import diagnose
 from kuberay.kube import Client
 from kuberay.kube.kubeconfig import load
+from kuberay.kubectl_ray.why import take_snapshot
 from tests.chromium import Browser, artifacts_dir, require_chromium
 
 from .bodies import raycluster, rayjob
@@ -420,6 +422,11 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     assert link == (
         f"{url}/api/v1/namespaces/{team_b}/services/http:delta-head-svc:dashboard/proxy/"
     )
+    # Why: the verdict kubectl ray why prints for the same cluster (one implementation)
+    verdict = diagnose(await take_snapshot(kube, "RayCluster", "delta", team_b)).summary
+    await browser.wait_for_text(["Why", verdict], timeout=10)
+    shown = await browser.evaluate("document.querySelector('.why-verdict').textContent")
+    assert shown == verdict
     await _screenshot(browser, "dashboard-raycluster-detail.png")
 
     await browser.evaluate("history.back()")  # Back returns to the list
@@ -449,6 +456,8 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
         timeout=10,
     )
     assert await browser.evaluate("document.querySelectorAll('.links a').length") == 0
+    # the reader may not list core Events: Why says what it could not judge
+    await browser.wait_for_text(["Not judged: Events of RayCluster/delta not read"], timeout=10)
     assert not [c for c in browser.console if c.startswith("exception")], browser.console
 
 

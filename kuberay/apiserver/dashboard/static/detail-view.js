@@ -7,6 +7,7 @@ import { describeError, where } from "./api.js";
 import { cell, tone, valueAt } from "./cells.js";
 import { clusterNameOf, headServiceOf, portForwardHint, rayDashboardUrl } from "./links.js";
 import { columnsOf, heading } from "./list-view.js";
+import { loadWhy } from "./why-view.js";
 
 /** The rows of `conditions` (status.conditions): type, status, reason, message, last
  * transition (a cell: local time, exact on hover), in the order the object lists them. */
@@ -162,6 +163,7 @@ export class DetailView {
     this.clusterName = clusterNameOf(this.kind.kind, object);
     await Promise.all([
       this.loadEvents(object, abort), this.renderLinks(object, abort), this.loadPods(this.clusterName),
+      loadWhy(this.el.why, this.api, namespace, plural, name, abort.signal),
     ]);
   }
 
