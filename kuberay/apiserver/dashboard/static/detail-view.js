@@ -7,6 +7,7 @@ import { describeError, where } from "./api.js";
 import { cell, tone, valueAt } from "./cells.js";
 import { clusterNameOf, headServiceOf, portForwardHint, rayDashboardUrl } from "./links.js";
 import { columnsOf, heading } from "./list-view.js";
+import { loadHistory } from "./history-view.js";
 import { loadWhy } from "./why-view.js";
 
 /** The rows of `conditions` (status.conditions): type, status, reason, message, last
@@ -152,6 +153,8 @@ export class DetailView {
       this.showNotice(title, detail);
       this.el.content.hidden = true;
       this.el.live.textContent = "";
+      if (error?.status === 404) await this.loadHistory(abort); // a deleted one's history
+      else this.el.history.hidden = true;
       return;
     }
     this.el.notice.hidden = true;
@@ -164,7 +167,15 @@ export class DetailView {
     await Promise.all([
       this.loadEvents(object, abort), this.renderLinks(object, abort), this.loadPods(this.clusterName),
       loadWhy(this.el.why, this.api, namespace, plural, name, abort.signal),
+      this.loadHistory(abort),
     ]);
+  }
+
+  /** The History section (when the server has a history server): this object's sessions. */
+  async loadHistory(abort) {
+    if (!this.config.historyServer) return;
+    const { namespace, kind: plural, name } = this.state;
+    await loadHistory(this.el.history, this.api, namespace, plural, name, abort.signal);
   }
 
   /** The Pods table of RayCluster `cluster` ("" while the object has none: hidden). */
