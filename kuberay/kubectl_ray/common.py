@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from kuberay.api.v1 import constants as C
 from kuberay.diagnosis.conditions import condition_true, find_condition, pod_ready
 from kuberay.gocompat.quantity import Quantity, QuantityError
-from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.context import CLIError
 from kuberay.kubectl_ray.output import OUTPUT_FORMATS
 
@@ -126,8 +125,6 @@ def pod_resources(pod_spec: Obj) -> dict[str, Quantity]:
     return total
 
 
-
-
 def relevant_cluster_condition(cluster: Obj) -> Obj | None:
     """KubeRay's precedence: Provisioned > HeadPodReady > ReplicaFailure > Suspended >
     Suspending (the first that is True)."""
@@ -141,7 +138,6 @@ def relevant_cluster_condition(cluster: Obj) -> Obj | None:
         if condition_true(cluster, ctype):
             return find_condition(cluster, ctype)
     return None
-
 
 
 def parse_type_name(arg: str, default_kind: str = "RayCluster") -> tuple[str, str]:

@@ -89,14 +89,32 @@ async def namespaces(kube: Client) -> AsyncIterator[tuple[str, str]]:
             await kube.delete("v1", "Namespace", name)
 
 
+#: What the fake history server's ``/clusters`` lists (a test fills it).
+HISTORY: list[dict[str, str]] = []
+
+
+async def _history_clusters(_request: web.Request) -> web.Response:
+    return web.json_response(HISTORY)
+
+
 @pytest.fixture(scope="module")
 async def servers(kubeconfig_path: Path) -> AsyncIterator[dict[str, str]]:
-    """Base URLs of an API server in each auth mode, over the test apiserver."""
+    """Base URLs of an API server in each auth mode, over the test apiserver (the
+    service-account one with a fake history server, whose URL is ``history``)."""
     running: list[tuple[web.AppRunner, Upstream]] = []
     urls: dict[str, str] = {}
+    history = web.Application()
+    history.router.add_get("/clusters", _history_clusters)
+    history_runner = web.AppRunner(history, access_log=None)
+    await history_runner.setup()
+    await web.TCPSite(history_runner, "127.0.0.1", 0).start()
+    urls["history"] = f"http://127.0.0.1:{history_runner.addresses[0][1]}"
     try:
         for mode in (CALLER, SERVICE_ACCOUNT):
-            options = ApiServerOptions(http_host="127.0.0.1", http_port=0, auth_mode=mode)
+            history_url = urls["history"] if mode == SERVICE_ACCOUNT else ""
+            options = ApiServerOptions(
+                http_host="127.0.0.1", http_port=0, auth_mode=mode, history_server_url=history_url
+            )
             upstream = Upstream(load(str(kubeconfig_path)))
             rewrite, routes = install()
             app = make_app(options, upstream, rewrite=rewrite, extra_routes=routes)
@@ -113,6 +131,7 @@ async def servers(kubeconfig_path: Path) -> AsyncIterator[dict[str, str]]:
         for runner, upstream in running:
             await runner.cleanup()
             await upstream.close()
+        await history_runner.cleanup()
 
 
 @pytest.fixture(scope="module")
@@ -398,6 +417,12 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     ):  # fmt: skip
         await kube.create(_ray_pod(pod, team_b, cluster, node_type))
     url = servers[SERVICE_ACCOUNT]
+    session = "session_2026-03-04_05-06-07_000001_1"
+    HISTORY[:] = [
+        {"name": name, "namespace": team_b, "sessionName": session, "ownerKind": "",
+         "ownerName": "", "createTime": changed}
+        for name in ("delta", "nobody")
+    ]  # fmt: skip
 
     await _open(browser, f"{url}/dashboard/?namespace={team_b}")
     await browser.wait_for_text(["delta", "echo", "Live"], timeout=10)
@@ -427,6 +452,7 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     await browser.wait_for_text(["Why", verdict], timeout=10)
     shown = await browser.evaluate("document.querySelector('.why-verdict').textContent")
     assert shown == verdict
+    await browser.wait_for_text(["History", f"delta / {session}"], timeout=10)
     await _screenshot(browser, "dashboard-raycluster-detail.png")
 
     await browser.evaluate("history.back()")  # Back returns to the list
@@ -438,9 +464,12 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     assert "echo" not in text
 
     await browser.goto(f"{url}/dashboard/?namespace={team_b}&kind=rayclusters&name=nobody")
-    await browser.wait_for_text(
-        [f"There is no RayCluster nobody in namespace {team_b}"], timeout=10
+    await browser.wait_for_text(  # a deleted cluster: its history stays reachable
+        [f"There is no RayCluster nobody in namespace {team_b}", f"nobody / {session}"],
+        timeout=10,
     )
+    link = await browser.evaluate("document.querySelector('.history-sessions a').href")
+    assert link == f"{servers['history']}/enter_cluster/{team_b}/raycluster/nobody/{session}"
 
     # caller mode: a link cannot carry the token, so the page names the commands instead
     reader = await service_account_token(kube, team_b, "reader")
