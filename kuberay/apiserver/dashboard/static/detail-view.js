@@ -8,6 +8,7 @@ import { cell, tone, valueAt } from "./cells.js";
 import { clusterNameOf, headServiceOf, portForwardHint, rayDashboardUrl } from "./links.js";
 import { columnsOf, heading } from "./list-view.js";
 import { loadHistory } from "./history-view.js";
+import { driverLog } from "./log-view.js";
 import { loadWhy } from "./why-view.js";
 
 /** The rows of `conditions` (status.conditions): type, status, reason, message, last
@@ -119,6 +120,7 @@ export class DetailView {
   destroy() {
     this.abort?.abort();
     this.podsAbort?.abort();
+    this.log?.destroy();
   }
 
   /** Show the object `state` (from the URL) names. */
@@ -164,6 +166,10 @@ export class DetailView {
     const now = new Date();
     this.el.live.textContent = `Read at ${now.toLocaleTimeString()}`;
     this.clusterName = clusterNameOf(this.kind.kind, object);
+    if (this.kind.kind === "RayJob") {
+      this.log?.destroy();
+      this.log = driverLog(this.el.log, this.api, namespace, name);
+    }
     await Promise.all([
       this.loadEvents(object, abort), this.renderLinks(object, abort), this.loadPods(this.clusterName),
       loadWhy(this.el.why, this.api, namespace, plural, name, abort.signal),
