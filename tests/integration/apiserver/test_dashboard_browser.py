@@ -471,6 +471,21 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     link = await browser.evaluate("document.querySelector('.history-sessions a').href")
     assert link == f"{servers['history']}/enter_cluster/{team_b}/raycluster/nobody/{session}"
 
+    # a RayJob's driver log: none before the job is submitted; then asked of its cluster's
+    # head Service through the Service proxy (absent here: the kube-apiserver's 404 shown)
+    await kube.create(rayjob("fox", team_b))
+    await browser.goto(f"{url}/dashboard/?namespace={team_b}&kind=rayjobs&name=fox")
+    await browser.wait_for_text(["RayJob fox", "Driver log", "No Ray job yet"], timeout=10)
+    await kube.patch_status(
+        "ray.io/v1", "RayJob", "fox", {"status": {"jobId": "fox-1", "rayClusterName": "delta"}},
+        team_b, patch_type="merge",
+    )  # fmt: skip
+    await browser.evaluate(
+        "[...document.querySelectorAll('button')].find(b => b.textContent === 'Refresh log')"
+        ".click()"
+    )
+    await browser.wait_for_text(["The log cannot be read", "delta-head-svc"], timeout=10)
+
     # caller mode: a link cannot carry the token, so the page names the commands instead
     reader = await service_account_token(kube, team_b, "reader")
     await grant(
