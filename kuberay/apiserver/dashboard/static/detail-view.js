@@ -166,10 +166,9 @@ export class DetailView {
     const now = new Date();
     this.el.live.textContent = `Read at ${now.toLocaleTimeString()}`;
     this.clusterName = clusterNameOf(this.kind.kind, object);
-    if (this.kind.kind === "RayJob") {
-      this.log?.destroy();
-      this.log = driverLog(this.el.log, this.api, namespace, name);
-    }
+    this.log?.destroy();
+    this.el.log.hidden = true;
+    this.log = this.kind.kind === "RayJob" ? driverLog(this.el.log, this.api, namespace, name) : null;
     await Promise.all([
       this.loadEvents(object, abort), this.renderLinks(object, abort), this.loadPods(this.clusterName),
       loadWhy(this.el.why, this.api, namespace, plural, name, abort.signal),

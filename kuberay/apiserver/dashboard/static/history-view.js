@@ -4,6 +4,7 @@
 // server's page of that session.
 
 import { describeError } from "./api.js";
+import { DIAGNOSED } from "./why-view.js";
 
 /** The URL of the History route for `name` of `plural` in `namespace`, relative to `root`. */
 export function historyUrl(root, namespace, plural, name) {
@@ -34,7 +35,8 @@ export async function loadHistory(section, api, namespace, plural, name, signal)
   const title = element("h2", "", "History");
   title.id = "history-title";
   section.setAttribute("aria-labelledby", "history-title");
-  section.hidden = false;
+  section.hidden = !DIAGNOSED.includes(plural); // the kinds whose clusters it keeps
+  if (section.hidden) return;
   let answer;
   try {
     answer = await (await api.get(historyUrl(api.root, namespace, plural, name), signal)).json();

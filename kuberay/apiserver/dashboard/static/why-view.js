@@ -9,6 +9,9 @@ export function whyUrl(root, namespace, plural, name) {
   return new URL(`dashboard/api/namespaces/${path}/why`, root);
 }
 
+/** The kinds (plurals) the diagnosis knows; other pages have no Why section. */
+export const DIAGNOSED = ["rayclusters", "rayjobs", "rayservices"];
+
 /** The words a finding's severity reads as, and its pill's tone. */
 export const SEVERITY = {
   error: { text: "error", tone: "bad" },
@@ -39,6 +42,8 @@ export function findingItems(findings) {
 /** Fill `section` with the diagnosis of `name` of `plural` in `namespace` read through
  * `api` (an Api); a refused read shows what was refused. */
 export async function loadWhy(section, api, namespace, plural, name, signal) {
+  section.hidden = !DIAGNOSED.includes(plural);
+  if (section.hidden) return;
   const title = element("h2", "", "Why");
   title.id = "why-title";
   section.setAttribute("aria-labelledby", "why-title");
