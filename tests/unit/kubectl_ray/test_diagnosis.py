@@ -233,3 +233,14 @@ def test_why_reads_the_operators_markers() -> None:
     from kuberay.diagnosis import rules as diagnosis
 
     assert (diagnosis.WAIT_PREFIX, diagnosis.LAST_ERROR) == (status.WAIT_PREFIX, status.LAST_ERROR)
+
+
+def test_a_secret_not_read_is_not_reported_missing() -> None:
+    """``kubectl ray get``'s WHY column and the dashboard read no Secret: no verdict on it;
+    ``why`` reads it and reports it missing."""
+    token = cluster(state="ready")
+    token["spec"]["authOptions"] = {"mode": "token"}
+    unread = diagnose(Snapshot(obj=token, now=NOW))
+    assert "AuthSecretMissing" not in [f.reason for f in unread.findings]
+    absent = diagnose(Snapshot(obj=token, secrets={"c": None}, now=NOW))
+    assert "AuthSecretMissing" in [f.reason for f in absent.findings] and not absent.ready
