@@ -22,7 +22,10 @@ from typing import Any
 import pytest
 import yaml
 
+from kuberay.api.v1.constants import POD_TEMPLATE_HASH_KEY
 from kuberay.controllers.builders.names import generate_ray_cluster_name, generate_ray_job_id
+from kuberay.controllers.raycluster.render import stored_form
+from kuberay.controllers.raycluster.templates import template_hash
 from kuberay.controllers.rayjob.render import NAME_SEED as JOB_SEED
 from kuberay.controllers.rayservice.render import NAME_SEED as SERVICE_SEED
 from kuberay.kube import ApiError, Client
@@ -116,16 +119,44 @@ async def _render(cli: Cli, doc: Obj, live: Obj, tmp_path: Path) -> list[Obj]:
 RECREATE_HASH = "ray.io/upgrade-strategy-recreate-hash"
 
 
-def _comparable(objs: list[Obj], swaps: dict[str, str], *, blank_hash: bool = False) -> list[str]:
-    out = []
+def _rehashed(objs: list[Obj]) -> list[Obj]:
+    """``objs`` (a rendering whose names were swapped for the live ones) with each pod's
+    template hash computed again: the hash covers the head Service's name, which follows the
+    cluster's name the renderer drew at random."""
+    clusters = [o for o in objs if o["kind"] == "RayCluster"]
+    if not clusters:
+        return objs
+    cluster = stored_form(clusters[0])
+    spec = cluster["spec"]
+    groups = {g["groupName"]: g for g in spec.get("workerGroupSpecs") or []}
+    out = copy.deepcopy(objs)
+    for obj in out:
+        annotations = obj["metadata"].get("annotations") or {}
+        if obj["kind"] != "Pod" or POD_TEMPLATE_HASH_KEY not in annotations:
+            continue
+        labels = obj["metadata"]["labels"]
+        head = labels.get("ray.io/node-type") == "head"
+        group = spec["headGroupSpec"] if head else groups[labels["ray.io/group"]]
+        annotations[POD_TEMPLATE_HASH_KEY] = template_hash(cluster, group)
+    return out
+
+
+def _comparable(
+    objs: list[Obj], swaps: dict[str, str], *, blank_hash: bool = False, rendered: bool = False
+) -> list[str]:
+    """``objs`` as sorted JSON texts with ``swaps`` applied; a rendering's pod template
+    hashes computed again for the swapped names (``rendered``)."""
+    swapped = []
     for obj in objs:
-        if blank_hash and RECREATE_HASH in (obj["metadata"].get("annotations") or {}):
-            obj = copy.deepcopy(obj)
-            obj["metadata"]["annotations"][RECREATE_HASH] = "<hash>"
         text = json.dumps(obj, sort_keys=True)
         for old, new in swaps.items():
             text = text.replace(old, new)
-        out.append(text)
+        swapped.append(json.loads(text))
+    out = []
+    for obj in _rehashed(swapped) if rendered else swapped:
+        if blank_hash and RECREATE_HASH in (obj["metadata"].get("annotations") or {}):
+            obj["metadata"]["annotations"][RECREATE_HASH] = "<hash>"
+        out.append(json.dumps(obj, sort_keys=True))
     return sorted(out)
 
 
@@ -183,7 +214,7 @@ async def test_rayjob_render_equals_operator_creates(
             uid = await _cluster_uid(kclient, namespace, cluster_name)
             sidecar = mode == "SidecarMode"
             got = _comparable(recorder.children(), {uid: ""}, blank_hash=sidecar)
-            assert got == _comparable(expected, swaps, blank_hash=sidecar)
+            assert got == _comparable(expected, swaps, blank_hash=sidecar, rendered=True)
     finally:
         await opclient.close()
 
@@ -221,4 +252,4 @@ async def test_rayservice_render_equals_operator_creates(
         swaps = {generate_ray_cluster_name(name, random.Random(SERVICE_SEED)): cluster_name}
         uid = await _cluster_uid(kclient, namespace, cluster_name)
         got = _comparable(recorder.children(), {uid: ""})
-        assert got == _comparable(expected, swaps)
+        assert got == _comparable(expected, swaps, rendered=True)
