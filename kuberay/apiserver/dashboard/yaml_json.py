@@ -56,6 +56,11 @@ def _plain(value: object) -> str:
     raise TypeError(f"a {type(value).__name__} value has no JSON form")
 
 
+def _at(mark: Any) -> str:
+    """``line L, column C: `` of a YAML mark ("" without one)."""
+    return f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+
+
 def _structure_problem(text: str) -> str | None:
     """Why ``text``'s event stream is refused (None: one document, no anchor or alias)."""
     documents = 0
@@ -65,11 +70,7 @@ def _structure_problem(text: str) -> str | None:
             if documents > 1:
                 return "more than one YAML document: paste one manifest"
         elif isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-            mark = event.start_mark
-            return (
-                f"line {mark.line + 1}, column {mark.column + 1}: "
-                "anchors and aliases (& and *) are not accepted"
-            )
+            return f"{_at(event.start_mark)}anchors and aliases (& and *) are not accepted"
     return None if documents else "the YAML holds no document"
 
 
@@ -86,9 +87,7 @@ def yaml_to_json(body: bytes) -> Converted:
     except UnicodeDecodeError:
         return _refused(400, "the YAML is not UTF-8 text")
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        return _refused(400, f"{where}{exc.problem or exc.context or 'not YAML'}")
+        return _refused(400, f"{_at(exc.problem_mark)}{exc.problem or exc.context or 'not YAML'}")
     except (yaml.YAMLError, RecursionError):
         return _refused(400, "the text is not YAML the server can read")
     if not isinstance(loaded, dict):
