@@ -108,8 +108,8 @@ export function fieldOf(field, fields = FIELDS) {
   return fields.find((f) => f.paths.some((path) => within(field, path)))?.id ?? null;
 }
 
-/** A refusal's causes (a Status's details.causes) split: `byField` (field id -> messages)
- * for those a field of `fields` fills, `rest` (texts, the field named) for the others.
+/** A refusal's causes (a Status's details.causes) split: `byField` (field id -> distinct
+ * messages, the schema's own path left out) for those a field of `fields` fills, `rest` (texts, the field named) for the others.
  * `fields` empty: every cause is in `rest` (the pasted manifest has no fields). */
 export function placeCauses(causes, fields = FIELDS) {
   const byField = new Map();
@@ -117,8 +117,15 @@ export function placeCauses(causes, fields = FIELDS) {
   for (const cause of Array.isArray(causes) ? causes : []) {
     const message = cause?.message || cause?.reason || "invalid";
     const id = fieldOf(cause?.field, fields);
-    if (id) byField.set(id, [...(byField.get(id) || []), message]);
-    else rest.push(cause?.field ? `${cause.field}: ${message}` : message);
+    if (!id) {
+      rest.push(cause?.field ? `${cause.field}: ${message}` : message);
+      continue;
+    }
+    // next to its field the path is known: the schema's "<path> in body " goes, and one
+    // field filling two paths (requests and limits) says a thing once
+    const said = message.replace(`${cause.field} in body `, "");
+    const messages = byField.get(id) || [];
+    if (!messages.includes(said)) byField.set(id, [...messages, said]);
   }
   return { byField, rest };
 }

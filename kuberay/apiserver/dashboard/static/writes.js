@@ -25,11 +25,13 @@ async function send(api, method, url, body, contentType) {
 }
 
 /** Create `object` (a manifest naming its namespace) as `plural`; with `dryRun` the
- * kube-apiserver only validates it (schema, admission webhooks) and stores nothing. The
- * object as (it would be) stored, or an ApiError. */
+ * kube-apiserver only validates it (schema, admission webhooks) and stores nothing. An
+ * unknown field is refused (strict field validation). The object as (it would be) stored,
+ * or an ApiError. */
 export function create(api, plural, object, dryRun) {
   const url = objectUrl(api, plural, object.metadata.namespace);
   if (dryRun) url.searchParams.set("dryRun", "All");
+  url.searchParams.set("fieldValidation", "Strict"); // a misspelt field is an error, as kubectl's
   return send(api, "POST", url, JSON.stringify(object), "application/json");
 }
 
