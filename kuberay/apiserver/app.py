@@ -5,8 +5,10 @@ Middlewares, outermost first: metrics (every answer counted), CORS preflights (w
 Routes: ``GET /healthz``; ``GET /metrics`` (with ``--collectMetricsFlag``); the dashboard
 under ``/dashboard`` (with ``--enable-dashboard`` and the V2 routes it calls; no credentials
 needed: :mod:`.dashboard.routes`; its own API under ``/dashboard/api`` needs them, as any
-route: :mod:`.dashboard.pods`, :mod:`.dashboard.yaml_json`); the compute template routes
-(``extra_routes``); everything else to the V2 proxy (with ``--enable-api-server-v2``, else 404).
+route: :mod:`.dashboard.pods`, :mod:`.dashboard.why`, :mod:`.dashboard.history`,
+:mod:`.dashboard.driver_log`, :mod:`.dashboard.yaml_json`); the compute template routes
+(``extra_routes``); everything else to the V2 proxy (with ``--enable-api-server-v2``,
+else 404).
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from typing import Any
 from aiohttp import web
 
 from kuberay.apiserver.cors import Cors
+from kuberay.apiserver.dashboard.driver_log import add_driver_log_route
+from kuberay.apiserver.dashboard.history import add_history_route
 from kuberay.apiserver.dashboard.pods import API_PREFIX as DASHBOARD_API
 from kuberay.apiserver.dashboard.pods import add_pods_route
 from kuberay.apiserver.dashboard.routes import PREFIX as DASHBOARD_PREFIX
 from kuberay.apiserver.dashboard.routes import add_dashboard_routes
+from kuberay.apiserver.dashboard.why import add_why_route
 from kuberay.apiserver.dashboard.yaml_json import add_yaml_route
 from kuberay.apiserver.guard import guard_middleware
 from kuberay.apiserver.kube_calls import KubeCall
@@ -76,7 +81,13 @@ def make_app(
     if dashboard:
         add_pods_route(router, upstream)
         add_yaml_route(router)
-        add_dashboard_routes(router, options.auth_mode)
+        add_why_route(router, upstream)
+        add_driver_log_route(router, upstream)
+        if options.history_server_url:
+            add_history_route(app, upstream, options.history_server_url)
+        add_dashboard_routes(
+            router, options.auth_mode, history_server=bool(options.history_server_url)
+        )
 
     def call_of(request: web.Request) -> KubeCall:
         return upstream.call_for(request[IDENTITY])

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kuberay.api.v1 import constants as C
+from kuberay.diagnosis.conditions import condition_true, find_condition, pod_ready
 from kuberay.gocompat.quantity import Quantity, QuantityError
-from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.context import CLIError
 from kuberay.kubectl_ray.output import OUTPUT_FORMATS
 
@@ -125,20 +125,6 @@ def pod_resources(pod_spec: Obj) -> dict[str, Quantity]:
     return total
 
 
-def find_condition(obj: Obj, ctype: str) -> Obj | None:
-    """The status condition of ``ctype``."""
-    for c in k8s.status(obj).get("conditions") or []:
-        if c.get("type") == ctype:
-            return dict(c)
-    return None
-
-
-def condition_true(obj: Obj, ctype: str) -> bool:
-    """Condition ``ctype`` is status True."""
-    c = find_condition(obj, ctype)
-    return c is not None and c.get("status") == "True"
-
-
 def relevant_cluster_condition(cluster: Obj) -> Obj | None:
     """KubeRay's precedence: Provisioned > HeadPodReady > ReplicaFailure > Suspended >
     Suspending (the first that is True)."""
@@ -152,13 +138,6 @@ def relevant_cluster_condition(cluster: Obj) -> Obj | None:
         if condition_true(cluster, ctype):
             return find_condition(cluster, ctype)
     return None
-
-
-def pod_ready(pod: Obj) -> bool:
-    """Phase Running and condition Ready True."""
-    if k8s.status(pod).get("phase") != "Running":
-        return False
-    return condition_true(pod, "Ready")
 
 
 def parse_type_name(arg: str, default_kind: str = "RayCluster") -> tuple[str, str]:

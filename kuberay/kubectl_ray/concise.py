@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from kuberay.kubectl_ray.findings import Diagnosis, Finding
+from kuberay.diagnosis.findings import Diagnosis, Finding
 
 MARK = {"error": "x", "warning": "!", "info": "-"}
 #: Longest one-line message before it is cut.

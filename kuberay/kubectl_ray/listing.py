@@ -59,7 +59,7 @@ def why_cell(obj: Obj) -> str:
     kind = obj.get("kind")
     if kind == "RayCronJob":
         return "suspended" if k8s.spec(obj).get("suspend") else "-"
-    from kuberay.kubectl_ray.diagnosis import Snapshot, diagnose
+    from kuberay.diagnosis.rules import Snapshot, diagnose
 
     verdict = diagnose(Snapshot(obj=obj))
     if verdict.ready:

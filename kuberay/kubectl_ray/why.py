@@ -8,14 +8,19 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from kuberay.api.v1.constants import API_VERSION
-from kuberay.controllers.builders.auth import auth_token_secret_name
-from kuberay.controllers.builders.names import head_service_name
+from kuberay.diagnosis.inputs import (
+    WARNING_EVENTS,
+    auth_secret_to_read,
+    cluster_events,
+    clusters_to_read,
+    events_selector,
+    head_service_to_read,
+)
+from kuberay.diagnosis.rules import Diagnosis, Snapshot, diagnose
 from kuberay.kube import Client, NotFound
-from kuberay.kube import objects as k8s
 from kuberay.kubectl_ray.common import CLUSTER_LABEL, add_output_flag, parse_type_name
 from kuberay.kubectl_ray.concise import format_report
 from kuberay.kubectl_ray.context import CLIError, Env
-from kuberay.kubectl_ray.diagnosis import Diagnosis, Snapshot, diagnose
 from kuberay.kubectl_ray.output import emit
 
 if TYPE_CHECKING:
@@ -54,9 +59,7 @@ async def _get(client: Client, api_version: str, kind: str, name: str, ns: str) 
 
 async def _events(client: Client, ns: str, kind: str, name: str) -> list[Obj]:
     """Every Event about ``kind/name``."""
-    items, _ = await client.list_all(
-        "v1", "Event", ns, field_selector=f"involvedObject.kind={kind},involvedObject.name={name}"
-    )
+    items, _ = await client.list_all("v1", "Event", ns, field_selector=events_selector(kind, name))
     return items
 
 
@@ -64,24 +67,17 @@ async def cluster_snapshot(client: Client, cluster: Obj) -> Snapshot:
     """Pods, Events and the auth Secret of a RayCluster."""
     ns, name = cluster["metadata"]["namespace"], cluster["metadata"]["name"]
     pods, _ = await client.list_all("v1", "Pod", ns, label_selector=f"{CLUSTER_LABEL}={name}")
-    names = {name} | {p["metadata"]["name"] for p in pods}
     own = await _events(client, ns, "RayCluster", name)
-    warnings, _ = await client.list_all("v1", "Event", ns, field_selector="type=Warning")
-    events = own + [
-        e
-        for e in warnings
-        if (e.get("involvedObject") or {}).get("name") in names
-        and (e.get("involvedObject") or {}).get("kind") != "RayCluster"
-    ]
+    warnings, _ = await client.list_all("v1", "Event", ns, field_selector=WARNING_EVENTS)
     secrets: dict[str, Obj | None] = {}
-    auth = k8s.spec(cluster).get("authOptions") or {}
-    if auth.get("mode") == "token":
-        secret_name = auth_token_secret_name(name, auth)
+    secret_name = auth_secret_to_read(cluster)
+    if secret_name is not None:
         secrets[secret_name] = await _get(client, "v1", "Secret", secret_name, ns)
     services: dict[str, Obj | None] = {}
-    if cluster.get("status"):
-        svc_name = head_service_name(cluster)
+    svc_name = head_service_to_read(cluster)
+    if svc_name is not None:
         services[svc_name] = await _get(client, "v1", "Service", svc_name, ns)
+    events = cluster_events(name, pods, own, warnings)
     return Snapshot(obj=cluster, pods=pods, events=events, secrets=secrets, services=services)
 
 
@@ -92,22 +88,13 @@ async def take_snapshot(client: Client, kind: str, name: str, ns: str) -> Snapsh
         raise CLIError(f"{kind} {name} not found in namespace {ns}")
     if kind == "RayCluster":
         return await cluster_snapshot(client, obj)
-    status = k8s.status(obj)
-    cluster_names: list[str] = []
     jobs: list[Obj] = []
     if kind == "RayJob":
-        if status.get("rayClusterName"):
-            cluster_names.append(status["rayClusterName"])
         submitter = await _get(client, "batch/v1", "Job", name, ns)
         if submitter is not None:
             jobs.append(submitter)
-    else:
-        for which in ("activeServiceStatus", "pendingServiceStatus"):
-            cname = (status.get(which) or {}).get("rayClusterName")
-            if cname:
-                cluster_names.append(cname)
     clusters: list[Snapshot] = []
-    for cname in cluster_names:
+    for cname in clusters_to_read(obj):
         cluster = await _get(client, API_VERSION, "RayCluster", cname, ns)
         if cluster is not None:
             clusters.append(await cluster_snapshot(client, cluster))

@@ -16,6 +16,7 @@ defaults). Cheap to import: no cattrs, no models.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from kuberay.api.v1 import constants as c
@@ -37,6 +38,7 @@ __all__ = [
     "DEFAULT_RAYCLUSTER_DELETION_DELAY_SECONDS",
     "DEFAULT_SUBMITTER_BACKOFF_LIMIT",
     "ZERO_DOWNTIME_ENV",
+    "EffectiveRayJobSpec",
     "backoff_limit",
     "calculate_desired_replicas",
     "calculate_max_replicas",
@@ -44,6 +46,7 @@ __all__ = [
     "clamp_replicas",
     "cluster_upgrade_max_surge_percent",
     "creator_crd_type",
+    "effective_rayjob_spec",
     "gcs_fault_tolerance_backend",
     "gcs_storage_access_modes",
     "gcs_storage_deletion_policy",
@@ -76,6 +79,7 @@ __all__ = [
     "submission_mode",
     "submitter_backoff_limit",
     "ttl_seconds_after_finished",
+    "uses_cluster_selector",
     "worker_group_desired_replicas",
     "workers_to_delete",
 ]
@@ -392,6 +396,40 @@ def submitter_backoff_limit(job_spec: Mapping[str, Any]) -> int:
     """``submitterConfig.backoffLimit`` or 2 (K8s Job backoffLimit; sidecar restart budget)."""
     limit = _map(job_spec.get("submitterConfig")).get("backoffLimit")
     return _int(limit, DEFAULT_SUBMITTER_BACKOFF_LIMIT)
+
+
+def uses_cluster_selector(job_spec: Mapping[str, Any]) -> bool:
+    """``clusterSelector`` is set (non-empty): the job runs on an existing RayCluster."""
+    return bool(job_spec.get("clusterSelector"))
+
+
+@dataclass(frozen=True)
+class EffectiveRayJobSpec:
+    """The effective values of one RayJob ``spec`` the RayJob controller decides on, computed
+    once per pass by :func:`effective_rayjob_spec` (each field is the rule of that name)."""
+
+    submission_mode: str
+    backoff_limit: int
+    submitter_backoff_limit: int
+    uses_cluster_selector: bool
+
+    @property
+    def has_submitter(self) -> bool:
+        """K8sJobMode and SidecarMode submit through a process whose end matters."""
+        return self.submission_mode in (
+            JobSubmissionMode.K8S_JOB_MODE,
+            JobSubmissionMode.SIDECAR_MODE,
+        )
+
+
+def effective_rayjob_spec(job_spec: Mapping[str, Any]) -> EffectiveRayJobSpec:
+    """The :class:`EffectiveRayJobSpec` of a RayJob ``spec``."""
+    return EffectiveRayJobSpec(
+        submission_mode=submission_mode(job_spec),
+        backoff_limit=backoff_limit(job_spec),
+        submitter_backoff_limit=submitter_backoff_limit(job_spec),
+        uses_cluster_selector=uses_cluster_selector(job_spec),
+    )
 
 
 # --- RayService -----------------------------------------------------------------------------

@@ -7,7 +7,9 @@ holds nothing but how the server runs and the CRDs' column definitions).
 * ``kinds``: per listed kind, its ``kind``, ``plural`` and the ``columns`` ``kubectl get``
   prints (the CRD's ``additionalPrinterColumns``, from :mod:`kuberay.api.v1.printer_columns`,
   so each is defined once), with an ``age`` column added where the CRD has none (RayService).
-  ``priority`` > 0 marks the ``-o wide`` ones.
+  ``priority`` > 0 marks the ``-o wide`` ones;
+* ``historyServer``: whether the server has ``--history-server-url`` (the detail pages then
+  show the History section, :mod:`.history`). No Grafana link exists: none is configured.
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ def list_columns(kind: str) -> list[dict[str, Any]]:
     return columns
 
 
-def dashboard_config(auth_mode: str) -> dict[str, Any]:
+def dashboard_config(auth_mode: str, history_server: bool = False) -> dict[str, Any]:
     """The page's configuration for a server in ``auth_mode`` (see the module doc)."""
     return {
         "authMode": auth_mode,
+        "historyServer": history_server,
         "apiVersion": API_VERSION,
         "kinds": [
             {"kind": kind, "plural": PLURALS[kind], "columns": list_columns(kind)} for kind in KINDS

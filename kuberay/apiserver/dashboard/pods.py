@@ -110,15 +110,15 @@ def trimmed_list(answer: KubeAnswer, cluster: str) -> PodsAnswer:
     return PodsAnswer(200, json.dumps(body, separators=(",", ":")).encode())
 
 
-def _status(code: int, reason: str, message: str) -> PodsAnswer:
+def status_answer(code: int, reason: str, message: str) -> PodsAnswer:
     return PodsAnswer(code, status_body(code, reason, message))
 
 
-def _passed_back(answer: KubeAnswer) -> PodsAnswer:
+def passed_back(answer: KubeAnswer) -> PodsAnswer:
     if "json" in answer.content_type:
         return PodsAnswer(answer.status, answer.body)
     message = answer.body.decode("utf-8", "replace").strip() or f"HTTP {answer.status}"
-    return _status(answer.status, "Failure", message)
+    return status_answer(answer.status, "Failure", message)
 
 
 async def cluster_pods(
@@ -128,7 +128,7 @@ async def cluster_pods(
     server's own call, None when the caller already is the server."""
     problem = name_problem(namespace, name)
     if problem is not None:
-        return _status(400, "BadRequest", problem)
+        return status_answer(400, "BadRequest", problem)
     ns = segment("namespace", namespace)
     cluster = f"/apis/{GROUP}/{VERSION}/namespaces/{ns}/{PLURALS['RayCluster']}/" + segment(
         "name", name
@@ -136,7 +136,7 @@ async def cluster_pods(
     try:
         found = await caller("GET", cluster)
         if not found.ok:
-            return _passed_back(found)
+            return passed_back(found)
         path = f"/api/v1/namespaces/{ns}/pods"
         params = {"labelSelector": f"{RAY_CLUSTER_LABEL_KEY}={name}"}
         listed = await caller("GET", path, params=params)
@@ -144,15 +144,15 @@ async def cluster_pods(
             listed = await server("GET", path, params=params)
             if listed.status in (401, 403):
                 log.info("no rights to list pods", namespace=namespace, code=listed.status)
-                return _status(403, "Forbidden", NO_POD_RIGHTS)
+                return status_answer(403, "Forbidden", NO_POD_RIGHTS)
         if not listed.ok:
-            return _passed_back(listed)
+            return passed_back(listed)
         return trimmed_list(listed, name)
     except UpstreamUnavailable as exc:
         log.warning("pods read failed", namespace=namespace, error=str(exc))
-        return _status(502, "ServiceUnavailable", "the kube-apiserver did not answer")
+        return status_answer(502, "ServiceUnavailable", "the kube-apiserver did not answer")
     except (ValueError, AttributeError, TypeError):
-        return _status(500, "InternalError", "the kube-apiserver's pod list was unreadable")
+        return status_answer(500, "InternalError", "the kube-apiserver's pod list was unreadable")
 
 
 def add_pods_route(router: web.UrlDispatcher, upstream: Upstream) -> None:

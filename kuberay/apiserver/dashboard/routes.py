@@ -51,9 +51,10 @@ SECURITY_HEADERS = {
 class Dashboard:
     """The handlers over loaded ``assets`` and the JSON of :func:`dashboard_config`."""
 
-    def __init__(self, assets: dict[str, Asset], auth_mode: str) -> None:
+    def __init__(self, assets: dict[str, Asset], auth_mode: str, history_server: bool) -> None:
         self.assets = assets
-        self.config = json.dumps(dashboard_config(auth_mode), separators=(",", ":")).encode()
+        config = dashboard_config(auth_mode, history_server)
+        self.config = json.dumps(config, separators=(",", ":")).encode()
 
     async def redirect(self, request: web.Request) -> web.Response:
         """``/dashboard`` -> ``dashboard/`` (relative, so a path prefix in front is kept)."""
@@ -89,10 +90,14 @@ def _etags(header: str) -> set[str]:
 
 
 def add_dashboard_routes(
-    router: web.UrlDispatcher, auth_mode: str, assets: dict[str, Asset] | None = None
+    router: web.UrlDispatcher,
+    auth_mode: str,
+    assets: dict[str, Asset] | None = None,
+    history_server: bool = False,
 ) -> None:
-    """Add the routes (see the module doc); ``assets`` default to the package's files."""
-    dashboard = Dashboard(load_assets() if assets is None else assets, auth_mode)
+    """Add the routes (see the module doc); ``assets`` default to the package's files;
+    ``history_server``: the server has ``--history-server-url``."""
+    dashboard = Dashboard(load_assets() if assets is None else assets, auth_mode, history_server)
     for path, handler, name in (
         (PREFIX, dashboard.redirect, f"{ROUTE_NAME}-redirect"),
         (PREFIX + "/{name:.*}", dashboard.serve, ROUTE_NAME),

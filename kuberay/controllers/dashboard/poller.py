@@ -196,6 +196,17 @@ class DashboardPoller:
             invalidates=JOB_INFO,
         )
 
+    def submit_outcome(
+        self, owner: ObjectKey, target: DashboardTarget, submission_id: str
+    ) -> Observed[str] | None:
+        """The outcome :meth:`submit_job` for ``(owner, target, submission_id)`` would return
+        (the latest finished one, also while a retry is in flight), without sending anything
+        (None: none finished yet, or the last one asked was another submission or target)."""
+        slot = self._slots.get((owner, SUBMIT_JOB))
+        if slot is None or slot.signature != (target, submission_id):
+            return None
+        return cast(Observed[str] | None, slot.outcome)
+
     def stop_job(
         self, owner: ObjectKey, target: DashboardTarget, job_id: str
     ) -> Observed[None] | None:

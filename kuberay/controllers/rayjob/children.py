@@ -9,13 +9,14 @@ the pass ends without a status write and is retried with backoff.
 from __future__ import annotations
 
 import copy
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Final
 
 import structlog
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.constants import API_VERSION, FIELD_MANAGER, KIND_RAYCLUSTER, KIND_RAYJOB
 from kuberay.api.v1.enums import JobSubmissionMode
-from kuberay.api.v1.rules import submission_mode
 from kuberay.controllers.batchscheduler import BatchSchedulerError
 from kuberay.controllers.builders.service import build_rayjob_head_service
 from kuberay.controllers.builders.submit_command import RayJobBuildError
@@ -23,8 +24,10 @@ from kuberay.controllers.builders.submitter import build_submitter_job
 from kuberay.controllers.dashboard.target import DashboardTarget
 from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob import status as S
+from kuberay.controllers.rayjob import world as W
 from kuberay.controllers.rayjob.context import Ctx
 from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
+from kuberay.controllers.rayjob.submit_body import build_job_submit_body
 from kuberay.kube import ApiError, Conflict, NotFound
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
@@ -55,16 +58,17 @@ class Children:
         self.ctx.event(self.job, etype, reason, message, action)
 
     async def run(self, actions: list[M.Action]) -> None:
-        """Run ``actions`` in order; the first failure propagates."""
+        """Run ``actions`` in order, each by its handler in :data:`HANDLERS`; the first
+        failure propagates."""
         for action in actions:
-            handler = getattr(self, f"_do_{action.kind}")
+            handler = HANDLERS[action.kind]
             try:
-                await handler(action.name)
+                await handler(self, action.name)
             except RayJobBuildError as exc:  # KubeRay: a reconcile error, retried
                 raise RequeueError(f"{action.kind} {action.name}: {exc}") from exc
 
     # ----- batch scheduler ----------------------------------------------------------------
-    async def _do_BatchSubmit(self, _name: str) -> None:
+    async def batch_submit(self, _name: str) -> None:
         assert self.ctx.scheduler is not None
         try:
             await self.ctx.scheduler.do_batch_scheduling_on_submission(self.job)
@@ -97,17 +101,17 @@ class Children:
                 CLEANUP,
             )
 
-    async def _do_BatchCleanup(self, cluster_name: str) -> None:
+    async def batch_cleanup(self, cluster_name: str) -> None:
         await self._cleanup(cluster_name)
 
-    async def _do_BatchCleanupTerminal(self, cluster_name: str) -> None:
+    async def batch_cleanup_terminal(self, cluster_name: str) -> None:
         try:
             await self._cleanup(cluster_name)
         except RequeueError as exc:  # KubeRay only logs it on a finished RayJob
             log.warning("failed to cleanup batch scheduler resources", error=str(exc))
 
     # ----- metadata -----------------------------------------------------------------------
-    async def _do_AddFinalizer(self, _name: str) -> None:
+    async def add_finalizer(self, _name: str) -> None:
         meta = self.job["metadata"]
         finalizers = [*(meta.get("finalizers") or []), S.RAYJOB_FINALIZER]
         updated = await self.ctx.client.patch(
@@ -121,12 +125,12 @@ class Children:
         self.patched = updated
 
     # ----- RayCluster ---------------------------------------------------------------------
-    async def _do_CreateCluster(self, name: str) -> None:
+    async def create_cluster(self, name: str) -> None:
         settings = self.ctx.settings
         cluster = build_rayjob_cluster(
             self.job, name, gates=dict(settings.features), options=settings.options
         )
-        if self.ctx.scheduler is not None and submission_mode(k8s.spec(self.job)) == (
+        if self.ctx.scheduler is not None and self.world.spec.submission_mode == (
             JobSubmissionMode.K8S_JOB_MODE
         ):
             self.ctx.scheduler.add_metadata_to_child_resource(self.job, cluster, "")
@@ -148,7 +152,7 @@ class Children:
             NORMAL, "CreatedRayCluster", f"Created RayCluster {self.namespace}/{name}", CREATE
         )
 
-    async def _do_DeleteCluster(self, name: str) -> None:
+    async def delete_cluster(self, name: str) -> None:
         try:
             await self.ctx.client.delete(API_VERSION, KIND_RAYCLUSTER, name, self.namespace)
         except NotFound:
@@ -163,7 +167,7 @@ class Children:
             raise
         self._event(NORMAL, "DeletedRayCluster", f"Deleted cluster {self.namespace}/{name}", DELETE)
 
-    async def _do_SuspendWorkers(self, name: str) -> None:
+    async def suspend_workers(self, name: str) -> None:
         cluster = self.world.cluster
         if cluster is None:
             return
@@ -197,7 +201,7 @@ class Children:
             UPDATE,
         )
 
-    async def _do_WarnClusterNotFound(self, name: str) -> None:
+    async def warn_cluster_not_found(self, name: str) -> None:
         self._event(
             WARNING,
             "RayClusterNotFound",
@@ -207,7 +211,7 @@ class Children:
         )
 
     # ----- the Ray job ---------------------------------------------------------------------
-    async def _do_StopJob(self, job_id: str) -> None:
+    async def stop_job(self, job_id: str) -> None:
         """Ask the poller to stop Ray job ``job_id`` (once; it runs off this worker, bounded
         by the dashboard client's timeout); the pass that reads its outcome reports it."""
         assert self.cluster is not None
@@ -216,8 +220,27 @@ class Children:
         self.ctx.dashboard.stop_job((meta["namespace"], meta["name"]), target, job_id)
         log.debug("stopping the Ray job of a RayJob that gave up", job_id=job_id)
 
+    async def submit_job(self, job_id: str) -> None:
+        """Ask the poller to submit the HTTPMode Ray job ``job_id`` the dashboard did not know
+        (in the background; a success is not repeated unless the job was lost since the
+        lookup that found none was sent)."""
+        assert self.cluster is not None and self.world.job_info is not None
+        try:
+            body = build_job_submit_body(self.job)
+        except RayJobBuildError as exc:
+            raise RequeueError(f"cannot build the job submission: {exc}") from exc
+        meta = self.job["metadata"]
+        target = DashboardTarget.from_cluster(self.cluster)
+        self.ctx.dashboard.submit_job(
+            (meta["namespace"], meta["name"]),
+            target,
+            body,
+            job_id,
+            not_found_at=self.world.job_info.started_at,
+        )
+
     # ----- submitter Job ------------------------------------------------------------------
-    async def _do_CreateSubmitter(self, name: str) -> None:
+    async def create_submitter(self, name: str) -> None:
         assert self.cluster is not None
         settings = self.ctx.settings
         job = build_submitter_job(
@@ -247,7 +270,7 @@ class Children:
             CREATE,
         )
 
-    async def _do_DeleteSubmitter(self, name: str) -> None:
+    async def delete_submitter(self, name: str) -> None:
         try:
             await self.ctx.client.delete(
                 "batch/v1", "Job", name, self.namespace, propagation_policy="Background"
@@ -270,7 +293,7 @@ class Children:
         )
 
     # ----- RayJob head Service ------------------------------------------------------------
-    async def _do_CreateService(self, name: str) -> None:
+    async def create_service(self, name: str) -> None:
         assert self.cluster is not None
         service = build_rayjob_head_service(
             self.job, self.cluster, options=self.ctx.settings.options
@@ -291,7 +314,7 @@ class Children:
             NORMAL, "CreatedService", f"Created the service {self.namespace}/{name}", CREATE
         )
 
-    async def _do_UpdateService(self, name: str) -> None:
+    async def update_service(self, name: str) -> None:
         assert self.cluster is not None and self.world.rayjob_service is not None
         desired = build_rayjob_head_service(
             self.job, self.cluster, options=self.ctx.settings.options
@@ -321,7 +344,7 @@ class Children:
         )
 
     # ----- the RayJob itself --------------------------------------------------------------
-    async def _do_DeleteSelf(self, name: str) -> None:
+    async def delete_self(self, name: str) -> None:
         try:
             await self.ctx.client.delete(
                 API_VERSION,
@@ -335,4 +358,23 @@ class Children:
         log.info("RayJob deleted by its deletion policy", rayjob=name)
 
 
-__all__ = ["Children"]
+#: The handler of each action kind (:mod:`~kuberay.controllers.rayjob.world`'s constants).
+HANDLERS: Final[Mapping[str, Callable[[Children, str], Awaitable[None]]]] = {
+    W.ADD_FINALIZER: Children.add_finalizer,
+    W.BATCH_SUBMIT: Children.batch_submit,
+    W.BATCH_CLEANUP: Children.batch_cleanup,
+    W.BATCH_CLEANUP_TERMINAL: Children.batch_cleanup_terminal,
+    W.CREATE_CLUSTER: Children.create_cluster,
+    W.DELETE_CLUSTER: Children.delete_cluster,
+    W.SUSPEND_WORKERS: Children.suspend_workers,
+    W.WARN_CLUSTER_NOT_FOUND: Children.warn_cluster_not_found,
+    W.SUBMIT_JOB: Children.submit_job,
+    W.STOP_JOB: Children.stop_job,
+    W.CREATE_SUBMITTER: Children.create_submitter,
+    W.DELETE_SUBMITTER: Children.delete_submitter,
+    W.CREATE_SERVICE: Children.create_service,
+    W.UPDATE_SERVICE: Children.update_service,
+    W.DELETE_SELF: Children.delete_self,
+}
+
+__all__ = ["HANDLERS", "Children"]

@@ -61,6 +61,10 @@ class JobDashboard(Protocol):
         not_found_at: float | None = None,
     ) -> Observed[str] | None: ...
 
+    def submit_outcome(
+        self, owner: ObjectKey, target: DashboardTarget, submission_id: str
+    ) -> Observed[str] | None: ...
+
     def stop_job(
         self, owner: ObjectKey, target: DashboardTarget, job_id: str
     ) -> Observed[None] | None: ...

@@ -31,7 +31,6 @@ from kuberay.controllers.rayjob.world import (
     SUSPEND_WORKERS,
     Action,
     World,
-    uses_cluster_selector,
 )
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
@@ -180,7 +179,7 @@ def after_terminal(
 ) -> tuple[Action | None, float | None]:
     """(action, requeue) for a Complete/Failed RayJob; see the module docstring."""
     spec = k8s.spec(job)
-    if uses_cluster_selector(spec):
+    if world.spec.uses_cluster_selector:
         return None, None
     strategy = spec.get("deletionStrategy")
     if deletion_policy_gate and strategy:

@@ -27,7 +27,6 @@ from __future__ import annotations
 from typing import Final
 
 from kuberay.api.v1.enums import JobSubmissionMode
-from kuberay.api.v1.rules import submission_mode
 from kuberay.controllers.dashboard import JobNotFound
 from kuberay.controllers.dashboard.errors import describe
 from kuberay.controllers.rayjob import status as S
@@ -40,7 +39,6 @@ from kuberay.controllers.rayjob.world import (
     StopReport,
     World,
 )
-from kuberay.controllers.rayjob.world import spec_of as _spec
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 
@@ -81,7 +79,7 @@ def may_be_running(job: Obj, state: str, status: Obj, world: World) -> bool:
         return False
     if k8s.meta(world.cluster).get("deletionTimestamp"):
         return False  # its pods, and the job with them, are going
-    if state == S.INITIALIZING and submission_mode(_spec(job)) != JobSubmissionMode.SIDECAR_MODE:
+    if state == S.INITIALIZING and world.spec.submission_mode != JobSubmissionMode.SIDECAR_MODE:
         return False  # nothing was submitted yet
     if S.is_job_terminal(status.get("jobStatus") or ""):
         return False

@@ -23,7 +23,6 @@ from typing import Any
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.enums import JobSubmissionMode
-from kuberay.api.v1.rules import backoff_limit, submission_mode
 from kuberay.controllers.builders.names import head_service_name
 from kuberay.controllers.dashboard import DuplicateSubmissionId, JobNotFound
 from kuberay.controllers.dashboard.errors import describe
@@ -34,7 +33,6 @@ from kuberay.controllers.rayjob.giveup import stop_on_give_up
 from kuberay.controllers.rayjob.submitter import (
     check_submitter,
     fail,
-    has_submitter,
     observed_after,
     sidecar_submitter_ended,
     submitter_finished,
@@ -51,13 +49,13 @@ from kuberay.controllers.rayjob.world import (
     DELETE_SELF,
     DELETE_SUBMITTER,
     STOP_JOB,
+    SUBMIT_JOB,
     SUSPEND_WORKERS,
     UPDATE_SERVICE,
     WARN_CLUSTER_NOT_FOUND,
     Action,
     Decision,
     World,
-    uses_cluster_selector,
 )
 from kuberay.controllers.rayjob.world import meta_of as _meta
 from kuberay.controllers.rayjob.world import spec_of as _spec
@@ -133,7 +131,7 @@ def _cluster(job: Obj, status: Obj, world: World, d: Decision) -> Obj | None:
     if world.cluster is not None:
         return world.cluster
     name = str(status.get("rayClusterName") or "")
-    if uses_cluster_selector(_spec(job)):
+    if world.spec.uses_cluster_selector:
         d.act(WARN_CLUSTER_NOT_FOUND, name)
         d.error = (
             f"clusterSelector mode is enabled, but RayCluster "
@@ -151,7 +149,7 @@ def _new(job: Obj, status: Obj, world: World, d: Decision) -> None:
     spec = _spec(job)
     if status.get("jobId") and status.get("rayClusterName") and status.get("jobStatus"):
         return
-    if submission_mode(spec) != JobSubmissionMode.INTERACTIVE_MODE and not status.get("jobId"):
+    if world.spec.submission_mode != JobSubmissionMode.INTERACTIVE_MODE and not status.get("jobId"):
         status["jobId"] = spec.get("jobId") or world.new_job_id
     if not status.get("rayClusterName"):
         selected = (spec.get("clusterSelector") or {}).get(C.RAY_CLUSTER_LABEL_KEY)
@@ -179,9 +177,9 @@ def _initializing(
         d.persist = False
         return
     if not status.get("dashboardURL"):
-        ended_early = submission_mode(
-            _spec(job)
-        ) == JobSubmissionMode.SIDECAR_MODE and sidecar_submitter_ended(world.head_pod)
+        ended_early = world.spec.submission_mode == JobSubmissionMode.SIDECAR_MODE and (
+            sidecar_submitter_ended(world.head_pod)
+        )
         # Beyond KubeRay (its #4945): a sidecar submitter that ended before the cluster was
         # ever ready leaves the head not Ready for good; go on and judge the job instead.
         if k8s.status(cluster).get("state") != "ready" and not ended_early:
@@ -193,7 +191,7 @@ def _initializing(
             d.error = f"the dashboard URL of RayCluster {_meta(cluster).get('name')} is unknown"
             return
         status["dashboardURL"] = url
-    mode = submission_mode(_spec(job))
+    mode = world.spec.submission_mode
     if mode == JobSubmissionMode.INTERACTIVE_MODE:
         status["jobDeploymentStatus"] = S.WAITING
         return
@@ -268,7 +266,7 @@ def _status_check_timeout(status: Obj, world: World, settings: RayJobSettings) -
 
 
 def _service(job: Obj, status: Obj, world: World, d: Decision) -> None:
-    if uses_cluster_selector(_spec(job)):
+    if world.spec.uses_cluster_selector:
         return
     name = f"{_meta(job).get('name')}-head-svc"
     existing = world.rayjob_service
@@ -287,7 +285,23 @@ def _record_check_failure(status: Obj, world: World, d: Decision) -> None:
     status["jobStatusCheckFailureStartTime"] = format_time(world.now)
 
 
+def _resubmit(status: Obj, world: World, d: Decision) -> None:
+    """KubeRay submits an HTTPMode job on every "no such job" (a submission the job has been
+    lost since, e.g. with its head, is sent again under the same id): first, whatever the
+    rest of the pass decides."""
+    job_id = status.get("jobId")
+    if (
+        world.spec.submission_mode == JobSubmissionMode.HTTP_MODE
+        and world.cluster is not None
+        and job_id
+        and world.job_info is not None
+        and isinstance(world.job_info.error, JobNotFound)
+    ):
+        d.act(SUBMIT_JOB, str(job_id))
+
+
 def _running(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: Decision) -> None:
+    _resubmit(status, world, d)
     d.persist = True
     if (
         _to_suspending(job, status)
@@ -301,9 +315,8 @@ def _running(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: D
         d.persist = False
         return
     _service(job, status, world, d)
-    spec = _spec(job)
     finished_at: dt.datetime | None = None
-    if has_submitter(spec):
+    if world.spec.has_submitter:
         failed, finished_at = check_submitter(job, status, world, settings, d)
         if d.error is not None:
             d.persist = False
@@ -335,7 +348,7 @@ def _running(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: D
     assert info is not None
     status.pop("jobStatusCheckFailureStartTime", None)
     terminal = S.is_job_terminal(info.status)
-    if has_submitter(spec):
+    if world.spec.has_submitter:
         terminal = terminal and finished_at is not None
     deployment, reason = S.RUNNING, ""
     if terminal:
@@ -359,7 +372,7 @@ def _running(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: D
 def _job_not_found(
     job: Obj, status: Obj, world: World, finished_at: dt.datetime | None, d: Decision
 ) -> None:
-    if submission_mode(_spec(job)) == JobSubmissionMode.HTTP_MODE:
+    if world.spec.submission_mode == JobSubmissionMode.HTTP_MODE:
         submitted = world.submit
         if submitted is None:  # in flight
             d.persist = False
@@ -378,14 +391,13 @@ def _job_not_found(
 
 def _release(job: Obj, status: Obj, world: World, settings: RayJobSettings, d: Decision) -> None:
     """Suspending / Retrying: delete the cluster and the submitter, then reset."""
-    spec = _spec(job)
     cluster_gone = True
-    if not uses_cluster_selector(spec) and world.cluster is not None:
+    if not world.spec.uses_cluster_selector and world.cluster is not None:
         cluster_gone = False
         if not _meta(world.cluster).get("deletionTimestamp"):
             d.act(DELETE_CLUSTER, str(_meta(world.cluster).get("name")))
     job_gone = True
-    if submission_mode(spec) == JobSubmissionMode.K8S_JOB_MODE and world.submitter is not None:
+    if world.spec.submission_mode == JobSubmissionMode.K8S_JOB_MODE and world.submitter is not None:
         job_gone = False
         if not _meta(world.submitter).get("deletionTimestamp"):
             d.act(DELETE_SUBMITTER, str(_meta(world.submitter).get("name")))
@@ -414,9 +426,10 @@ def _suspended(job: Obj, status: Obj, d: Decision) -> None:
     status["jobDeploymentStatus"] = S.NEW
 
 
-def check_backoff_limit(job: Obj, status: Obj) -> None:
+def check_backoff_limit(limit: int, status: Obj) -> None:
     """KubeRay ``checkBackoffLimitAndUpdateStatusIfNeeded``: count this pass's outcome
-    into ``failed``/``succeeded`` and switch a retryable failure to Retrying."""
+    into ``failed``/``succeeded`` and switch a retryable failure to Retrying (``limit``: the
+    effective ``spec.backoffLimit``)."""
     failed = int(status.get("failed") or 0)
     succeeded = int(status.get("succeeded") or 0)
     deployment = status.get("jobDeploymentStatus")
@@ -426,7 +439,7 @@ def check_backoff_limit(job: Obj, status: Obj) -> None:
         succeeded += 1
     status["failed"] = failed
     status["succeeded"] = succeeded
-    if deployment == S.FAILED and failed < backoff_limit(_spec(job)) + 1:
+    if deployment == S.FAILED and failed < limit + 1:
         if status.get("reason") in (S.DEADLINE_EXCEEDED, S.STATUS_CHECK_TIMEOUT_EXCEEDED):
             return
         status["jobDeploymentStatus"] = S.RETRYING
@@ -462,7 +475,7 @@ def decide(job: Obj, world: World, settings: RayJobSettings) -> Decision:
     if d.persist and d.error is None:
         stop_on_give_up(job, state, status, world, d)  # beyond KubeRay (#2314)
     if d.persist and d.error is None:
-        check_backoff_limit(job, status)
+        check_backoff_limit(world.spec.backoff_limit, status)
     return d
 
 
@@ -475,6 +488,7 @@ __all__ = [
     "DELETE_SELF",
     "DELETE_SUBMITTER",
     "STOP_JOB",
+    "SUBMIT_JOB",
     "SUSPEND_WORKERS",
     "UPDATE_SERVICE",
     "WARN_CLUSTER_NOT_FOUND",

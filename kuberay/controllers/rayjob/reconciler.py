@@ -34,13 +34,12 @@ from kuberay.api.v1 import constants as C
 from kuberay.api.v1 import validation  # its validators load on first use
 from kuberay.api.v1.constants import API_VERSION, KIND_RAYCLUSTER, KIND_RAYJOB
 from kuberay.api.v1.enums import JobSubmissionMode
-from kuberay.api.v1.rules import managed_elsewhere, submission_mode
+from kuberay.api.v1.rules import effective_rayjob_spec, managed_elsewhere
 from kuberay.controllers.builders.names import (
     generate_ray_cluster_name,
     generate_ray_job_id,
     head_service_name,
 )
-from kuberay.controllers.builders.submit_command import RayJobBuildError
 from kuberay.controllers.dashboard import JobNotFound
 from kuberay.controllers.dashboard.poller import STOP_JOB as STOP_CALL
 from kuberay.controllers.dashboard.target import DashboardTarget
@@ -49,7 +48,6 @@ from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob import why
 from kuberay.controllers.rayjob.children import Children
 from kuberay.controllers.rayjob.context import Ctx, ObjectKey
-from kuberay.controllers.rayjob.submit_body import build_job_submit_body
 from kuberay.controllers.rayjob.world import STOP_ABSENT, STOP_DONE, StopReport
 from kuberay.kube import Conflict, NotFound
 from kuberay.kube import objects as k8s
@@ -270,14 +268,15 @@ class RayJobReconciler:
         return self.ctx.cached(API_VERSION, KIND_RAYCLUSTER, job["metadata"]["namespace"], name)
 
     def observe(self, job: Obj, key: ObjectKey) -> M.World:
-        """Everything :func:`~kuberay.controllers.rayjob.machine.decide` reads: cached
-        children and the poller's latest results (asking it for fresh ones)."""
+        """Everything :func:`~kuberay.controllers.rayjob.machine.decide` reads: the effective
+        spec, cached children and the poller's latest results (asking it for a fresh job
+        lookup; it sends nothing else: submissions and stops are decided actions)."""
         meta = job["metadata"]
         ns, name = meta["namespace"], meta["name"]
-        spec = k8s.spec(job)
+        effective = effective_rayjob_spec(k8s.spec(job))
         status = k8s.status(job)
         state = status.get("jobDeploymentStatus") or S.NEW
-        mode = submission_mode(spec)
+        mode = effective.submission_mode
         cluster = self._cluster(job)
         head_service = head_pod = None
         if cluster is not None:
@@ -305,9 +304,11 @@ class RayJobReconciler:
             stop = self.ctx.dashboard.stop_outcome(key, target, job_id)
         if state == S.RUNNING and cluster is not None and job_id:
             target = DashboardTarget.from_cluster(cluster)
-            partial = M.World(now=self.ctx.now(), submitter=submitter, head_pod=head_pod)
+            partial = M.World(
+                now=self.ctx.now(), spec=effective, submitter=submitter, head_pod=head_pod
+            )
             # Once the submitter ended, what happened to the job matters now: look again.
-            max_age = 0.0 if M.submitter_finished(job, partial) else 3.0
+            max_age = 0.0 if M.submitter_finished(partial) else 3.0
             job_info = self.ctx.dashboard.job_info(key, target, job_id, max_age=max_age)
             if job_info is not None:
                 age = max(0.0, self.ctx.monotonic() - job_info.finished_at)
@@ -315,19 +316,12 @@ class RayJobReconciler:
                 mode == JobSubmissionMode.HTTP_MODE
                 and job_info is not None
                 and isinstance(job_info.error, JobNotFound)
-            ):
-                try:
-                    body = build_job_submit_body(job)
-                except RayJobBuildError as exc:
-                    raise RequeueError(f"cannot build the job submission: {exc}") from exc
-                # KubeRay submits on every "not found": a submission the job has been lost
-                # since (e.g. with its head) is sent again, under the same id.
-                submit = self.ctx.dashboard.submit_job(
-                    key, target, body, job_id, not_found_at=job_info.started_at
-                )
+            ):  # decide (re)submits it: what became of the last submission
+                submit = self.ctx.dashboard.submit_outcome(key, target, job_id)
         fresh = state == S.NEW
         return M.World(
             now=self.ctx.now().replace(microsecond=0),
+            spec=effective,
             cluster=cluster,
             cluster_head_service=head_service,
             submitter=submitter,

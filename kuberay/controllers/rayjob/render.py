@@ -30,7 +30,7 @@ from kuberay.api.v1.convert import StructureError, structure, unstructure
 from kuberay.api.v1.defaults import default_rayjob
 from kuberay.api.v1.enums import JobSubmissionMode
 from kuberay.api.v1.rayjob_types import RayJob
-from kuberay.api.v1.rules import managed_elsewhere, submission_mode
+from kuberay.api.v1.rules import managed_elsewhere, submission_mode, uses_cluster_selector
 from kuberay.api.v1.validation import validate_rayjob
 from kuberay.controllers.builders.names import (
     generate_ray_cluster_name,
@@ -44,7 +44,6 @@ from kuberay.controllers.raycluster.render import render_raycluster
 from kuberay.controllers.raycluster.render import stored_form as cluster_stored_form
 from kuberay.controllers.rayjob.machine import dashboard_url
 from kuberay.controllers.rayjob.rayjob_cluster import build_rayjob_cluster
-from kuberay.controllers.rayjob.world import uses_cluster_selector
 from kuberay.controllers.render import RenderError, RenderOptions
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj

@@ -7,21 +7,14 @@ import datetime as dt
 
 from kuberay.api.v1 import constants as C
 from kuberay.api.v1.enums import JobSubmissionMode
-from kuberay.api.v1.rules import submission_mode, submitter_backoff_limit
 from kuberay.controllers.rayjob import status as S
 from kuberay.controllers.rayjob.context import RayJobSettings
 from kuberay.controllers.rayjob.world import Decision, World
 from kuberay.controllers.rayjob.world import meta_of as _meta
-from kuberay.controllers.rayjob.world import spec_of as _spec
 from kuberay.featuregates.kuberay_gates import SIDECAR_SUBMITTER_RESTART
 from kuberay.kube import objects as k8s
 from kuberay.kube.objects import Object as Obj
 from kuberay.reconcile.clock import parse_time
-
-
-def has_submitter(spec: Obj) -> bool:
-    """K8sJobMode and SidecarMode submit through a process whose end matters."""
-    return submission_mode(spec) in (JobSubmissionMode.K8S_JOB_MODE, JobSubmissionMode.SIDECAR_MODE)
 
 
 def _condition(obj: Obj | None, ctype: str) -> Obj | None:
@@ -59,8 +52,7 @@ def check_submitter(
     job: Obj, status: Obj, world: World, settings: RayJobSettings, d: Decision
 ) -> tuple[bool, dt.datetime | None]:
     """KubeRay ``checkSubmitterAndUpdateStatusIfNeeded``: (failed now, finished at)."""
-    spec = _spec(job)
-    if submission_mode(spec) == JobSubmissionMode.SIDECAR_MODE:
+    if world.spec.submission_mode == JobSubmissionMode.SIDECAR_MODE:
         pod = world.head_pod
         if pod is None:
             fail(status, S.APP_FAILED, "Ray head pod not found.")
@@ -77,7 +69,7 @@ def check_submitter(
                     f"{terminated.get('exitCode')}: {terminated.get('reason', '')}",
                 )
         else:
-            limit = submitter_backoff_limit(spec)
+            limit = world.spec.submitter_backoff_limit
             last = (cs.get("lastState") or {}).get("terminated")
             exited_ok = terminated is not None and terminated.get("exitCode", 0) == 0
             if last and not exited_ok and int(cs.get("restartCount") or 0) >= limit:
@@ -127,9 +119,9 @@ def observed_after(world: World, when: dt.datetime) -> bool:
     return looked >= when + dt.timedelta(seconds=1)
 
 
-def submitter_finished(job: Obj, world: World) -> bool:
+def submitter_finished(world: World) -> bool:
     """The submitter (K8sJobMode Job, SidecarMode container) has ended, from the cache."""
-    mode = submission_mode(_spec(job))
+    mode = world.spec.submission_mode
     if mode == JobSubmissionMode.K8S_JOB_MODE:
         return any(
             c.get("type") in ("Complete", "Failed") and c.get("status") == "True"

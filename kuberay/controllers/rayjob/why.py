@@ -27,7 +27,6 @@ from __future__ import annotations
 from typing import Any, Final
 
 from kuberay.api.v1.enums import JobSubmissionMode
-from kuberay.api.v1.rules import submission_mode
 from kuberay.controllers.dashboard import DashboardError, DashboardUnreachable, JobNotFound
 from kuberay.controllers.dashboard.errors import describe
 from kuberay.controllers.rayjob import status as S
@@ -161,13 +160,12 @@ def wait_message(job: Obj, status: Obj, world: World, error: str | None) -> str 
     state = status.get("jobDeploymentStatus") or ""
     if state not in WAITING_STATES:
         return None
-    spec = k8s.spec(job)
     if state in (S.SUSPENDING, S.RETRYING):
         why = _blocking_finalizers(world.cluster, "RayCluster") or _blocking_finalizers(
             world.submitter, "the submitter Job"
         )
         return WAIT_PREFIX + why if why else None
-    if world.cluster is None and spec.get("clusterSelector") and error is not None:
+    if world.cluster is None and world.spec.uses_cluster_selector and error is not None:
         return (
             f"{WAIT_PREFIX}RayCluster {(job.get('metadata') or {}).get('namespace')}/"
             f"{status.get('rayClusterName')} set in spec.clusterSelector does not exist; "
@@ -180,7 +178,7 @@ def wait_message(job: Obj, status: Obj, world: World, error: str | None) -> str 
         if not isinstance(observed.error, JobNotFound):
             head = head_pod_problem(world.head_pod)
             return WAIT_PREFIX + (head or _dashboard_wait(status, observed.error))
-        mode = submission_mode(spec)
+        mode = world.spec.submission_mode
         if (
             mode == JobSubmissionMode.HTTP_MODE
             and world.submit is not None

@@ -8,6 +8,7 @@ from typing import Final
 
 import attrs
 
+from kuberay.api.v1.rules import EffectiveRayJobSpec
 from kuberay.controllers.dashboard import JobInfo
 from kuberay.controllers.dashboard.poller import Observed
 from kuberay.kube import objects as k8s
@@ -27,6 +28,10 @@ WARN_CLUSTER_NOT_FOUND: Final = "WarnClusterNotFound"
 #: Beyond KubeRay (its #2314): ask the dashboard to stop the Ray job ``name`` (the job id) of a
 #: RayJob that gives up, in the background (:mod:`~kuberay.controllers.rayjob.giveup`).
 STOP_JOB: Final = "StopJob"
+#: KubeRay's HTTPMode (re)submission: ``POST /api/jobs/`` of the Ray job ``name`` (the job id)
+#: that the dashboard does not know, sent through the dashboard poller in the background (a
+#: success is not repeated unless the job was lost since; see ``DashboardPoller.submit_job``).
+SUBMIT_JOB: Final = "SubmitJob"
 #: The batch scheduler's hooks (only with ``--batch-scheduler``): prepare the RayJob's gang
 #: (Initializing); release it (``name``: the RayCluster it ran on) on Suspending/Retrying,
 #: where a failure ends the pass, and on Complete/Failed, where it is only logged.
@@ -45,15 +50,19 @@ class Action:
 
 @attrs.frozen
 class World:
-    """What a pass sees. ``cluster`` is the RayCluster named ``status.rayClusterName``;
-    ``cluster_head_service`` its head Service; ``submitter`` the batch Job named like the
-    RayJob; ``head_pod`` the cluster's head pod; ``rayjob_service`` ``<rayjob>-head-svc``;
-    ``job_info`` / ``submit`` the latest finished dashboard calls (None: none yet);
-    ``job_info_age`` how many seconds before ``now`` that lookup ended; ``stop`` the outcome
-    of the stop of ``status.jobId`` on ``cluster`` (None: none sent, or in flight);
+    """What a pass sees, read before :func:`~.machine.decide` and never changed after.
+    ``spec`` is the RayJob's effective spec (computed once per pass); ``cluster`` the
+    RayCluster named ``status.rayClusterName``; ``cluster_head_service`` its head Service;
+    ``submitter`` the batch Job named like the RayJob; ``head_pod`` the cluster's head pod;
+    ``rayjob_service`` ``<rayjob>-head-svc``; ``job_info`` the latest finished job lookup
+    (None: none yet); ``job_info_age`` how many seconds before ``now`` that lookup ended;
+    ``submit`` the latest outcome of the HTTPMode submission of ``status.jobId``, read when
+    the lookup found no such job (None: none finished, or not read); ``stop`` the outcome of
+    the stop of ``status.jobId`` on ``cluster`` (None: none sent, or in flight);
     ``new_job_id`` / ``new_cluster_name`` fresh random names for New."""
 
     now: dt.datetime
+    spec: EffectiveRayJobSpec
     cluster: Obj | None = None
     cluster_head_service: Obj | None = None
     submitter: Obj | None = None
@@ -106,8 +115,3 @@ def spec_of(job: Obj) -> Obj:
 def meta_of(job: Obj) -> Obj:
     """``job.metadata`` (``{}`` when absent)."""
     return k8s.meta(job)
-
-
-def uses_cluster_selector(spec: Obj) -> bool:
-    """``spec.clusterSelector`` is set: run on an existing RayCluster."""
-    return bool(spec.get("clusterSelector"))

@@ -33,8 +33,10 @@ from kuberay.apiserver.app import make_app
 from kuberay.apiserver.options import CALLER, SERVICE_ACCOUNT, ApiServerOptions
 from kuberay.apiserver.upstream import Upstream
 from kuberay.apiserver.wiring import install
+from kuberay.diagnosis.rules import diagnose
 from kuberay.kube import Client
 from kuberay.kube.kubeconfig import load
+from kuberay.kubectl_ray.why import take_snapshot
 from tests.chromium import Browser, artifacts_dir
 
 from .bodies import raycluster, rayjob
@@ -88,14 +90,32 @@ async def namespaces(kube: Client) -> AsyncIterator[tuple[str, str]]:
             await kube.delete("v1", "Namespace", name)
 
 
+#: What the fake history server's ``/clusters`` lists (a test fills it).
+HISTORY: list[dict[str, str]] = []
+
+
+async def _history_clusters(_request: web.Request) -> web.Response:
+    return web.json_response(HISTORY)
+
+
 @pytest.fixture(scope="module")
 async def servers(kubeconfig_path: Path) -> AsyncIterator[dict[str, str]]:
-    """Base URLs of an API server in each auth mode, over the test apiserver."""
+    """Base URLs of an API server in each auth mode, over the test apiserver (the
+    service-account one with a fake history server, whose URL is ``history``)."""
     running: list[tuple[web.AppRunner, Upstream]] = []
     urls: dict[str, str] = {}
+    history = web.Application()
+    history.router.add_get("/clusters", _history_clusters)
+    history_runner = web.AppRunner(history, access_log=None)
+    await history_runner.setup()
+    await web.TCPSite(history_runner, "127.0.0.1", 0).start()
+    urls["history"] = f"http://127.0.0.1:{history_runner.addresses[0][1]}"
     try:
         for mode in (CALLER, SERVICE_ACCOUNT):
-            options = ApiServerOptions(http_host="127.0.0.1", http_port=0, auth_mode=mode)
+            history_url = urls["history"] if mode == SERVICE_ACCOUNT else ""
+            options = ApiServerOptions(
+                http_host="127.0.0.1", http_port=0, auth_mode=mode, history_server_url=history_url
+            )
             upstream = Upstream(load(str(kubeconfig_path)))
             rewrite, routes = install()
             app = make_app(options, upstream, rewrite=rewrite, extra_routes=routes)
@@ -112,6 +132,7 @@ async def servers(kubeconfig_path: Path) -> AsyncIterator[dict[str, str]]:
         for runner, upstream in running:
             await runner.cleanup()
             await upstream.close()
+        await history_runner.cleanup()
 
 
 async def _cluster(kube: Client, name: str, namespace: str, **status: Any) -> None:
@@ -390,6 +411,12 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     ):  # fmt: skip
         await kube.create(_ray_pod(pod, team_b, cluster, node_type))
     url = servers[SERVICE_ACCOUNT]
+    session = "session_2026-03-04_05-06-07_000001_1"
+    HISTORY[:] = [
+        {"name": name, "namespace": team_b, "sessionName": session, "ownerKind": "",
+         "ownerName": "", "createTime": changed}
+        for name in ("delta", "nobody")
+    ]  # fmt: skip
 
     await _open(browser, f"{url}/dashboard/?namespace={team_b}")
     await browser.wait_for_text(["delta", "echo", "Live"], timeout=10)
@@ -414,6 +441,12 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     assert link == (
         f"{url}/api/v1/namespaces/{team_b}/services/http:delta-head-svc:dashboard/proxy/"
     )
+    # Why: the verdict kubectl ray why prints for the same cluster (one implementation)
+    verdict = diagnose(await take_snapshot(kube, "RayCluster", "delta", team_b)).summary
+    await browser.wait_for_text(["Why", verdict], timeout=10)
+    shown = await browser.evaluate("document.querySelector('.why-verdict').textContent")
+    assert shown == verdict
+    await browser.wait_for_text(["History", f"delta / {session}"], timeout=10)
     await _screenshot(browser, "dashboard-raycluster-detail.png")
 
     await browser.evaluate("history.back()")  # Back returns to the list
@@ -425,9 +458,27 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
     assert "echo" not in text
 
     await browser.goto(f"{url}/dashboard/?namespace={team_b}&kind=rayclusters&name=nobody")
-    await browser.wait_for_text(
-        [f"There is no RayCluster nobody in namespace {team_b}"], timeout=10
+    await browser.wait_for_text(  # a deleted cluster: its history stays reachable
+        [f"There is no RayCluster nobody in namespace {team_b}", f"nobody / {session}"],
+        timeout=10,
     )
+    link = await browser.evaluate("document.querySelector('.history-sessions a').href")
+    assert link == f"{servers['history']}/enter_cluster/{team_b}/raycluster/nobody/{session}"
+
+    # a RayJob's driver log: none before the job is submitted; then asked of its cluster's
+    # head Service through the Service proxy (absent here: the kube-apiserver's 404 shown)
+    await kube.create(rayjob("fox", team_b))
+    await browser.goto(f"{url}/dashboard/?namespace={team_b}&kind=rayjobs&name=fox")
+    await browser.wait_for_text(["RayJob fox", "Driver log", "No Ray job yet"], timeout=10)
+    await kube.patch_status(
+        "ray.io/v1", "RayJob", "fox", {"status": {"jobId": "fox-1", "rayClusterName": "delta"}},
+        team_b, patch_type="merge",
+    )  # fmt: skip
+    await browser.evaluate(
+        "[...document.querySelectorAll('button')].find(b => b.textContent === 'Refresh log')"
+        ".click()"
+    )
+    await browser.wait_for_text(["The log cannot be read", "delta-head-svc"], timeout=10)
 
     # caller mode: a link cannot carry the token, so the page names the commands instead
     reader = await service_account_token(kube, team_b, "reader")
@@ -443,6 +494,8 @@ async def test_a_detail_page_shows_one_object_s_conditions_events_and_ray_dashbo
         timeout=10,
     )
     assert await browser.evaluate("document.querySelectorAll('.links a').length") == 0
+    # the reader may not list core Events: Why says what it could not judge
+    await browser.wait_for_text(["Not judged: Events of RayCluster/delta not read"], timeout=10)
     assert not [c for c in browser.console if c.startswith("exception")], browser.console
 
 

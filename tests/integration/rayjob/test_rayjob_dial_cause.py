@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from kuberay.diagnosis.rules import diagnose
 from kuberay.kube import Client
-from kuberay.kubectl_ray.diagnosis import diagnose
 from kuberay.kubectl_ray.why import take_snapshot
 from tests.integration.rayjob.conftest import start_operator
 from tests.integration.rayjob.helpers import (

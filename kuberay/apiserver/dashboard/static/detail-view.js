@@ -7,6 +7,9 @@ import { describeError, where } from "./api.js";
 import { cell, tone, valueAt } from "./cells.js";
 import { clusterNameOf, headServiceOf, portForwardHint, rayDashboardUrl } from "./links.js";
 import { columnsOf, heading } from "./list-view.js";
+import { loadHistory } from "./history-view.js";
+import { driverLog } from "./log-view.js";
+import { loadWhy } from "./why-view.js";
 
 /** The rows of `conditions` (status.conditions): type, status, reason, message, last
  * transition (a cell: local time, exact on hover), in the order the object lists them. */
@@ -117,6 +120,7 @@ export class DetailView {
   destroy() {
     this.abort?.abort();
     this.podsAbort?.abort();
+    this.log?.destroy();
   }
 
   /** Show the object `state` (from the URL) names. */
@@ -151,6 +155,8 @@ export class DetailView {
       this.showNotice(title, detail);
       this.el.content.hidden = true;
       this.el.live.textContent = "";
+      if (error?.status === 404) await this.loadHistory(abort); // a deleted one's history
+      else this.el.history.hidden = true;
       return;
     }
     this.el.notice.hidden = true;
@@ -160,9 +166,21 @@ export class DetailView {
     const now = new Date();
     this.el.live.textContent = `Read at ${now.toLocaleTimeString()}`;
     this.clusterName = clusterNameOf(this.kind.kind, object);
+    this.log?.destroy();
+    this.el.log.hidden = true;
+    this.log = this.kind.kind === "RayJob" ? driverLog(this.el.log, this.api, namespace, name) : null;
     await Promise.all([
       this.loadEvents(object, abort), this.renderLinks(object, abort), this.loadPods(this.clusterName),
+      loadWhy(this.el.why, this.api, namespace, plural, name, abort.signal),
+      this.loadHistory(abort),
     ]);
+  }
+
+  /** The History section (when the server has a history server): this object's sessions. */
+  async loadHistory(abort) {
+    if (!this.config.historyServer) return;
+    const { namespace, kind: plural, name } = this.state;
+    await loadHistory(this.el.history, this.api, namespace, plural, name, abort.signal);
   }
 
   /** The Pods table of RayCluster `cluster` ("" while the object has none: hidden). */

@@ -1,5 +1,6 @@
 """DashboardPoller: one entry per owner and call name, pruning, a lost job submitted again,
-and a stop whose outcome the caller waits for (issue 26, items 1, 4 and 6)."""
+a stop whose outcome the caller waits for (issue 26, items 1, 4 and 6), a submission's outcome
+read without sending (issue 45)."""
 
 from __future__ import annotations
 
@@ -75,6 +76,36 @@ async def test_a_job_lost_after_its_submission_is_submitted_again(
         poller.submit_job(A, t, body, "s", not_found_at=lost.started_at)
         await eventually(lambda: dash.requests.count(SUBMIT) == 2, message="submitted again")
         assert dash.jobs["s"]["submission_id"] == "s"
+    finally:
+        await poller.close()
+
+
+async def test_submit_outcome_reads_what_submit_job_returns_without_sending(
+    source: Source, dash: FakeDashboard
+) -> None:
+    """A RayJob pass reads its submission's outcome before deciding to (re)submit: the same
+    outcome ``submit_job`` returns, including the last one while a retry is in flight."""
+    clock = Clock()
+    poller = DashboardPoller(source, clock=clock, retry_after=3)
+    notified = Notified()
+    poller.on_result = notified
+    t, body = _target("rc"), {"entrypoint": "echo"}
+    try:
+        assert poller.submit_outcome(A, t, "s") is None  # never asked: nothing sent
+        dash.fail_with = 503
+        poller.submit_job(A, t, body, "s")
+        assert poller.submit_outcome(A, t, "s") is None  # in flight, none finished
+        await notified.wait(A)
+        failed = poller.submit_outcome(A, t, "s")
+        assert failed is not None and isinstance(failed.error, BadResponse)
+        dash.fail_with = None
+        clock.now += 3
+        assert poller.submit_job(A, t, body, "s") is failed  # the retry is sent
+        assert poller.submit_outcome(A, t, "s") is failed  # still the last finished one
+        assert poller.submit_outcome(A, t, "other") is None  # another submission
+        assert poller.submit_outcome(A, _target("elsewhere"), "s") is None  # another cluster
+        await notified.wait(A)
+        assert dash.requests.count(SUBMIT) == 2  # reading sent none
     finally:
         await poller.close()
 

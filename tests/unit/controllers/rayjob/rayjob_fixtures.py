@@ -6,8 +6,12 @@ import copy
 import datetime as dt
 from typing import Any
 
+import attrs
+
+from kuberay.api.v1.rules import effective_rayjob_spec
 from kuberay.controllers.dashboard import DashboardUnreachable, JobInfo, JobNotFound
 from kuberay.controllers.dashboard.poller import Observed
+from kuberay.controllers.rayjob import machine as M
 from kuberay.controllers.rayjob.context import RayJobSettings
 from kuberay.controllers.rayjob.machine import World
 
@@ -155,7 +159,9 @@ def stop_not_found() -> Observed[None]:
     return Observed(value=None, error=JobNotFound("job job-xyz does not exist"), finished_at=0.0)
 
 
-def world(**kw: Any) -> World:
+def world(job: dict[str, Any] | None = None, **kw: Any) -> World:
+    """The world of a pass over ``job`` (default: :func:`rayjob`); ``kw`` overrides fields."""
+    kw.setdefault("spec", effective_rayjob_spec((job or rayjob())["spec"]))
     kw.setdefault("now", NOW)
     kw.setdefault("new_job_id", "job-jjjjj")
     kw.setdefault("new_cluster_name", "job-ccccc")
@@ -164,3 +170,9 @@ def world(**kw: Any) -> World:
 
 def settings(**kw: Any) -> RayJobSettings:
     return RayJobSettings(**kw)
+
+
+def decide(job: dict[str, Any], w: World, s: RayJobSettings) -> M.Decision:
+    """:func:`~kuberay.controllers.rayjob.machine.decide` as a pass runs it: the world's
+    effective spec is ``job``'s (the reconciler's ``observe`` computes it the same way)."""
+    return M.decide(job, attrs.evolve(w, spec=effective_rayjob_spec(job["spec"])), s)

@@ -157,19 +157,19 @@ def suspended_cluster() -> dict[str, Any]:
 def test_after_terminal(
     job: dict[str, Any], seen: Any, kind: str | None, requeue: float | None
 ) -> None:
-    action, wait = after_terminal(job, world(cluster=seen), True, False)
+    action, wait = after_terminal(job, world(job, cluster=seen), True, False)
     assert (action.kind if action else None) == kind
     assert wait == requeue
 
 
 def test_delete_rayjob_cr_after_job_finishes() -> None:
-    action, _ = after_terminal(finished(), world(cluster=cluster()), True, True)
+    action, _ = after_terminal(finished(), world(finished(), cluster=cluster()), True, True)
     assert action is not None and action.kind == M.DELETE_SELF
 
 
 def test_strategy_ignored_without_the_gate() -> None:
     job = finished(**{**rules(rule("DeleteSelf")), "shutdownAfterJobFinishes": True})
-    action, _ = after_terminal(job, world(cluster=cluster()), False, False)
+    action, _ = after_terminal(job, world(job, cluster=cluster()), False, False)
     assert action is not None and action.kind == M.DELETE_CLUSTER
 
 

@@ -8,12 +8,13 @@ from typing import Any
 
 from kuberay.controllers.dashboard import BadResponse, DashboardUnreachable, JobInfo, Observed
 from kuberay.controllers.dashboard.errors import Cause
-from kuberay.controllers.rayjob.machine import World, decide, last_check_error
+from kuberay.controllers.rayjob.machine import World, last_check_error
 from kuberay.controllers.rayjob.status import LAST_ERROR
 from kuberay.controllers.rayjob.why import WAIT_PREFIX, overlay, warning_event
 from tests.unit.controllers.rayjob.rayjob_fixtures import (
     ago,
     cluster,
+    decide,
     head_service,
     info,
     not_found,

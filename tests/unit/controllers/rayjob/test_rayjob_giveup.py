@@ -12,12 +12,12 @@ import pytest
 
 from kuberay.controllers.dashboard.poller import Observed
 from kuberay.controllers.rayjob import machine as M
-from kuberay.controllers.rayjob.machine import decide
 from kuberay.controllers.rayjob.world import STOP_ABSENT, STOP_DONE, STOP_FAILED
 from tests.unit.controllers.rayjob.rayjob_fixtures import (
     CLUSTER,
     ago,
     cluster,
+    decide,
     head_pod,
     head_service,
     info,

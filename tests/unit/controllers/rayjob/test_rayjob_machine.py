@@ -9,11 +9,11 @@ import attrs
 import pytest
 
 from kuberay.controllers.rayjob import machine as M
-from kuberay.controllers.rayjob.machine import decide
 from tests.unit.controllers.rayjob.rayjob_fixtures import (
     CLUSTER,
     ago,
     cluster,
+    decide,
     head_pod,
     head_service,
     info,
@@ -361,6 +361,20 @@ ROWS = [
         rayjob(running(), submissionMode="HTTPMode"),
         world(**{**RUNNING_WORLD, "submitter": None}, job_info=not_found()),
         {"jobDeploymentStatus": "Running"},
+        actions=(M.SUBMIT_JOB,),
+        persist=False,
+    ),
+    Row(
+        "running-http-job-found-no-submit",
+        rayjob(running(), submissionMode="HTTPMode"),
+        world(**{**RUNNING_WORLD, "submitter": None}, job_info=info("RUNNING")),
+        {"jobDeploymentStatus": "Running"},
+    ),
+    Row(
+        "running-k8sjob-not-found-no-submit",
+        rayjob(running()),
+        world(**RUNNING_WORLD, job_info=not_found()),
+        {"jobDeploymentStatus": "Running"},
         persist=False,
     ),
     Row(
@@ -372,6 +386,7 @@ ROWS = [
             submit=unreachable("refused"),  # type: ignore[arg-type]
         ),
         {"jobStatusCheckFailureStartTime": ago(0)},
+        actions=(M.SUBMIT_JOB,),
     ),
     Row(
         "running-creates-rayjob-service",

@@ -1,4 +1,5 @@
-"""Pure rules of ``kubectl ray why``: a snapshot of what the API shows in, findings out.
+"""Pure rules of ``kubectl ray why`` and the dashboard's "Why": a snapshot of what the API
+shows in, findings out.
 
 A :class:`Snapshot` holds the resource, its pods, the Events about both, the Secrets
 and Services it references and, for a RayJob or RayService, the snapshots of its
@@ -16,10 +17,9 @@ from kuberay.api.v1.constants import POD_TEMPLATE_HASH_KEY
 from kuberay.api.v1.rules import managed_elsewhere
 from kuberay.controllers.builders.auth import auth_token_secret_name
 from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
-from kuberay.kube import objects as k8s
-from kuberay.kubectl_ray.cluster_changes import check_older_templates, check_removed_groups
-from kuberay.kubectl_ray.common import condition_true, find_condition, pod_ready
-from kuberay.kubectl_ray.findings import (
+from kuberay.diagnosis.cluster_changes import check_older_templates, check_removed_groups
+from kuberay.diagnosis.conditions import condition_true, find_condition, pod_ready
+from kuberay.diagnosis.findings import (
     ERROR,
     INFO,
     WARNING,
@@ -31,6 +31,7 @@ from kuberay.kubectl_ray.findings import (
     check_pod,
     ref,
 )
+from kuberay.kube import objects as k8s
 
 if TYPE_CHECKING:
     from kuberay.kube.objects import Object as Obj
@@ -49,13 +50,16 @@ LAST_ERROR = ": last error: "
 
 # ----- RayCluster ------------------------------------------------------------------------
 def check_auth_secret(snap: Snapshot) -> list[Finding]:
-    """Token auth without its Secret (or without the ``auth_token`` key)."""
+    """Token auth without its Secret (or without the ``auth_token`` key); nothing when
+    ``snap.secrets`` has no entry for it (the Secret was not read)."""
     cluster = snap.obj
     auth = k8s.spec(cluster).get("authOptions") or {}
     if auth.get("mode") != "token":
         return []
     name = auth_token_secret_name(cluster["metadata"]["name"], auth)
-    secret = snap.secrets.get(name)
+    if name not in snap.secrets:  # not looked at (or not readable by who asked): no verdict
+        return []
+    secret = snap.secrets[name]
     user_named = bool(auth.get("secretName"))
     if secret is None:
         hint = (

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from kuberay.diagnosis.conditions import find_condition, pod_ready
 from kuberay.gocompat.gotime import parse_rfc3339_or_none
 from kuberay.kube import objects as k8s
-from kuberay.kubectl_ray.common import find_condition, pod_ready
 
 if TYPE_CHECKING:
     from kuberay.kube.objects import Object as Obj

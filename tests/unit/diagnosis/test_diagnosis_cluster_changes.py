@@ -10,7 +10,7 @@ from typing import Any
 from kuberay.api.v1 import constants as C
 from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
 from kuberay.controllers.raycluster.templates import template_hash
-from kuberay.kubectl_ray.diagnosis import Snapshot, diagnose
+from kuberay.diagnosis.rules import Snapshot, diagnose
 from kuberay.kubectl_ray.why import format_diagnosis
 from tests.integration.raycluster.helpers import raycluster
 

@@ -8,7 +8,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from kuberay.kubectl_ray.diagnosis import Snapshot, check_events, diagnose
+from kuberay.diagnosis.rules import Snapshot, check_events, diagnose
 from kuberay.kubectl_ray.log import extract
 from kuberay.kubectl_ray.why import format_diagnosis
 
@@ -230,6 +230,17 @@ def test_why_names_the_last_error_when_the_rayjob_gave_up() -> None:
 
 def test_why_reads_the_operators_markers() -> None:
     from kuberay.controllers.rayjob import status
-    from kuberay.kubectl_ray import diagnosis
+    from kuberay.diagnosis import rules as diagnosis
 
     assert (diagnosis.WAIT_PREFIX, diagnosis.LAST_ERROR) == (status.WAIT_PREFIX, status.LAST_ERROR)
+
+
+def test_a_secret_not_read_is_not_reported_missing() -> None:
+    """``kubectl ray get``'s WHY column and the dashboard read no Secret: no verdict on it;
+    ``why`` reads it and reports it missing."""
+    token = cluster(state="ready")
+    token["spec"]["authOptions"] = {"mode": "token"}
+    unread = diagnose(Snapshot(obj=token, now=NOW))
+    assert "AuthSecretMissing" not in [f.reason for f in unread.findings]
+    absent = diagnose(Snapshot(obj=token, secrets={"c": None}, now=NOW))
+    assert "AuthSecretMissing" in [f.reason for f in absent.findings] and not absent.ready

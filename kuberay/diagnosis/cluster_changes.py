@@ -15,8 +15,8 @@ from kuberay.controllers.raycluster.templates import (
     PODS_RUN_OLDER_TEMPLATE,
     outdated_groups,
 )
+from kuberay.diagnosis.findings import INFO, WARNING, Finding, Snapshot, ref
 from kuberay.kube import objects as k8s
-from kuberay.kubectl_ray.findings import INFO, WARNING, Finding, Snapshot, ref
 
 if TYPE_CHECKING:
     from kuberay.kube.objects import Object as Obj
