@@ -7,9 +7,11 @@ anonymous client cannot use the server as a parser.
 
 The input is held to what a manifest is (:func:`yaml_to_json`):
 
-* at most :data:`MAX_BYTES` bytes of UTF-8 (413 beyond);
+* at most :data:`MAX_BYTES` bytes of UTF-8 (413 beyond), nested at most :data:`MAX_DEPTH`
+  levels; converted in a worker thread, so the server keeps answering meanwhile;
 * exactly one document, a mapping;
-* YAML's safe subset only (``yaml.safe_load``: a tag such as ``!!python/object`` is refused);
+* YAML's safe subset only (PyYAML's safe loader, libyaml's when built with it: a tag such
+  as ``!!python/object`` is refused);
 * no anchors or aliases: an alias is a shared reference that JSON would copy out in full,
   so a few hundred bytes could expand to gigabytes;
 * values JSON can hold: a timestamp becomes its ISO 8601 text (as ``kubectl`` reads it),
@@ -20,6 +22,7 @@ A refusal is a 400 (413) ``Status`` naming the line and column where YAML says s
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
 from typing import Any
@@ -35,6 +38,11 @@ YAML_TO_JSON_PATH = API_PREFIX + "/yaml-to-json"
 ROUTE_NAME = "dashboard-yaml-to-json"
 #: The largest body converted (a RayJob manifest is a few KiB).
 MAX_BYTES = 256 * 1024
+#: The deepest nesting accepted (a RayJob manifest nests about 15 levels).
+MAX_DEPTH = 64
+#: libyaml's safe loader when PyYAML was built with it (C: fast on hostile input), else the
+#: pure-Python one; both construct only YAML's standard tags.
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @attrs.frozen
@@ -64,7 +72,14 @@ def _at(mark: Any) -> str:
 def _structure_problem(text: str) -> str | None:
     """Why ``text``'s event stream is refused (None: one document, no anchor or alias)."""
     documents = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+    depth = 0
+    for event in yaml.parse(text, Loader=_LOADER):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return f"{_at(event.start_mark)}nested deeper than {MAX_DEPTH} levels"
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
         if isinstance(event, yaml.DocumentStartEvent):
             documents += 1
             if documents > 1:
@@ -83,7 +98,7 @@ def yaml_to_json(body: bytes) -> Converted:
         problem = _structure_problem(text)
         if problem is not None:
             return _refused(400, problem)
-        loaded: Any = yaml.safe_load(text)
+        loaded: Any = yaml.load(text, Loader=_LOADER)  # a safe loader
     except UnicodeDecodeError:
         return _refused(400, "the YAML is not UTF-8 text")
     except yaml.MarkedYAMLError as exc:
@@ -120,7 +135,7 @@ def add_yaml_route(router: web.UrlDispatcher) -> None:
         if (request.content_length or 0) > MAX_BYTES:
             answer = _refused(413, f"the YAML is over {MAX_BYTES // 1024} KiB")
         else:
-            answer = yaml_to_json(await _read_capped(request))
+            answer = await asyncio.to_thread(yaml_to_json, await _read_capped(request))
         return web.Response(
             status=answer.status,
             body=answer.body,
