@@ -6,8 +6,9 @@ Routes: ``GET /healthz``; ``GET /metrics`` (with ``--collectMetricsFlag``); the 
 under ``/dashboard`` (with ``--enable-dashboard`` and the V2 routes it calls; no credentials
 needed: :mod:`.dashboard.routes`; its own API under ``/dashboard/api`` needs them, as any
 route: :mod:`.dashboard.pods`, :mod:`.dashboard.why`, :mod:`.dashboard.history`,
-:mod:`.dashboard.driver_log`); the compute template routes (``extra_routes``); everything
-else to the V2 proxy (with ``--enable-api-server-v2``, else 404).
+:mod:`.dashboard.driver_log`, :mod:`.dashboard.yaml_json`); the compute template routes
+(``extra_routes``); everything else to the V2 proxy (with ``--enable-api-server-v2``,
+else 404).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from kuberay.apiserver.dashboard.pods import add_pods_route
 from kuberay.apiserver.dashboard.routes import PREFIX as DASHBOARD_PREFIX
 from kuberay.apiserver.dashboard.routes import add_dashboard_routes
 from kuberay.apiserver.dashboard.why import add_why_route
+from kuberay.apiserver.dashboard.yaml_json import add_yaml_route
 from kuberay.apiserver.guard import guard_middleware
 from kuberay.apiserver.kube_calls import KubeCall
 from kuberay.apiserver.metrics import ApiServerMetrics
@@ -78,6 +80,7 @@ def make_app(
         router.add_get("/metrics", metrics.handle, name="metrics")
     if dashboard:
         add_pods_route(router, upstream)
+        add_yaml_route(router)
         add_why_route(router, upstream)
         add_driver_log_route(router, upstream)
         if options.history_server_url:

@@ -18,8 +18,17 @@ from kuberay.apiserver.upstream import Upstream
 from kuberay.kube import Client
 from kuberay.kube.kubeconfig import load
 from kuberay.kube.restconfig import RestConfig
+from tests.chromium import Browser, require_chromium
 
 StartServer = Callable[..., Awaitable[str]]
+
+
+@pytest.fixture(scope="session")
+async def browser(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Browser]:
+    """One headless Chromium for every dashboard browser test (skipped without Chromium)."""
+    require_chromium()
+    async with Browser.start(tmp_path_factory.mktemp("chromium"), width=1280, height=800) as b:
+        yield b
 
 
 @pytest.fixture

@@ -1,13 +1,14 @@
 """The dashboard (``/dashboard/``) in headless Chromium, served by the API server over the
 real kube-apiserver: what a person sees.
 
-One Chromium and two API servers (caller mode and service-account mode) serve the whole
-module. A person sees the objects of the namespace in the URL and nothing of another; the
-namespace selector keeps the URL in step (and Back returns); a RayJob created through the
-API while the page is open appears within 2 s without a reload; in caller mode the page
-asks for a token first (kept in session storage, never in a URL), a caller whose Role lacks
-``list`` on rayjobs reads "You may not list rayjobs in namespace ..." and a refused token
-returns to the login page; in service-account mode no login page appears.
+One Chromium (conftest.py's ``browser``, shared with the other dashboard browser modules)
+and two API servers (caller mode and service-account mode) serve the whole module. A person
+sees the objects of the namespace in the URL and nothing of another; the namespace selector
+keeps the URL in step (and Back returns); a RayJob created through the API while the page is
+open appears within 2 s without a reload; in caller mode the page asks for a token first
+(kept in session storage, never in a URL), a caller whose Role lacks ``list`` on rayjobs
+reads "You may not list rayjobs in namespace ..." and a refused token returns to the login
+page; in service-account mode no login page appears.
 
 Screenshots go to ``tests/chromium.artifacts_dir()``, and into ``docs/images/`` when
 ``KUBERAY_DASHBOARD_SCREENSHOTS=1`` (``make dashboard-screenshots``).
@@ -36,7 +37,7 @@ from kuberay.diagnosis.rules import diagnose
 from kuberay.kube import Client
 from kuberay.kube.kubeconfig import load
 from kuberay.kubectl_ray.why import take_snapshot
-from tests.chromium import Browser, artifacts_dir, require_chromium
+from tests.chromium import Browser, artifacts_dir
 
 from .bodies import raycluster, rayjob
 from .conftest import grant, service_account_token
@@ -132,13 +133,6 @@ async def servers(kubeconfig_path: Path) -> AsyncIterator[dict[str, str]]:
             await runner.cleanup()
             await upstream.close()
         await history_runner.cleanup()
-
-
-@pytest.fixture(scope="module")
-async def browser(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Browser]:
-    require_chromium()
-    async with Browser.start(tmp_path_factory.mktemp("chromium"), width=1280, height=800) as b:
-        yield b
 
 
 async def _cluster(kube: Client, name: str, namespace: str, **status: Any) -> None:
@@ -552,7 +546,7 @@ async def test_the_page_s_own_rules(browser: Browser, servers: dict[str, str]) -
     )
     assert checks["empty"] == {
         "namespace": "default", "kind": "rayclusters", "sort": "name", "dir": "asc", "filter": "",
-        "name": "",
+        "name": "", "create": False,
     }  # fmt: skip
     assert checks["bad"]["kind"] == "rayclusters" and checks["bad"]["dir"] == "asc"
     assert checks["written"] == "?namespace=_all&kind=rayjobs"

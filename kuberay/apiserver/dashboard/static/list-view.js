@@ -4,7 +4,7 @@
 
 import { describeError, where } from "./api.js";
 import { cell, compareKeys, filterWords, rowMatches, tone, valueAt } from "./cells.js";
-import { ALL_NAMESPACES, isNamespaceName, sameList } from "./state.js";
+import { ALL_NAMESPACES, CREATABLE, isNamespaceName, sameList } from "./state.js";
 import { ListWatch } from "./watch.js";
 
 /** Seconds between refreshes of the ages shown. */
@@ -84,6 +84,11 @@ export class ListView {
     this.el = refs(page);
     container.replaceChildren(page);
     this.buildTabs();
+    this.el.create.addEventListener("click", (event) => {
+      if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+      event.preventDefault();
+      this.callbacks.navigate({ create: true }, true);
+    });
     this.el.filter.addEventListener("input", () =>
       this.callbacks.navigate({ filter: this.el.filter.value }, false),
     );
@@ -140,6 +145,8 @@ export class ListView {
     }
     if (this.el.filter.value !== state.filter) this.el.filter.value = state.filter;
     this.el.heading.textContent = `${kind.kind}s in ${where(state.namespace)}`;
+    this.el.create.hidden = state.kind !== CREATABLE;
+    this.el.create.href = `?${new URLSearchParams({ namespace: state.namespace, kind: CREATABLE, new: "1" })}`;
     this.buildHead();
     if (!sameList(previous, state)) this.relist(state);
     this.schedule();

@@ -3,6 +3,8 @@
 // works; replaceState for sort and filter).
 
 import { Api, where } from "./api.js";
+import { CreateView } from "./create-view.js";
+import { attachDelete } from "./delete.js";
 import { DetailView } from "./detail-view.js";
 import { ListView } from "./list-view.js";
 import { NamespacePicker } from "./namespace-picker.js";
@@ -45,7 +47,8 @@ class App {
     const state = this.state();
     const canonical = writeState(state);
     if (location.search !== canonical) history.replaceState(null, "", canonical);
-    if (state.name) this.showDetail(state);
+    if (state.create) this.showCreate(state);
+    else if (state.name) this.showDetail(state);
     else this.showList(state);
   }
 
@@ -57,6 +60,21 @@ class App {
       else history.replaceState(null, "", url);
     }
     this.route();
+  }
+
+  /** The New RayJob page (create-view.js). */
+  showCreate(state) {
+    this.list?.destroy();
+    this.list = null;
+    this.detail?.destroy();
+    this.detail = new CreateView(this.main, this.api, {
+      navigate: (changes, push) => this.navigate(changes, push),
+      unauthorized: () => this.unauthorized(),
+    });
+    this.showSession();
+    this.picker.set(state.namespace, this.seen);
+    document.title = `New RayJob · ${where(state.namespace)} · KubeRay`;
+    this.detail.show(state);
   }
 
   showDetail(state) {
@@ -72,6 +90,10 @@ class App {
     const kind = this.config.kinds.find((k) => k.plural === state.kind);
     document.title = `${kind.kind} ${state.name} · ${where(state.namespace)} · KubeRay`;
     this.detail.show(state);
+    attachDelete(this.main.querySelector("[data-ref=delete]"), this.api, kind, state, {
+      deleted: () => this.navigate({ name: "" }, true),
+      unauthorized: () => this.unauthorized(),
+    });
     this.main.focus();
   }
 

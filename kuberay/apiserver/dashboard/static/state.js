@@ -1,11 +1,13 @@
 // What the page shows, as it is written in its URL: /dashboard/?namespace=NS&kind=rayjobs
-// (&sort=COLUMN&dir=desc&filter=TEXT); one object's detail page adds &name=NAME. Pure
-// functions: no DOM, no I/O.
+// (&sort=COLUMN&dir=desc&filter=TEXT); one object's detail page adds &name=NAME, the New
+// RayJob form &new=1. Pure functions: no DOM, no I/O.
 
 /** The namespace value meaning every namespace (not a valid namespace name, so never one). */
 export const ALL_NAMESPACES = "_all";
 /** The namespace shown when the URL names none, as kubectl's default. */
 export const DEFAULT_NAMESPACE = "default";
+/** The kind the dashboard can create (with &new=1: its form). */
+export const CREATABLE = "rayjobs";
 /** The sort column when the URL names none. */
 export const DEFAULT_SORT = "name";
 
@@ -28,6 +30,7 @@ export function readState(search, plurals) {
     dir: query.get("dir") === "desc" ? "desc" : "asc",
     filter: query.get("filter") || "",
     name: query.get("name") || "",
+    create: query.get("new") === "1" && kind === CREATABLE,
   };
 }
 
@@ -43,6 +46,7 @@ export function writeState(state) {
   }
   if (state.filter) query.set("filter", state.filter);
   if (state.name) query.set("name", state.name);
+  if (state.create) query.set("new", "1");
   return `?${query}`;
 }
 
