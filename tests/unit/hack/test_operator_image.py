@@ -144,7 +144,7 @@ def test_operator_runs_without_kubernetes_asyncio(tmp_path: Path) -> None:
     )
     code = (
         "import asyncio\n"
-        "import kuberay.cmd.operator\n"
+        "import kuberay.cmd.operator_run\n"
         "from kuberay.kube import Client\n"
         f"c = asyncio.run(Client.from_kubeconfig({str(kubeconfig)!r}))\n"
         "print('ok')\n"
