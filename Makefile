@@ -29,10 +29,11 @@ RUN_FLAGS := $(if $(NODES),--nodes $(NODES)) \
 
 deps: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# the runtime dependencies at the versions requirements/runtime.lock pins (the image's)
+$(VENV)/.installed: pyproject.toml requirements/runtime.lock
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -c requirements/runtime.lock -e '.[dev]'
 	touch $@
 
 binaries: deps
@@ -115,6 +116,7 @@ lint: deps
 	$(BIN)/lint-imports
 	$(BIN)/pytest -q -p no:cacheprovider tests/unit/lint  # one home per rule, files <= 600 lines
 	$(BIN)/python hack/docs/gen_docs.py --check
+	$(BIN)/python hack/release/lock.py --check  # the image's dependency lock is current
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict 2>&1 | grep -v '^INFO' ; test $${PIPESTATUS[0]} -eq 0
 
 # the dashboard's screenshots in docs/images/ (docs/dashboard-ui.md): its browser tests, on a fresh

@@ -14,8 +14,10 @@
 * ``kuberay-crds-<v>.yaml``: the ray.io CRDs in one file (``kubectl apply --server-side -f``);
 * ``kuberay-manifests-<v>.tar.gz``: manifests/ (the kustomize trees: crds, operator, default,
   overlays/webhook, rbac, historyserver, apiserver);
-* ``kuberay-<v>.cdx.json``: a CycloneDX SBOM of the package and its runtime dependencies
-  (hack/release/sbom.py);
+* ``kuberay-<v>.cdx.json``: a CycloneDX SBOM of the operator image (hack/release/sbom.py): the
+  package, the Python packages of ``requirements/runtime.lock`` and the Debian packages of
+  the image's rootfs (when the operator image was built: not with ``--no-images`` and no
+  image built before);
 * ``SHA256SUMS``: ``sha256sum -c`` format, over every other file (the ``kubectl ray``
   plugin's artifacts too: ``make dist`` runs ``make plugin`` into the same directory first).
 
@@ -40,7 +42,7 @@ if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from t
 
 from hack.build.build_helm import binary_path as helm_path
 from hack.release.image_context import context_files
-from hack.release.images import ensure
+from hack.release.images import ensure, operator_dpkg_status
 from hack.release.oci import docker_to_oci
 from hack.release.operator_image import package_version
 from hack.release.sbom import sbom_text
@@ -164,9 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     package_charts(out)
     write_crd_bundle(out, version)
     write_manifests(out, version)
-    (out / f"kuberay-{version}.cdx.json").write_text(sbom_text())
     if not args.no_images:
         export_images(out, version)
+    status = operator_dpkg_status()
+    sbom = sbom_text(dpkg_status=status if status.exists() else None)
+    (out / f"kuberay-{version}.cdx.json").write_text(sbom)
     write_sums(out)
     for path in sorted(out.iterdir()):
         _log(f"{path.name} ({path.stat().st_size / (1 << 20):.1f} MiB)")

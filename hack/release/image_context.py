@@ -1,8 +1,8 @@
-"""What an image build copies from the repository (the ``.dockerignore`` of hack/release/images.py).
+"""What an image build copies from the repository (hack/release/images.py's build context).
 
 :func:`context_files` lists the files under the ``include`` roots, minus everything matching
 :data:`IGNORE` (a pattern matches any path component, as ``**/<pattern>`` in a
-``.dockerignore``): never a virtualenv, VCS data, the local run directory, caches or build
+``.dockerignore`` would): never a virtualenv, VCS data, the local run directory, caches or build
 output, so an image holds what ``pip install`` of the project needs and nothing of this
 machine's state.
 """
@@ -14,8 +14,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-#: the operator image's build context: the project metadata and the package
-OPERATOR_CONTEXT = ("pyproject.toml", "README.md", "LICENSE", "kuberay")
+#: the operator image's build context: the project metadata, the lock of its dependencies
+#: (hack/release/lock.py) and the package
+OPERATOR_CONTEXT = (
+    "pyproject.toml",
+    "README.md",
+    "LICENSE",
+    "requirements/runtime.lock",
+    "kuberay",
+)
 IGNORE = (
     ".git",
     ".venv",

@@ -9,14 +9,16 @@
   the one Ray version stands in for all of them.
 * ``operator``: Debian bookworm minbase (no Ray) + a venv ``/opt/kuberay`` holding this
   package (the files :func:`image_context.context_files` lists: never .venv, .git or .run)
-  and its dependencies but kubernetes-asyncio (only tests use it), slimmed (no
+  and exactly the dependencies ``requirements/runtime.lock`` pins (hack/release/lock.py: all
+  but kubernetes-asyncio, which only tests use), slimmed (no
   docs, locales, perl, apt, pip), user 1000; tagged as the Helm chart's default image
   (``localhost/kuberay-python/operator:<version>``) and ``:latest``.
 * ``apiserver``: the operator image's layer, byte for byte (a registry stores it once for
   both), with entrypoint ``kuberay-apiserver``; tagged as the kuberay-apiserver chart's
   default (``localhost/kuberay-python/apiserver:<version>``) and ``:latest``.
 * ``collector``: the history server's collector sidecar: Debian bookworm minbase (no Ray) + a
-  venv ``/opt/kuberay`` holding this package with its ``history`` extra (every storage client),
+  venv ``/opt/kuberay`` holding this package with its ``history`` extra (every storage client;
+  the packages it shares with the operator at the lock's versions: ``pip install -c``),
   user 1000, entrypoint ``kuberay-history-collector``; tagged as every tag in
   ``COLLECTOR_TAGS``: ``localhost/kuberay-python/collector:<version>`` (the charts' default)
   and, as aliases, what KubeRay's samples name (``quay.io/kuberay/collector:nightly``).
@@ -27,8 +29,8 @@
 Archives are cached under ``$KUBERAY_IMAGE_CACHE`` (default ``~/.cache/kuberay/images``) and
 rebuilt only when missing (the operator and apiserver images when this package's sources
 changed, the collector and server images when the sources they install changed:
-``collector_files()``).
-``hack/images/Dockerfile`` states the same images for users with Docker and a registry.
+``collector_files()``). Beside the operator archive, ``operator-<digest>.dpkg-status`` keeps
+its rootfs's dpkg status (the SBOM's Debian packages: :func:`operator_dpkg_status`).
 Root only (debootstrap, chroot).
 
 * ``ray-new``: the same with ``ray[default,serve]==RAY_NEW_VERSION``, tagged only as that version
@@ -56,6 +58,7 @@ if __package__ in (None, ""):  # run as a file: import kuberay and hack.* from t
 
 from hack.release import ray_ui
 from hack.release.image_context import OPERATOR_CONTEXT, context_files
+from hack.release.lock import LOCK_PATH
 
 # re-exported: hack/cluster/realnode.py reads it here
 from hack.release.oci import archive_tags as archive_tags
@@ -69,7 +72,6 @@ from hack.release.operator_image import (
     apiserver_config,
     apiserver_tags,
     operator_config,
-    operator_dependencies,
     operator_tags,
     package_version,
 )
@@ -125,7 +127,8 @@ RECIPE_VERSION = "1"  # bump when the image contents change
 RAY_RECIPE_VERSION = "3"
 RAY_PINS = ("protobuf<7",)
 RAY_EXTRAS = "default,serve"
-COLLECTOR_RECIPE_VERSION = "1"  # bump when the collector image's recipe changes
+# bump when the collector image's recipe changes (2: requirements/runtime.lock as constraints)
+COLLECTOR_RECIPE_VERSION = "2"
 
 
 def archive_path(name: str) -> Path:
@@ -269,9 +272,16 @@ def _package_digest() -> str:
     return h.hexdigest()
 
 
+def operator_dpkg_status() -> Path:
+    """The dpkg status file of the current operator image's rootfs (written with its archive;
+    may not exist yet): what hack/release/sbom.py lists as its Debian packages."""
+    return archive_path("operator").with_suffix(".dpkg-status")
+
+
 def build_operator() -> Path:
     """The operator image (no Ray): Debian minbase + python3 + a venv ``/opt/kuberay`` with
-    this package (:func:`hack.image_context.context_files`), slimmed, user 1000."""
+    exactly the lock's dependencies and this package (:func:`hack.image_context.context_files`),
+    slimmed, user 1000."""
     out = archive_path("operator")
     if out.exists():
         return out
@@ -288,7 +298,9 @@ def build_operator() -> Path:
         shutil.copy2(path, dest)
     _chroot(rootfs, "python3", "-m", "venv", OPERATOR_VENV)
     pip = (f"{OPERATOR_VENV}/bin/pip", "install", "-q", "--no-cache-dir")
-    _chroot(rootfs, *pip, *operator_dependencies())
+    # exactly the lock (no resolver: nothing else comes in), checked complete by pip check
+    _chroot(rootfs, *pip, "--no-deps", "-r", f"/tmp/kuberay-src/{LOCK_PATH}")
+    _chroot(rootfs, f"{OPERATOR_VENV}/bin/pip", "check")
     _chroot(rootfs, *pip, "--no-deps", "/tmp/kuberay-src")
     _chroot(rootfs, f"{OPERATOR_VENV}/bin/python", "-m", "compileall", "-q", OPERATOR_VENV)
     shutil.rmtree(src)
@@ -306,6 +318,8 @@ def build_operator() -> Path:
     older = sorted(cache_dir().glob("operator-*.tar"), key=lambda p: p.stat().st_mtime)
     for old in older[:-2]:
         old.unlink(missing_ok=True)
+        old.with_suffix(".dpkg-status").unlink(missing_ok=True)
+    shutil.copy2(rootfs / "var/lib/dpkg/status", operator_dpkg_status())
     write_docker_archive(out, [layer], operator_config(), operator_tags())
     _rmtree(work)
     _log(f"built {out} ({out.stat().st_size >> 20} MiB) in {time.monotonic() - t0:.0f}s")
@@ -346,14 +360,16 @@ GOCOMPAT_FOR_HISTORY = ("__init__.py", "go_text.py", "goutil.py", "gotime.py")
 
 
 def collector_files(root: Path = REPO) -> list[Path]:
-    """What the collector image installs from ``root``: the project metadata pip needs and
+    """What the collector image installs from ``root``: the project metadata pip needs, the
+    dependency lock (its versions constrain the image's: the operator's packages at the same
+    versions) and
     the ``kuberay`` package's top level plus ``kuberay/historyserver``, the rules it shares
     with the operator, :mod:`kuberay.kube.paths` (a name as a URL path segment, with the errors
     module it raises from; ``kuberay.kube``'s exports are lazy, so nothing else of it loads),
     and Go's text formats it reads (``gocompat``'s durations, booleans and times), sorted.
     The image holds exactly these, so their digest (:func:`collector_digest`) decides when it
     is rebuilt: an operator-only change is not one."""
-    files = [root / name for name in ("pyproject.toml", "README.md", "LICENSE")]
+    files = [root / name for name in ("pyproject.toml", "README.md", "LICENSE", LOCK_PATH)]
     package = root / "kuberay"
     files += sorted(p for p in package.iterdir() if p.is_file())
     files += sorted(
@@ -455,6 +471,8 @@ def _build_history_image(
         "install",
         "-q",
         "--no-cache-dir",
+        "-c",
+        f"/tmp/kuberay-src/{LOCK_PATH}",
         f"/tmp/kuberay-src[{COLLECTOR_EXTRA}]",
     )
     shutil.rmtree(src)

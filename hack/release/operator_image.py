@@ -24,8 +24,9 @@ APISERVER_ENTRYPOINT = "kuberay-apiserver"
 OPERATOR_VENV = "/opt/kuberay"
 OPERATOR_USER = "kuberay"
 OPERATOR_HOME = "/home/kuberay"
-# 2: the slim image (Debian minbase + python3 + the package; no Ray)
-OPERATOR_RECIPE_VERSION = "3"
+# 2: the slim image (Debian minbase + python3 + the package; no Ray); 4: dependencies from
+# requirements/runtime.lock (exact pins, --no-deps), the rootfs's dpkg status kept for the SBOM
+OPERATOR_RECIPE_VERSION = "4"
 #: removed from the operator image's rootfs (globs relative to it)
 SLIM_PATHS = (
     "usr/share/doc/*",

@@ -5,11 +5,11 @@ packages installed in the running virtualenv.
 
 * ``dist/kuberay-<v>-py3-none-any.whl``: the project's wheel (``pip wheel`` of the tree);
 * ``dist/kubectl-ray.pyz``: a single-file zipapp. It carries the ``kuberay`` package and
-  the third-party packages the plugin imports (the closure of kuberay's requirements
-  minus ``kubernetes-asyncio``, which only tests use: kuberay.kube loads every
-  kubeconfig itself), as
-  installed here; on first run it unpacks them into ``~/.cache/kubectl-ray/<hash>`` (the
-  compiled ones cannot be imported from a zip) and runs the plugin. It runs on the
+  the third-party packages ``requirements/runtime.lock`` pins (what the operator image
+  holds: kuberay's requirements minus ``kubernetes-asyncio``, which only tests use), as
+  installed here (the build stops when an installed version is not the lock's); on first
+  run it unpacks them into ``~/.cache/kubectl-ray/<hash>`` (the compiled ones cannot be
+  imported from a zip) and runs the plugin. It runs on the
   Python version and platform it was built on (named in its ``--version`` banner and the
   krew manifest);
 * ``dist/kubectl-ray-<os>-<arch>.tar.gz``: the zipapp as ``kubectl-ray`` plus
@@ -41,10 +41,13 @@ from pathlib import Path
 from packaging.markers import Marker
 from packaging.requirements import Requirement
 
+if __package__ in (None, ""):  # run as a file: import hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.release.lock import LOCK, read_lock
+
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "kuberay"
-#: Required by kuberay but never imported by the plugin (the operator's fallback loader).
-PLUGIN_EXCLUDES = {"kubernetes-asyncio"}
 #: Where the release archives are published: a placeholder a release overrides (--url-base).
 DEFAULT_URL_BASE = "https://releases.invalid/kubectl-ray/v{version}"
 
@@ -186,13 +189,25 @@ def build_wheel(out: Path) -> Path:
     return next(out.glob("kuberay-*.whl"))
 
 
+def locked_distributions(lock: Path = LOCK) -> list[metadata.Distribution]:
+    """The installed distributions of the lock's packages; raises when one is missing or at
+    another version than the lock pins."""
+    found: list[metadata.Distribution] = []
+    for name, version in sorted(read_lock(lock).items()):
+        dist = metadata.distribution(name)
+        if dist.version != version:
+            raise SystemExit(
+                f"plugin: {name} {dist.version} is installed, the lock pins {version} "
+                "(make deps installs the lock's versions)"
+            )
+        found.append(dist)
+    return found
+
+
 def build_zipapp(target: Path) -> str:
     """Write the zipapp; its build id."""
-    dists = closure(PROJECT, PLUGIN_EXCLUDES)
     files: list[tuple[str, Path]] = []
-    for key, dist in sorted(dists.items()):
-        if key == PROJECT:
-            continue
+    for dist in locked_distributions():
         files += [(rel, p) for rel, p in dist_files(dist) if ".dist-info/" not in rel]
     package = ROOT / PROJECT
     files += [

@@ -1,9 +1,11 @@
-"""A CycloneDX 1.5 SBOM (JSON) of the ``kuberay`` distribution and its runtime dependencies as
-installed in this environment: the closure of its ``Requires-Dist`` (extras left out, markers
-evaluated here), each with its version, PyPI purl and declared license, and the dependency
-graph.
+"""A CycloneDX 1.5 SBOM (JSON) of the operator image: the ``kuberay`` package, the Python
+packages of ``requirements/runtime.lock`` (what the image installs, exactly those versions:
+hack/release/lock.py) and, when the image's dpkg status is given, the Debian packages of its
+root filesystem. Licenses and the dependency graph of the Python packages come from their
+metadata as installed here (the lock's versions: ``make deps`` installs with it as
+constraints).
 
-    python hack/release/sbom.py [--out dist/kuberay-<version>.cdx.json]
+    python hack/release/sbom.py [--out dist/kuberay-<version>.cdx.json] [--dpkg-status FILE]
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import uuid
 from datetime import UTC, datetime
@@ -19,28 +20,28 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import Requirement
+if __package__ in (None, ""):  # run as a file: import hack.* from this checkout
+    sys.path[0] = str(Path(__file__).resolve().parents[2])
+
+from hack.release.lock import LOCK, normalize, read_lock, requires, root_requirements
+from hack.release.operator_image import package_version
+from hack.release.rootfs import DEBIAN_SUITE
 
 ROOT_DIST = "kuberay"
 
 
-def normalize(name: str) -> str:
-    """PEP 503's normalized name (what purls use)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+def _installed(name: str, version: str) -> metadata.Distribution | None:
+    """The installed distribution ``name`` if it is at ``version``."""
+    try:
+        dist = metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        return None
+    return dist if dist.version == version else None
 
 
-def _requirements(dist: metadata.Distribution) -> list[str]:
-    """Names of the runtime requirements of ``dist`` that apply here (no extras)."""
-    names: list[str] = []
-    for text in dist.requires or ():
-        req = Requirement(text)
-        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
-            continue
-        names.append(normalize(req.name))
-    return names
-
-
-def _license(dist: metadata.Distribution) -> list[dict[str, Any]]:
+def _license(dist: metadata.Distribution | None) -> list[dict[str, Any]]:
+    if dist is None:
+        return []
     meta = dist.metadata
     expression = meta.get("License-Expression")
     if expression:
@@ -56,46 +57,75 @@ def _license(dist: metadata.Distribution) -> list[dict[str, Any]]:
     return [{"license": {"name": c}} for c in classifiers]
 
 
-def purl(dist: metadata.Distribution) -> str:
-    """``pkg:pypi/<name>@<version>``."""
-    return f"pkg:pypi/{normalize(dist.metadata['Name'])}@{dist.version}"
+def pypi_purl(name: str, version: str) -> str:
+    """``pkg:pypi/<normalized name>@<version>``."""
+    return f"pkg:pypi/{normalize(name)}@{version}"
 
 
-def closure(root: str = ROOT_DIST) -> dict[str, tuple[metadata.Distribution, list[str]]]:
-    """Normalized name -> (distribution, the names it requires), from ``root`` down."""
-    found: dict[str, tuple[metadata.Distribution, list[str]]] = {}
-    todo = [normalize(root)]
-    while todo:
-        name = todo.pop()
-        if name in found:
-            continue
-        dist = metadata.distribution(name)
-        requires = _requirements(dist)
-        found[name] = (dist, requires)
-        todo += [r for r in requires if r not in found]
-    return found
+def deb_purl(package: str, version: str, arch: str) -> str:
+    """``pkg:deb/debian/<package>@<version>?arch=<arch>&distro=<suite>``."""
+    return f"pkg:deb/debian/{package}@{version}?arch={arch}&distro={DEBIAN_SUITE}"
 
 
-def sbom(root: str = ROOT_DIST) -> dict[str, Any]:
-    """The CycloneDX document."""
-    dists = closure(root)
-    top, _ = dists[normalize(root)]
-    components = [
-        {
-            "type": "library",
-            "bom-ref": purl(dist),
-            "name": dist.metadata["Name"],
-            "version": dist.version,
-            "purl": purl(dist),
-            "licenses": _license(dist),
-        }
-        for name, (dist, _) in sorted(dists.items())
-        if name != normalize(root)
-    ]
-    dependencies = [
-        {"ref": purl(dist), "dependsOn": sorted(purl(dists[r][0]) for r in requires)}
-        for _, (dist, requires) in sorted(dists.items())
-    ]
+def dpkg_packages(status: Path) -> list[tuple[str, str, str]]:
+    """(package, version, architecture) of every installed package in a dpkg status file."""
+    found: list[tuple[str, str, str]] = []
+    for paragraph in status.read_text(errors="replace").split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in paragraph.splitlines():
+            if line and not line[0].isspace() and ":" in line:
+                key, _, value = line.partition(":")
+                fields[key] = value.strip()
+        if fields.get("Package") and fields.get("Status", "").endswith(" installed"):
+            found.append((fields["Package"], fields["Version"], fields.get("Architecture", "")))
+    return sorted(found)
+
+
+def _python_components(pins: dict[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    components: list[dict[str, Any]] = []
+    dependencies: list[dict[str, Any]] = []
+    for name, version in sorted(pins.items()):
+        dist = _installed(name, version)
+        ref = pypi_purl(name, version)
+        components.append(
+            {
+                "type": "library",
+                "bom-ref": ref,
+                "name": dist.metadata["Name"] if dist is not None else name,
+                "version": version,
+                "purl": ref,
+                "licenses": _license(dist),
+            }
+        )
+        needs = [r for r in requires(dist) if r in pins] if dist is not None else []
+        dependencies.append(
+            {"ref": ref, "dependsOn": sorted(pypi_purl(r, pins[r]) for r in set(needs))}
+        )
+    return components, dependencies
+
+
+def sbom(lock: Path = LOCK, dpkg_status: Path | None = None) -> dict[str, Any]:
+    """The CycloneDX document for the lock ``lock`` and, if given, the dpkg status file."""
+    pins = read_lock(lock)
+    version = package_version()
+    top_ref = pypi_purl(ROOT_DIST, version)
+    components, dependencies = _python_components(pins)
+    roots = {normalize(r.name) for r in root_requirements()}
+    dependencies.insert(
+        0, {"ref": top_ref, "dependsOn": sorted(pypi_purl(n, pins[n]) for n in roots & set(pins))}
+    )
+    if dpkg_status is not None:
+        for package, deb_version, arch in dpkg_packages(dpkg_status):
+            ref = deb_purl(package, deb_version, arch)
+            components.append(
+                {
+                    "type": "library",
+                    "bom-ref": ref,
+                    "name": package,
+                    "version": deb_version,
+                    "purl": ref,
+                }
+            )
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     moment = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
     body = {"components": components, "dependencies": dependencies}
@@ -110,28 +140,29 @@ def sbom(root: str = ROOT_DIST) -> dict[str, Any]:
             "tools": {"components": [{"type": "application", "name": "hack/release/sbom.py"}]},
             "component": {
                 "type": "application",
-                "bom-ref": purl(top),
-                "name": top.metadata["Name"],
-                "version": top.version,
-                "purl": purl(top),
-                "licenses": _license(top),
+                "bom-ref": top_ref,
+                "name": ROOT_DIST,
+                "version": version,
+                "purl": top_ref,
+                "licenses": _license(_installed(ROOT_DIST, version)),
             },
         },
         **body,
     }
 
 
-def sbom_text(root: str = ROOT_DIST) -> str:
+def sbom_text(lock: Path = LOCK, dpkg_status: Path | None = None) -> str:
     """The SBOM as indented JSON text."""
-    return json.dumps(sbom(root), indent=2) + "\n"
+    return json.dumps(sbom(lock, dpkg_status), indent=2) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print the SBOM, or write it to --out."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--out", type=Path, help="file to write (default: stdout)")
+    parser.add_argument("--dpkg-status", type=Path, help="the image rootfs's var/lib/dpkg/status")
     args = parser.parse_args(argv)
-    text = sbom_text()
+    text = sbom_text(dpkg_status=args.dpkg_status)
     if args.out:
         args.out.write_text(text)
     else:

@@ -8,7 +8,6 @@ import time
 import types
 from typing import TYPE_CHECKING, Any
 
-from kuberay.kube.aiohttp_import import import_aiohttp
 from kuberay.kube.metrics import REST_CLIENT_DNS_RESOLUTION_DURATION
 
 if TYPE_CHECKING:
@@ -43,7 +42,6 @@ def observe_dns(host: str, seconds: float) -> None:
 def dns_trace_config() -> aiohttp.TraceConfig:
     """Times the aiohttp session's DNS lookups into
     ``rest_client_dns_resolution_duration_seconds{host}``."""
-    import_aiohttp()
     import aiohttp
 
     async def start(

@@ -63,7 +63,6 @@ import orjson
 import structlog
 
 from kuberay import http
-from kuberay.kube.aiohttp_import import import_aiohttp
 from kuberay.kube.errors import (
     ApiError,
     NotFound,
@@ -93,24 +92,6 @@ from kuberay.kube.sockets import (
 
 if TYPE_CHECKING:
     import aiohttp
-
-#: Read buffer of each TLS connection. asyncio gives every one 256 KiB
-#: (``asyncio.sslproto.SSLProtocol.max_size``), which a watch (one connection each: HTTP/1.1)
-#: fills during its initial list and keeps: megabytes over an idle operator's watches.
-#: Two TLS records' worth reads a large list in a few more calls and keeps 32 KiB.
-TLS_READ_BUFFER = 32 * 1024
-
-
-def _shrink_tls_read_buffers() -> None:
-    """Cap asyncio's per-connection TLS read buffer at :data:`TLS_READ_BUFFER` (process-wide,
-    for connections opened from now on)."""
-    from asyncio import sslproto
-
-    if getattr(sslproto.SSLProtocol, "max_size", 0) > TLS_READ_BUFFER:
-        sslproto.SSLProtocol.max_size = TLS_READ_BUFFER
-
-
-_shrink_tls_read_buffers()
 
 DEFAULT_QPS = 100.0
 DEFAULT_BURST = 200
@@ -286,7 +267,6 @@ class Transport:
         return self._pool
 
     def _make_session(self) -> aiohttp.ClientSession:
-        import_aiohttp()
         import aiohttp
 
         connector = aiohttp.TCPConnector(
@@ -556,7 +536,6 @@ __all__ = [
     "DEFAULT_QPS",
     "DEFAULT_REQUEST_TIMEOUT",
     "TCP_KEEPALIVE",
-    "TLS_READ_BUFFER",
     "RequestStats",
     "Transport",
     "clean_params",

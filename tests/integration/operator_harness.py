@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from kuberay.cmd.config import parse_config, refuse_unimplemented
-from kuberay.cmd.operator import CACHE_SCOPE
+from kuberay.cmd.operator_run import CACHE_SCOPE
 from kuberay.controllers.common.options import BuildOptions
 from kuberay.controllers.dashboard import DashboardPoller, setup_dashboard_poller
 from kuberay.controllers.dashboard.factory import DashboardClientFactory

@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     )
     from kuberay.controllers.dashboard.models import (
         JobInfo,
-        ServeApplicationStatus,
-        ServeDeploymentStatus,
         ServeDetails,
     )
     from kuberay.controllers.dashboard.poller import (
@@ -43,7 +41,6 @@ if TYPE_CHECKING:
         Observed,
     )
     from kuberay.controllers.dashboard.setup import (
-        cached_secret_reader,
         setup_dashboard_poller,
     )
     from kuberay.controllers.dashboard.target import (
@@ -65,12 +62,10 @@ _EXPORTS = {
     "kuberay.controllers.dashboard.guard": ("ALLOWED_NETWORKS_ENV", "DialGuard"),
     "kuberay.controllers.dashboard.models": (
         "JobInfo",
-        "ServeApplicationStatus",
-        "ServeDeploymentStatus",
         "ServeDetails",
     ),
     "kuberay.controllers.dashboard.poller": ("DashboardPoller", "ObjectKey", "Observed"),
-    "kuberay.controllers.dashboard.setup": ("cached_secret_reader", "setup_dashboard_poller"),
+    "kuberay.controllers.dashboard.setup": ("setup_dashboard_poller",),
     "kuberay.controllers.dashboard.target": ("DashboardTarget", "ServeProxyTarget"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
@@ -90,10 +85,7 @@ __all__ = [
     "JobNotFound",
     "ObjectKey",
     "Observed",
-    "ServeApplicationStatus",
-    "ServeDeploymentStatus",
     "ServeDetails",
     "ServeProxyTarget",
-    "cached_secret_reader",
     "setup_dashboard_poller",
 ]

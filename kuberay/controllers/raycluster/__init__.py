@@ -10,12 +10,7 @@ if TYPE_CHECKING:
     from kuberay.controllers.raycluster.context import (
         RayClusterSettings,
     )
-    from kuberay.controllers.raycluster.reconciler import (
-        RayClusterReconciler,
-    )
     from kuberay.controllers.raycluster.setup import (
-        CONTROLLER_NAME,
-        EVENT_COMPONENT,
         detect_openshift_api_groups,
         setup_raycluster_controller,
     )
@@ -23,10 +18,7 @@ if TYPE_CHECKING:
 # The reconciler's modules load with the first object of the kind, not with this package.
 _EXPORTS = {
     "kuberay.controllers.raycluster.context": ("RayClusterSettings",),
-    "kuberay.controllers.raycluster.reconciler": ("RayClusterReconciler",),
     "kuberay.controllers.raycluster.setup": (
-        "CONTROLLER_NAME",
-        "EVENT_COMPONENT",
         "detect_openshift_api_groups",
         "setup_raycluster_controller",
     ),
@@ -34,9 +26,6 @@ _EXPORTS = {
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
-    "CONTROLLER_NAME",
-    "EVENT_COMPONENT",
-    "RayClusterReconciler",
     "RayClusterSettings",
     "detect_openshift_api_groups",
     "setup_raycluster_controller",

@@ -12,25 +12,18 @@ if TYPE_CHECKING:
     from kuberay.controllers.rayservice.context import (
         RayServiceSettings,
     )
-    from kuberay.controllers.rayservice.reconciler import (
-        RayServiceReconciler,
-    )
     from kuberay.controllers.rayservice.setup import (
-        CONTROLLER_NAME,
         setup_rayservice_controller,
     )
 
 # The reconciler's modules load with the first object of the kind, not with this package.
 _EXPORTS = {
     "kuberay.controllers.rayservice.context": ("RayServiceSettings",),
-    "kuberay.controllers.rayservice.reconciler": ("RayServiceReconciler",),
-    "kuberay.controllers.rayservice.setup": ("CONTROLLER_NAME", "setup_rayservice_controller"),
+    "kuberay.controllers.rayservice.setup": ("setup_rayservice_controller",),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
-    "CONTROLLER_NAME",
-    "RayServiceReconciler",
     "RayServiceSettings",
     "setup_rayservice_controller",
 ]

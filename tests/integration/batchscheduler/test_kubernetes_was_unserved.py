@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kuberay.cmd.config import parse_config
-from kuberay.cmd.operator import run
+from kuberay.cmd.operator_run import run
 from kuberay.controllers.batchscheduler.kubernetes_was import unavailable_reason
 from kuberay.featuregates.kuberay_gates import new_feature_gate
 from kuberay.kube import Client

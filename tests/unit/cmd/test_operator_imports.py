@@ -60,7 +60,9 @@ LAZY = (
 
 PROBE = """
 import json, sys
-import kuberay.cmd.operator, kuberay.controllers.setup
+from kuberay.cmd.lean_imports import slim_process
+slim_process()  # what kuberay-operator's main does first
+import kuberay.cmd.operator_run, kuberay.controllers.setup
 print(json.dumps(sorted(sys.modules)))
 """
 
@@ -91,44 +93,12 @@ def test_the_lazy_parts_load_when_used() -> None:
     assert {"cattrs", "kuberay.api.v1.validation.raycluster", "kuberay.api.v1.convert"} <= loaded
 
 
-def test_aiohttps_default_tls_contexts_load_the_system_cas_only_when_used() -> None:
-    code = """
-import asyncio, json, ssl, sys
-import kuberay.cmd.operator
-from kuberay.kube.aiohttp_import import import_aiohttp
-import_aiohttp()  # as the first dashboard client does
-from aiohttp import connector
-verified, unverified = connector._SSL_CONTEXT_VERIFIED, connector._SSL_CONTEXT_UNVERIFIED
-before = verified.cert_store_stats()["x509_ca"], unverified.cert_store_stats()["x509_ca"]
-plain = ssl.create_default_context()  # made after the import: loads the CAs as always
-async def connect():
-    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        await asyncio.open_connection("127.0.0.1", port, ssl=verified)
-    except (ssl.SSLError, OSError):
-        pass
-    server.close()
-asyncio.run(connect())
-print(json.dumps([before, verified.cert_store_stats()["x509_ca"], verified.verify_mode,
-                  verified.check_hostname, plain.cert_store_stats()["x509_ca"]]))
-"""
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    before, after, verify_mode, check_hostname, system = json.loads(done.stdout.splitlines()[-1])
-    assert before == [0, 0]  # nothing loaded at import
-    assert verify_mode == 2 and check_hostname  # still ssl.CERT_REQUIRED, hostname checked
-    assert after == system  # the first connection loaded the system CAs
-
-
 def test_prometheus_client_works_without_its_servers_and_the_real_modules_stay_importable() -> None:
     code = """
 import json, sys
-import kuberay.cmd.operator
+from kuberay.cmd.lean_imports import NotLoaded, slim_process
+slim_process()
 import prometheus_client
-from kuberay.cmd.lean_imports import NotLoaded
 registry = prometheus_client.CollectorRegistry()
 prometheus_client.Counter("probe_total", "a probe", ["code"], registry=registry).labels("200").inc()
 text = prometheus_client.generate_latest(registry).decode()

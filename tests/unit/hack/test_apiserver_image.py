@@ -51,8 +51,6 @@ def test_make_images_and_make_dist_build_it() -> None:
     assert dist.IMAGES["apiserver"] == "kuberay-apiserver-image"
     assert "kuberay-apiserver" in dist.CHART_NAMES
     dist.check_versions(kuberay.__version__)  # both image-carrying charts name this version
-    dockerfile = (ROOT / "hack/images/Dockerfile").read_text()
-    assert 'FROM operator AS apiserver\nENTRYPOINT ["kuberay-apiserver"]' in dockerfile
 
 
 def test_digest_follows_the_operator_image(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,6 @@
 """The slim operator image (``hack/release/images.py operator``): no Ray, non-root, built only from
-the files :mod:`image_context` lists (never ``.venv``, ``.git`` or ``.run``: the
-``.dockerignore``-equivalent, kept equal to the repository's ``.dockerignore``), tagged as the
+the files :mod:`image_context` lists (never ``.venv``, ``.git`` or ``.run``), with exactly the
+dependencies ``requirements/runtime.lock`` pins (in its digest), tagged as the
 chart and the manifests name it, which run it with a read-only root filesystem."""
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import pytest
 import yaml
 
 import kuberay
-from hack.release import image_context, images, operator_image
+from hack.release import image_context, images, lock, operator_image, sbom
 
 ROOT = Path(__file__).resolve().parents[3]
 SITE = re.compile(r"^\./opt/kuberay/lib/python3\.\d+/site-packages/")
+DIST_INFO = re.compile(r"^([^/]+)-([^/-]+)\.dist-info$")
 MiB = 1 << 20
 
 
@@ -38,12 +39,6 @@ def test_context_leaves_out_local_state(tmp_path: Path) -> None:
         (tmp_path / rel).write_text("x")
     files = {str(p.relative_to(tmp_path)) for p in image_context.context_files(tmp_path)}
     assert files == {"pyproject.toml", "kuberay/__init__.py", "kuberay/cmd/operator.py"}
-
-
-def test_dockerignore_matches_the_build_context_rules() -> None:
-    lines = (ROOT / ".dockerignore").read_text().splitlines()
-    patterns = [line.removeprefix("**/") for line in lines if line and not line.startswith("#")]
-    assert patterns == list(image_context.IGNORE)
 
 
 def test_config_is_non_root_with_the_operator_as_entrypoint() -> None:
@@ -103,6 +98,26 @@ def test_built_archive() -> None:
     assert "./opt/kuberay/bin/kuberay-operator" in names
     assert "./home/ray/anaconda3" not in names
     assert re.search(rb"^kuberay:x:1000:1000:", passwd, re.M), passwd
+    # the Python packages are exactly the lock's, at its versions (the SBOM lists the same)
+    installed = {
+        lock.normalize(match.group(1)): match.group(2)
+        for match in map(DIST_INFO.match, site)
+        if match is not None and match.group(1) != "kuberay"
+    }
+    assert installed == lock.read_lock()
+    # the SBOM's Debian packages: the image's own dpkg status, kept beside the archive
+    debs = {name for name, _, _ in sbom.dpkg_packages(images.operator_dpkg_status())}
+    assert {"python3", "ca-certificates", "libc6"} <= debs
+
+
+def test_the_lock_is_in_the_image_digest(tmp_path: Path) -> None:
+    files = {str(p.relative_to(ROOT)) for p in images._package_files()}
+    assert "requirements/runtime.lock" in files  # copied in, and hashed into the archive name
+    assert lock.LOCK in images.collector_files()  # the history images' constraints, hashed too
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements/runtime.lock").write_text("h11==0.16.0\n")
+    [path] = image_context.context_files(tmp_path)
+    assert path.name == "runtime.lock"
 
 
 def test_image_installs_every_dependency_but_kubernetes_asyncio() -> None:
@@ -144,7 +159,7 @@ def test_operator_runs_without_kubernetes_asyncio(tmp_path: Path) -> None:
     )
     code = (
         "import asyncio\n"
-        "import kuberay.cmd.operator\n"
+        "import kuberay.cmd.operator_run\n"
         "from kuberay.kube import Client\n"
         f"c = asyncio.run(Client.from_kubeconfig({str(kubeconfig)!r}))\n"
         "print('ok')\n"

@@ -146,7 +146,7 @@ def test_the_operator_does_not_import_kubernetes_asyncio(tmp_path: Path) -> None
     )
     code = (
         "import asyncio, sys\n"
-        "import kuberay.cmd.operator, kuberay.controllers.setup\n"
+        "import kuberay.cmd.operator_run, kuberay.controllers.setup\n"
         "from kuberay.kube import Client\n"
         f"asyncio.run(Client.from_kubeconfig({str(path)!r}))\n"
         "print(sorted(m for m in sys.modules if m.startswith('kubernetes_asyncio')))\n"

@@ -23,7 +23,6 @@ SCANNED = (
     "manifests",
     "docs",
     "README.md",
-    "hack/images/Dockerfile",
     "hack/release/plugin_dist.py",
 )
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kuberay.cmd.operator import CACHE_SCOPE
+from kuberay.cmd.operator_run import CACHE_SCOPE
 from kuberay.controllers.builders.auth import build_auth_secret
 from kuberay.controllers.builders.gcs_ft import build_gcs_storage_pvc
 from kuberay.controllers.raycluster.children import gcs_pvc_drift
