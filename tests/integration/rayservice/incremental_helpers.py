@@ -164,7 +164,8 @@ def weights_of(route: dict[str, Any]) -> tuple[int, ...]:
 
 
 def record_route_writes(op: ServiceOperator) -> list[tuple[int, ...]]:
-    """Every HTTPRoute spec the operator writes (create or update), as its weights."""
+    """Every HTTPRoute spec the operator writes (create, update, or a patch of its spec), as
+    its weights."""
     seen: list[tuple[int, ...]] = []
     client: Any = op.client
 
@@ -177,8 +178,18 @@ def record_route_writes(op: ServiceOperator) -> list[tuple[int, ...]]:
 
         return recording
 
+    async def patching(
+        api_version: str, kind: str, name: str, patch: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        result = await original_patch(api_version, kind, name, patch, *args, **kwargs)
+        if kind == "HTTPRoute" and isinstance(patch, dict) and "spec" in patch:
+            seen.append(weights_of(result))
+        return result
+
+    original_patch = client.patch
     client.create = wrap(client.create)
     client.update = wrap(client.update)
+    client.patch = patching
     return seen
 
 
