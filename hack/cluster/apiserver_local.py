@@ -45,6 +45,8 @@ USER_RULES: tuple[dict[str, Any], ...] = (
         "resources": ["rayclusters", "rayjobs", "rayservices"],
         "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
     },
+    # the dashboard's RayCronJobs tab
+    {"apiGroups": ["ray.io"], "resources": ["raycronjobs"], "verbs": ["get", "list", "watch"]},
     {
         "apiGroups": [""],
         "resources": ["configmaps"],
