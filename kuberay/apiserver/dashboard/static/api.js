@@ -6,6 +6,14 @@ import { ALL_NAMESPACES } from "./state.js";
 /** Objects asked for per page of a list. */
 export const PAGE_SIZE = 500;
 
+/** `url` asking for compact JSON: the kube-apiserver indents its answers to a browser's
+ * User-Agent ("Mozilla/5.0 ..."), which more than doubles a list (4.3 MB instead of 1.9 MB
+ * for 500 RayClusters) and the time to send and parse it. */
+export function compact(url) {
+  url.searchParams.set("pretty", "false");
+  return url;
+}
+
 /** A refused or failed call: the HTTP `status`, and the Kubernetes Status's `reason`,
  * `details` and `message` when the answer was one. */
 export class ApiError extends Error {
@@ -83,7 +91,7 @@ export class Api {
     let next = "";
     let resourceVersion = "";
     do {
-      const url = collectionUrl(this.root, this.apiVersion, plural, namespace);
+      const url = compact(collectionUrl(this.root, this.apiVersion, plural, namespace));
       url.searchParams.set("limit", String(PAGE_SIZE));
       if (next) url.searchParams.set("continue", next);
       const page = await (await this.get(url, signal)).json();
@@ -96,10 +104,10 @@ export class Api {
 
   /** One object: `name` of `plural` in `namespace`. */
   async object(plural, namespace, name, signal) {
-    const url = new URL(
+    const url = compact(new URL(
       `apis/${this.apiVersion}/namespaces/${encodeURIComponent(namespace)}/${encodeURIComponent(plural)}/${encodeURIComponent(name)}`,
       this.root,
-    );
+    ));
     return (await this.get(url, signal)).json();
   }
 

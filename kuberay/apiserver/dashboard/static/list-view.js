@@ -9,6 +9,10 @@ import { ListWatch } from "./watch.js";
 
 /** Seconds between refreshes of the ages shown. */
 const AGE_REFRESH_MS = 10000;
+/** Rows shown in the first frame of a new list (more than a tall window holds); the rest
+ * follow in the next frame. Laying out a table costs about the same per row (1,000 rows:
+ * a few hundred ms on a busy 2-core machine), so the window fills at once instead. */
+export const FIRST_ROWS = 100;
 
 const NAMESPACE_COLUMN = { id: "namespace", name: "namespace", jsonPath: ".metadata.namespace", type: "string" };
 const NAME_COLUMN = { id: "name", name: "name", jsonPath: ".metadata.name", type: "string" };
@@ -80,9 +84,12 @@ export class ListView {
     this.state = null;
     this.watch = null;
     this.frame = 0;
+    this.rowObjects = []; // the object of each row of the table body, in order
+    this.complete = false;
     const page = document.getElementById("list-template").content.cloneNode(true);
     this.el = refs(page);
     container.replaceChildren(page);
+    this.el.body.addEventListener("click", (event) => this.clickRow(event));
     this.buildTabs();
     this.el.create.addEventListener("click", (event) => {
       if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
@@ -157,6 +164,8 @@ export class ListView {
     this.watch = null;
     this.hideNotice();
     this.el.body.replaceChildren();
+    this.rowObjects = [];
+    this.complete = false; // the new list's first render shows FIRST_ROWS only
     this.el.empty.hidden = true;
     if (state.namespace !== ALL_NAMESPACES && !isNamespaceName(state.namespace)) {
       this.showNotice(`“${state.namespace}” is not a namespace name.`, "Namespace names are lower-case letters, digits and dashes (at most 63).");
@@ -277,54 +286,72 @@ export class ListView {
     });
   }
 
+  /** A click in the table: on a name's link (a plain left click; with a modifier the
+   * browser follows the link itself) or anywhere else in a row (not while text in it is
+   * being selected to copy) opens the row's object. One listener for every row. */
+  clickRow(event) {
+    const tr = event.target.closest("tr");
+    const object = tr && tr.parentElement === this.el.body ? this.rowObjects[tr.sectionRowIndex] : null;
+    if (!object) return;
+    if (event.target.closest("a")) {
+      if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+      event.preventDefault();
+      this.open(object);
+      return;
+    }
+    const selection = document.getSelection();
+    if (selection && !selection.isCollapsed) return;
+    this.open(object);
+  }
+
+  /** The row of one object: its cells built detached, so the table is laid out once. */
+  buildRow(row) {
+    const tr = document.createElement("tr");
+    row.cells.forEach((value, i) => {
+      const column = this.columns[i];
+      const td = document.createElement(column.id === "name" ? "th" : "td");
+      if (column.id === "name") td.scope = "row";
+      td.dataset.type = column.type;
+      if (column.name.endsWith("status") && value.text) {
+        const pill = document.createElement("span");
+        pill.className = "pill";
+        pill.dataset.tone = tone(value.text);
+        pill.textContent = value.text;
+        td.append(pill);
+      } else if (column.id === "name") {
+        const link = document.createElement("a");
+        link.href = `?${detailQuery(row.object, this.state.kind)}`;
+        link.textContent = value.text;
+        td.append(link);
+      } else if (value.title) {
+        const time = document.createElement("time");
+        time.dateTime = value.iso;
+        time.title = value.title;
+        time.textContent = value.text;
+        td.append(time);
+      } else {
+        td.textContent = value.text;
+      }
+      tr.append(td);
+    });
+    return tr;
+  }
+
   render() {
     const watch = this.watch;
     if (!watch || !watch.listed) return;
     const kind = this.kind(this.state.kind);
     const rows = tableRows(watch.items.values(), this.columns, this.state, Date.now());
-    const body = rows.map((row) => {
-      const tr = document.createElement("tr");
-      row.cells.forEach((value, i) => {
-        const column = this.columns[i];
-        const td = document.createElement(column.id === "name" ? "th" : "td");
-        if (column.id === "name") td.scope = "row";
-        td.dataset.type = column.type;
-        if (column.name.endsWith("status") && value.text) {
-          const pill = document.createElement("span");
-          pill.className = "pill";
-          pill.dataset.tone = tone(value.text);
-          pill.textContent = value.text;
-          td.append(pill);
-        } else if (column.id === "name") {
-          const link = document.createElement("a");
-          link.href = `?${detailQuery(row.object, this.state.kind)}`;
-          link.textContent = value.text;
-          link.addEventListener("click", (event) => {
-            if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
-            event.preventDefault();
-            this.open(row.object);
-          });
-          td.append(link);
-        } else if (value.title) {
-          const time = document.createElement("time");
-          time.dateTime = value.iso;
-          time.title = value.title;
-          time.textContent = value.text;
-          td.append(time);
-        } else {
-          td.textContent = value.text;
-        }
-        tr.append(td);
-      });
-      // the whole row opens the object (not while text in it is being selected to copy)
-      tr.addEventListener("click", (event) => {
-        const selection = document.getSelection();
-        if (event.target.closest("a") || (selection && !selection.isCollapsed)) return;
-        this.open(row.object);
-      });
-      return tr;
-    });
-    this.el.body.replaceChildren(...body);
+    // a new list: the first rows now, all of them once this frame is painted (later renders
+    // replace every row at once, so a scrolled table never shrinks for a frame)
+    const partial = !this.complete && rows.length > FIRST_ROWS;
+    this.complete = true;
+    const shown = partial ? rows.slice(0, FIRST_ROWS) : rows;
+    const body = document.createDocumentFragment();
+    for (const row of shown) body.append(this.buildRow(row));
+    this.rowObjects = shown.map((row) => row.object);
+    this.el.body.replaceChildren(body);
+    if (partial) this.schedule();
     const total = watch.items.size;
     const noun = `${kind.kind}${total === 1 ? "" : "s"}`;
     const place = where(this.state.namespace);
