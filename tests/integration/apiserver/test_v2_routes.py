@@ -3,6 +3,9 @@ upstream's ``apiserversdk/proxy_test.go``), as a caller with a Role."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 import aiohttp
 import pytest
 
@@ -21,7 +24,7 @@ RAY_RULES = [
         "verbs": ["*"],
     },
     {"apiGroups": [""], "resources": ["services", "services/proxy"], "verbs": ["get"]},
-    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["list"]},
+    {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["list", "watch"]},
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
 ]
 FAST = RetryPolicy(initial=0.01, max_backoff=0.02)
@@ -89,29 +92,34 @@ async def test_long_lists_paginate_with_limit_and_continue(
     assert names == ["c0", "c1", "c2"]
 
 
+def _core_event(namespace: str, api_version: str) -> dict[str, object]:
+    """A core/v1 Event about RayCluster ``c`` whose involvedObject has ``api_version``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"generateName": f"ev-{api_version.replace('/', '-') or 'none'}-"},
+        "involvedObject": {
+            "kind": "RayCluster",
+            "namespace": namespace,
+            "name": "c",
+            "apiVersion": api_version,
+        },
+        "reason": "Testing",
+        "message": "a test event",
+        "type": "Normal",
+        "source": {"component": "test"},
+    }
+
+
 async def test_events_route_answers_only_kuberay_events_and_only_get(
     start_apiserver: StartServer, kclient: Client, namespace: str, editor: str
 ) -> None:
-    def event(api_version: str) -> dict[str, object]:
-        return {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"generateName": f"ev-{api_version.replace('/', '-') or 'none'}-"},
-            "involvedObject": {
-                "kind": "RayCluster",
-                "namespace": namespace,
-                "name": "c",
-                "apiVersion": api_version,
-            },
-            "reason": "Testing",
-            "message": "a test event",
-            "type": "Normal",
-            "source": {"component": "test"},
-        }
-
     for api_version in ("ray.io/v1", ""):
         await kclient.request(
-            "POST", f"/api/v1/namespaces/{namespace}/events", verb="create", body=event(api_version)
+            "POST",
+            f"/api/v1/namespaces/{namespace}/events",
+            verb="create",
+            body=_core_event(namespace, api_version),
         )
     url = await start_apiserver()
     events = f"{url}/apis/events.k8s.io/v1/namespaces/{namespace}/events"
@@ -128,6 +136,34 @@ async def test_events_route_answers_only_kuberay_events_and_only_get(
         async with http.get(f"{url}/api/v1/namespaces/{namespace}/pods") as resp:
             assert resp.status == 404
             assert await resp.text() == "404 page not found\n"
+
+
+async def test_events_route_streams_a_watch_of_kuberay_events_only(
+    start_apiserver: StartServer, kclient: Client, namespace: str, editor: str
+) -> None:
+    url = await start_apiserver()
+    events = f"{url}/apis/events.k8s.io/v1/namespaces/{namespace}/events"
+    async with aiohttp.ClientSession(headers=_auth(editor)) as http:
+        async with http.get(events) as resp:
+            version = (await resp.json())["metadata"]["resourceVersion"]
+        params = {"watch": "true", "resourceVersion": version, "fieldSelector": "regarding.name=c"}
+        async with http.get(events, params=params) as resp:
+            assert resp.status == 200, await resp.text()
+            # an Event about another group's object first, then one about a ray.io object:
+            # the stream brings only the second (the route's selector holds for watches)
+            for api_version in ("", "ray.io/v1"):
+                await kclient.request(
+                    "POST",
+                    f"/api/v1/namespaces/{namespace}/events",
+                    verb="create",
+                    body=_core_event(namespace, api_version),
+                )
+            async with asyncio.timeout(10):
+                line = await resp.content.readline()
+        first = json.loads(line)
+        assert first["type"] == "ADDED"
+        assert first["object"]["regarding"]["apiVersion"] == "ray.io/v1"
+        assert first["object"]["note"] == "a test event"
 
 
 async def test_service_proxy_reaches_only_kuberay_services(

@@ -85,19 +85,27 @@ export class Api {
     return response;
   }
 
-  /** Every object of `plural` in `namespace` (paged) and the list's resourceVersion. */
-  async list(plural, namespace, signal) {
+  /** Every object of `plural` in `namespace` (paged) and the list's resourceVersion; only
+   * those matching `fieldSelector` when one is given ("metadata.name=NAME": one object). */
+  async list(plural, namespace, signal, fieldSelector = "") {
+    const url = collectionUrl(this.root, this.apiVersion, plural, namespace);
+    if (fieldSelector) url.searchParams.set("fieldSelector", fieldSelector);
+    return this.listAt(url, signal);
+  }
+
+  /** Every item of the list at `url` (paged) and the list's resourceVersion. */
+  async listAt(url, signal) {
     const items = [];
     let next = "";
     let resourceVersion = "";
     do {
-      const url = compact(collectionUrl(this.root, this.apiVersion, plural, namespace));
-      url.searchParams.set("limit", String(PAGE_SIZE));
-      if (next) url.searchParams.set("continue", next);
-      const page = await (await this.get(url, signal)).json();
-      items.push(...(page.items || []));
-      resourceVersion = page.metadata?.resourceVersion || resourceVersion;
-      next = page.metadata?.continue || "";
+      const page = compact(new URL(url));
+      page.searchParams.set("limit", String(PAGE_SIZE));
+      if (next) page.searchParams.set("continue", next);
+      const answer = await (await this.get(page, signal)).json();
+      items.push(...(answer.items || []));
+      resourceVersion = answer.metadata?.resourceVersion || resourceVersion;
+      next = answer.metadata?.continue || "";
     } while (next);
     return { items, resourceVersion };
   }
@@ -111,11 +119,18 @@ export class Api {
     return (await this.get(url, signal)).json();
   }
 
-  /** The Events regarding the `kind` named `name` in `namespace`, through the API server's
-   * events route (which keeps them to ray.io objects). */
+  /** The Events regarding the `kind` named `name` in `namespace` and the list's
+   * resourceVersion, through the API server's events route (which keeps them to ray.io
+   * objects). */
   async events(namespace, kind, name, signal) {
-    const url = eventsUrl(this.root, namespace, kind, name);
-    return ((await (await this.get(url, signal)).json()).items || []);
+    return this.listAt(eventsUrl(this.root, namespace, kind, name), signal);
+  }
+
+  /** The streaming answer of a watch of the Events regarding the `kind` named `name` in
+   * `namespace` from `resourceVersion`, through the events route (which passes watch=true
+   * on, its selector kept). */
+  async watchEvents(namespace, kind, name, resourceVersion, signal) {
+    return this.watchAt(eventsUrl(this.root, namespace, kind, name), resourceVersion, signal);
   }
 
   /** The Ray pods of RayCluster `cluster` in `namespace` (name, nodeType, group, phase,
@@ -125,13 +140,21 @@ export class Api {
   }
 
   /** The streaming answer of a watch of `plural` in `namespace` from `resourceVersion`
-   * (JSON lines: one event each), bookmarks asked for. */
-  async watch(plural, namespace, resourceVersion, signal) {
+   * (JSON lines: one event each), bookmarks asked for; only objects matching
+   * `fieldSelector` when one is given. */
+  async watch(plural, namespace, resourceVersion, signal, fieldSelector = "") {
     const url = collectionUrl(this.root, this.apiVersion, plural, namespace);
-    url.searchParams.set("watch", "true");
-    url.searchParams.set("resourceVersion", resourceVersion);
-    url.searchParams.set("allowWatchBookmarks", "true");
-    return this.get(url, signal);
+    if (fieldSelector) url.searchParams.set("fieldSelector", fieldSelector);
+    return this.watchAt(url, resourceVersion, signal);
+  }
+
+  /** The streaming answer of a watch of the collection at `url` from `resourceVersion`. */
+  async watchAt(url, resourceVersion, signal) {
+    const watch = new URL(url);
+    watch.searchParams.set("watch", "true");
+    watch.searchParams.set("resourceVersion", resourceVersion);
+    watch.searchParams.set("allowWatchBookmarks", "true");
+    return this.get(watch, signal);
   }
 }
 

@@ -1,7 +1,14 @@
 // One object's page (?namespace=NS&kind=PLURAL&name=NAME): its printer columns, its
 // status.conditions, its Events (through the events route), the Pods of its Ray cluster
-// (through the API server's Pods route) and the way to its Ray dashboard. Read when opened
-// and on Refresh (no watch yet).
+// (through the API server's Pods route) and the way to its Ray dashboard.
+//
+// Live, no polling: read when opened (and on Refresh), then followed by watches
+// (detail-follow.js): the object's own watch redraws its status, conditions and printer
+// columns; when its status changes the Pods, the Why and the Ray dashboard link are read
+// again. The Events follow a watch of the events route; where the caller may list Events
+// but not watch them, they are read again whenever the object changes. A deleted object
+// says so and shows nothing stale; one created again under the name is shown afresh.
+// Leaving the page (destroy) ends every watch and read.
 
 import { describeError, where } from "./api.js";
 import { cell, tone, valueAt } from "./cells.js";
@@ -10,6 +17,8 @@ import { columnsOf, heading } from "./list-view.js";
 import { loadHistory } from "./history-view.js";
 import { driverLog } from "./log-view.js";
 import { loadWhy } from "./why-view.js";
+import { eventsSource, liveMark, objectChange, objectSource } from "./detail-follow.js";
+import { ListWatch } from "./watch.js";
 
 /** The rows of `conditions` (status.conditions): type, status, reason, message, last
  * transition (a cell: local time, exact on hover), in the order the object lists them. */
@@ -105,6 +114,8 @@ export class DetailView {
     this.caller = caller;
     this.callbacks = callbacks;
     this.abort = null;
+    this.reads = new Map();
+    this.shown = null;
     const page = document.getElementById("detail-template").content.cloneNode(true);
     this.el = refs(page);
     container.replaceChildren(page);
@@ -117,10 +128,34 @@ export class DetailView {
     });
   }
 
+  /** End every watch and read of this page (it is being left). */
   destroy() {
-    this.abort?.abort();
-    this.podsAbort?.abort();
+    this.stop();
     this.log?.destroy();
+  }
+
+  stop() {
+    this.abort?.abort();
+    this.objectWatch?.stop();
+    this.objectWatch = null;
+    this.stopSections();
+  }
+
+  /** End what shows the object's parts: the Events' watch, the Pods, the other reads. */
+  stopSections() {
+    this.eventsWatch?.stop();
+    this.eventsWatch = null;
+    this.podsAbort?.abort();
+    for (const controller of this.reads.values()) controller.abort();
+    this.reads.clear();
+  }
+
+  /** A signal for a new read of section `name`, the previous one's aborted. */
+  signalFor(name) {
+    this.reads.get(name)?.abort();
+    const controller = new AbortController();
+    this.reads.set(name, controller);
+    return controller.signal;
   }
 
   /** Show the object `state` (from the URL) names. */
@@ -134,12 +169,14 @@ export class DetailView {
     this.load();
   }
 
+  /** Read the object, show it, then follow it. */
   async load() {
-    this.abort?.abort();
+    this.stop();
     const abort = new AbortController();
     this.abort = abort;
+    this.shown = null;
     const { namespace, kind: plural, name } = this.state;
-    this.el.live.textContent = "Loading…";
+    this.setLive("loading", "Loading…", "");
     let object;
     try {
       object = await this.api.object(plural, namespace, name, abort.signal);
@@ -154,33 +191,110 @@ export class DetailView {
         : describeError(error, "get", plural, namespace);
       this.showNotice(title, detail);
       this.el.content.hidden = true;
-      this.el.live.textContent = "";
-      if (error?.status === 404) await this.loadHistory(abort); // a deleted one's history
+      this.setLive("", "", "");
+      if (error?.status === 404) await this.loadHistory(abort.signal); // a deleted one's history
       else this.el.history.hidden = true;
       return;
     }
+    this.render(object);
+    this.setLive("read", `Read at ${this.readAt}`, "");
+    const watch = new ListWatch(objectSource(this.api, plural, namespace, name), {
+      changed: () => this.objectChanged(watch),
+      status: (phase, detail) => this.objectStatus(watch, phase, detail),
+    });
+    this.objectWatch = watch.start();
+  }
+
+  setLive(phase, text, title) {
+    this.el.live.dataset.phase = phase;
+    this.el.live.textContent = text;
+    this.el.live.title = title;
+  }
+
+  /** Show all of `object` (just read, or a new one of the name): every section read anew. */
+  render(object) {
+    this.stopSections();
+    const { namespace, kind: plural, name } = this.state;
+    this.shown = object;
+    this.readAt = new Date().toLocaleTimeString();
     this.el.notice.hidden = true;
     this.el.content.hidden = false;
+    this.el.delete.hidden = false;
     this.renderSummary(object);
     this.renderConditions(object);
-    const now = new Date();
-    this.el.live.textContent = `Read at ${now.toLocaleTimeString()}`;
     this.clusterName = clusterNameOf(this.kind.kind, object);
     this.log?.destroy();
     this.el.log.hidden = true;
     this.log = this.kind.kind === "RayJob" ? driverLog(this.el.log, this.api, namespace, name) : null;
-    await Promise.all([
-      this.loadEvents(object, abort), this.renderLinks(object, abort), this.loadPods(this.clusterName),
-      loadWhy(this.el.why, this.api, namespace, plural, name, abort.signal),
-      this.loadHistory(abort),
-    ]);
+    this.followEvents();
+    this.renderLinks(object, this.signalFor("links"));
+    this.loadPods(this.clusterName);
+    loadWhy(this.el.why, this.api, namespace, plural, name, this.signalFor("why"));
+    this.loadHistory(this.signalFor("history"));
+  }
+
+  /** The object's watch saw a change: apply it (see objectChange). */
+  objectChanged(watch) {
+    if (watch !== this.objectWatch || !watch.listed) return;
+    const { namespace, name } = this.state;
+    const next = watch.items.get(`${namespace}/${name}`) || null;
+    const change = objectChange(this.shown, next);
+    if (change === "deleted") this.showDeleted();
+    else if (change === "appeared" || change === "replaced") this.render(next);
+    else if (change === "status" || change === "changed") this.update(next, change === "status");
+  }
+
+  /** Redraw the parts of `object` (the one shown, changed) that came with it; when its
+   * `statusChanged`, read again what follows from its status. */
+  update(object, statusChanged) {
+    const { namespace, kind: plural, name } = this.state;
+    this.shown = object;
+    this.readAt = new Date().toLocaleTimeString();
+    this.renderSummary(object);
+    this.renderConditions(object);
+    const cluster = clusterNameOf(this.kind.kind, object);
+    if (statusChanged || cluster !== this.clusterName) {
+      this.clusterName = cluster;
+      this.renderLinks(object, this.signalFor("links"));
+      this.loadPods(cluster);
+      loadWhy(this.el.why, this.api, namespace, plural, name, this.signalFor("why"));
+    }
+    if (this.eventsReread) this.readEvents();
+  }
+
+  /** The object is gone: say so, show none of what it was (its history stays). */
+  showDeleted() {
+    const { namespace, name } = this.state;
+    this.stopSections();
+    this.log?.destroy();
+    this.log = null;
+    this.shown = null;
+    this.el.content.hidden = true;
+    this.el.delete.hidden = true;
+    const at = new Date().toLocaleTimeString();
+    this.showNotice(
+      `${this.kind.kind} ${name} was deleted (seen at ${at}).`,
+      `It is no longer in ${where(namespace)}; the page shows it again if one of that name is created.`,
+    );
+    this.loadHistory(this.signalFor("history"));
+  }
+
+  objectStatus(watch, phase, detail) {
+    if (watch !== this.objectWatch) return;
+    if (phase === "stopped" && detail?.status === 401) {
+      this.callbacks.unauthorized();
+      return;
+    }
+    const { kind: plural, namespace } = this.state;
+    const mark = liveMark(phase, detail, this.readAt, plural, namespace);
+    if (mark) this.setLive(phase, mark.text, mark.title);
   }
 
   /** The History section (when the server has a history server): this object's sessions. */
-  async loadHistory(abort) {
+  async loadHistory(signal) {
     if (!this.config.historyServer) return;
     const { namespace, kind: plural, name } = this.state;
-    await loadHistory(this.el.history, this.api, namespace, plural, name, abort.signal);
+    await loadHistory(this.el.history, this.api, namespace, plural, name, signal);
   }
 
   /** The Pods table of RayCluster `cluster` ("" while the object has none: hidden). */
@@ -239,21 +353,51 @@ export class DetailView {
     this.el.noConditions.hidden = rows.length > 0;
   }
 
-  async loadEvents(object, abort) {
+  /** Follow the Events about the object: a watch of the events route; where the watch is
+   * refused but the list is not, they are read again whenever the object changes. */
+  followEvents() {
     const { namespace, name } = this.state;
+    this.eventsReread = false;
+    const watch = new ListWatch(eventsSource(this.api, namespace, this.kind.kind, name), {
+      changed: () => {
+        if (watch === this.eventsWatch) this.renderEvents([...watch.items.values()]);
+      },
+      status: (phase, detail) => {
+        if (watch !== this.eventsWatch || phase !== "stopped") return;
+        if (detail?.during === "watch" && watch.listed) this.eventsReread = true;
+        else this.showEventsError(detail);
+      },
+    });
+    this.eventsWatch = watch.start();
+  }
+
+  /** Read the Events once (their watch refused): on each change of the object. */
+  async readEvents() {
+    const { namespace, name } = this.state;
+    const signal = this.signalFor("events");
     let events;
     try {
-      events = await this.api.events(namespace, this.kind.kind, name, abort.signal);
+      events = (await this.api.events(namespace, this.kind.kind, name, signal)).items;
     } catch (error) {
-      if (abort.signal.aborted) return;
-      this.el.eventsNotice.textContent = describeError(error, "list", "events", namespace).title;
-      this.el.eventsNotice.hidden = false;
-      this.el.eventsWrap.hidden = true;
-      this.el.noEvents.hidden = true;
+      if (!signal.aborted) this.showEventsError(error);
       return;
     }
-    if (abort.signal.aborted) return;
-    const rows = eventRows(events, object.metadata?.uid, Date.now());
+    if (!signal.aborted) this.renderEvents(events);
+  }
+
+  showEventsError(error) {
+    if (error?.status === 401) {
+      this.callbacks.unauthorized();
+      return;
+    }
+    this.el.eventsNotice.textContent = describeError(error, "list", "events", this.state.namespace).title;
+    this.el.eventsNotice.hidden = false;
+    this.el.eventsWrap.hidden = true;
+    this.el.noEvents.hidden = true;
+  }
+
+  renderEvents(events) {
+    const rows = eventRows(events, this.shown?.metadata?.uid, Date.now());
     this.el.eventsNotice.hidden = true;
     this.el.events.replaceChildren(...rowsOf(rows, -1));
     this.el.eventsWrap.hidden = rows.length === 0;
@@ -262,18 +406,18 @@ export class DetailView {
 
   /** The Ray dashboard's link (service-account mode) or the commands reaching it (caller
    * mode), while the cluster has a head Service. */
-  async renderLinks(object, abort) {
+  async renderLinks(object, signal) {
     const { namespace } = this.state;
     const clusterName = clusterNameOf(this.kind.kind, object);
     let cluster = this.kind.kind === "RayCluster" ? object : null;
     if (!cluster && clusterName) {
       try {
-        cluster = await this.api.object("rayclusters", namespace, clusterName, abort.signal);
+        cluster = await this.api.object("rayclusters", namespace, clusterName, signal);
       } catch {
         cluster = null; // gone, or not ours to read: no link
       }
     }
-    if (abort.signal.aborted) return;
+    if (signal.aborted) return;
     const service = headServiceOf(cluster);
     const parts = [];
     if (service && !this.caller) {

@@ -5,7 +5,7 @@
 import { describeError, where } from "./api.js";
 import { cell, compareKeys, filterWords, rowMatches, tone, valueAt } from "./cells.js";
 import { ALL_NAMESPACES, CREATABLE, isNamespaceName, sameList } from "./state.js";
-import { ListWatch } from "./watch.js";
+import { ListWatch, collectionSource } from "./watch.js";
 
 /** Seconds between refreshes of the ages shown. */
 const AGE_REFRESH_MS = 10000;
@@ -172,7 +172,7 @@ export class ListView {
       this.el.wrap.hidden = true;
       return;
     }
-    const watch = new ListWatch(this.api, state.kind, state.namespace, {
+    const watch = new ListWatch(collectionSource(this.api, state.kind, state.namespace), {
       changed: () => this.changed(watch),
       status: (phase, detail) => this.watchStatus(watch, phase, detail),
     });

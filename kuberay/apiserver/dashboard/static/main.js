@@ -31,6 +31,12 @@ class App {
     this.seen = new Set(session.knownNamespaces());
     this.seen.add(DEFAULT_NAMESPACE);
     window.addEventListener("popstate", () => this.route());
+    // a page left for another document (or kept in the back/forward cache) ends its watches
+    // itself: the browser may otherwise keep their connections open; shown again, it reads anew
+    window.addEventListener("pagehide", () => this.leave());
+    window.addEventListener("pageshow", (event) => {
+      if (event.persisted) this.route();
+    });
     document.addEventListener("keydown", (event) => this.shortcut(event));
   }
 
@@ -50,6 +56,14 @@ class App {
     if (state.create) this.showCreate(state);
     else if (state.name) this.showDetail(state);
     else this.showList(state);
+  }
+
+  /** End the shown page's watches and reads (the document is being left). */
+  leave() {
+    this.list?.destroy();
+    this.list = null;
+    this.detail?.destroy();
+    this.detail = null;
   }
 
   navigate(changes, push) {

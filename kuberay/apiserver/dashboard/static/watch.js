@@ -1,4 +1,5 @@
-// One kind in one namespace kept up to date: list, then watch from the list's
+// One collection kept up to date (a kind in a namespace, one object of it by a field
+// selector, or the Events about an object): list, then watch from the list's
 // resourceVersion (a streamed answer of JSON lines read with fetch). No polling.
 //
 // * A watch that ends (the apiserver closes it after a while) is opened again from the last
@@ -54,15 +55,25 @@ const sleep = (ms, signal) =>
     signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
   });
 
-/** Keeps `items` (a Map by objectKey) in step with the cluster. Callbacks: `changed()` after
- * the items changed, `status(state, detail)` with state "loading", "live", "retrying"
- * (detail: the error and the delay) or "stopped" (detail: the error that stopped it; its
- * `during` is "list" or "watch"). */
+/** What a ListWatch follows: the objects of `plural` in `namespace` through `api` (those
+ * matching `fieldSelector` when one is given, e.g. "metadata.name=NAME"). A source is any
+ * object with `list(signal)` (to `{items, resourceVersion}`) and `watch(resourceVersion,
+ * signal)` (to the streaming answer). */
+export function collectionSource(api, plural, namespace, fieldSelector = "") {
+  return {
+    list: (signal) => api.list(plural, namespace, signal, fieldSelector),
+    watch: (resourceVersion, signal) =>
+      api.watch(plural, namespace, resourceVersion, signal, fieldSelector),
+  };
+}
+
+/** Keeps `items` (a Map by objectKey) in step with `source` (see collectionSource).
+ * Callbacks: `changed()` after the items changed, `status(state, detail)` with state
+ * "loading", "live", "retrying" (detail: the error and the delay) or "stopped" (detail: the
+ * error that stopped it; its `during` is "list" or "watch"). */
 export class ListWatch {
-  constructor(api, plural, namespace, { changed, status }) {
-    this.api = api;
-    this.plural = plural;
-    this.namespace = namespace;
+  constructor(source, { changed, status }) {
+    this.source = source;
     this.changed = changed;
     this.status = status;
     this.items = new Map();
@@ -93,7 +104,7 @@ export class ListWatch {
       let during = needList ? "list" : "watch";
       try {
         if (needList) {
-          const { items, resourceVersion } = await this.api.list(this.plural, this.namespace, signal);
+          const { items, resourceVersion } = await this.source.list(signal);
           this.items = new Map(items.map((object) => [objectKey(object), object]));
           this.resourceVersion = resourceVersion;
           this.listed = true;
@@ -132,7 +143,7 @@ export class ListWatch {
 
   /** One watch: "gone" on a 410, "ended" when the stream ends. */
   async watchOnce(signal) {
-    const response = await this.api.watch(this.plural, this.namespace, this.resourceVersion, signal);
+    const response = await this.source.watch(this.resourceVersion, signal);
     this.status("live");
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
