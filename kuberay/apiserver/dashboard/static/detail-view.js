@@ -258,6 +258,7 @@ export class DetailView {
       this.renderLinks(object, this.signalFor("links"));
       this.loadPods(cluster);
       loadWhy(this.el.why, this.api, namespace, plural, name, this.signalFor("why"));
+      this.log?.load(); // a RayJob's new state (submitted, finished): its log has moved on
     }
     if (this.eventsReread) this.readEvents();
   }
