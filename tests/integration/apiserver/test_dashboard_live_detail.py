@@ -210,3 +210,29 @@ async def test_the_detail_page_s_own_rules(browser: Browser, servers: dict[str, 
         "text": "Not live (read at 10:00:00)",
         "title": "You may not watch rayclusters in namespace ns; use Refresh.",
     }
+
+
+async def test_an_event_s_last_seen_age_moves_on_with_the_clock_alone(
+    browser: Browser, servers: dict[str, str], namespace: str, kube: Client
+) -> None:
+    india = await kube.create(raycluster("india", namespace))
+    await kube.create(_event("india.1", india, "CreatedHeadPod", "Created head Pod india-h"))
+    query = f"namespace={namespace}&kind=rayclusters&name=india"
+    await _open(browser, f"{servers[SERVICE_ACCOUNT]}/dashboard/?{query}")
+    await browser.wait_for_text(
+        ["RayCluster india", "Created head Pod india-h", "Live"], timeout=10
+    )
+    await browser.evaluate(
+        "window.asked = 0; { const real = window.fetch;"
+        " window.fetch = (u, i) => { window.asked += 1; return real(u, i); }; }"
+    )
+    last_seen = "document.querySelector('[data-ref=events] tr').children[2].textContent"
+    first = await browser.evaluate(last_seen)
+    assert first in {f"{s}s" for s in range(5)}, first
+    # the page redraws ages every 10 s from what it read: "Last seen" reaches 10s or more
+    deadline = time.monotonic() + 15
+    while (now := await browser.evaluate(last_seen)) in {f"{s}s" for s in range(10)}:
+        assert time.monotonic() < deadline, f"still {now!r} after 15 s"
+        await browser.evaluate("new Promise(r => setTimeout(r, 250))")
+    assert now.endswith("s") and int(now[:-1]) >= 10, now
+    assert await browser.evaluate("window.asked") == 0  # the clock alone, nothing asked

@@ -20,6 +20,9 @@ import { loadWhy } from "./why-view.js";
 import { eventsSource, liveMark, objectChange, objectSource } from "./detail-follow.js";
 import { ListWatch } from "./watch.js";
 
+/** How often the ages shown (summary, Events, Pods) are redrawn: no request, only the clock. */
+const AGE_REFRESH_MS = 10000;
+
 /** The rows of `conditions` (status.conditions): type, status, reason, message, last
  * transition (a cell: local time, exact on hover), in the order the object lists them. */
 export function conditionRows(conditions) {
@@ -126,10 +129,25 @@ export class DetailView {
       event.preventDefault();
       this.callbacks.navigate({ name: "" }, true);
     });
+    // ages move on (an Event's "last seen"); not while a person is selecting text to copy
+    this.timer = setInterval(() => {
+      const selection = document.getSelection();
+      if (selection && !selection.isCollapsed && container.contains(selection.anchorNode)) return;
+      this.redrawAges();
+    }, AGE_REFRESH_MS);
+  }
+
+  /** Redraw what shows an age from what was last read (nothing is asked again). */
+  redrawAges() {
+    if (!this.shown) return;
+    this.renderSummary(this.shown);
+    if (this.shownEvents) this.renderEvents(this.shownEvents);
+    if (this.shownPods) this.renderPods(this.shownPods);
   }
 
   /** End every watch and read of this page (it is being left). */
   destroy() {
+    clearInterval(this.timer);
     this.stop();
     this.log?.destroy();
   }
@@ -143,6 +161,8 @@ export class DetailView {
 
   /** End what shows the object's parts: the Events' watch, the Pods, the other reads. */
   stopSections() {
+    this.shownEvents = null;
+    this.shownPods = null;
     this.eventsWatch?.stop();
     this.eventsWatch = null;
     this.podsAbort?.abort();
@@ -304,7 +324,10 @@ export class DetailView {
     const abort = new AbortController();
     this.podsAbort = abort;
     this.el.pods.hidden = !cluster;
-    if (!cluster) return;
+    if (!cluster) {
+      this.shownPods = null;
+      return;
+    }
     const { namespace } = this.state;
     this.el.podsTitle.textContent = `Pods of ${cluster}`;
     let pods;
@@ -313,6 +336,7 @@ export class DetailView {
     } catch (error) {
       if (abort.signal.aborted) return;
       const { title, detail } = podsError(error, namespace);
+      this.shownPods = null;
       this.el.podsNotice.textContent = `${title} ${detail}`.trim();
       this.el.podsNotice.hidden = false;
       this.el.podsWrap.hidden = true;
@@ -320,6 +344,11 @@ export class DetailView {
       return;
     }
     if (abort.signal.aborted) return;
+    this.renderPods(pods);
+  }
+
+  renderPods(pods) {
+    this.shownPods = pods;
     const rows = podRows(pods, Date.now());
     this.el.podsNotice.hidden = true;
     this.el.podRows.replaceChildren(...rowsOf(rows, 3));
@@ -391,6 +420,7 @@ export class DetailView {
       this.callbacks.unauthorized();
       return;
     }
+    this.shownEvents = null;
     this.el.eventsNotice.textContent = describeError(error, "list", "events", this.state.namespace).title;
     this.el.eventsNotice.hidden = false;
     this.el.eventsWrap.hidden = true;
@@ -398,6 +428,7 @@ export class DetailView {
   }
 
   renderEvents(events) {
+    this.shownEvents = events;
     const rows = eventRows(events, this.shown?.metadata?.uid, Date.now());
     this.el.eventsNotice.hidden = true;
     this.el.events.replaceChildren(...rowsOf(rows, -1));
