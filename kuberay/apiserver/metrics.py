@@ -1,4 +1,5 @@
-"""The API server's ``/metrics``: requests counted and timed by route, method and code.
+"""The API server's ``/metrics``: requests counted and timed by route, method and code, and
+those being answered now, watches apart (a watch counts while it streams).
 
 The route label is the route's name (``ray``, ``events``, ``service-proxy``,
 ``compute-templates``, ``healthz``, ``not-found``...), never the path, so the series stay
@@ -11,15 +12,17 @@ import time
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from kuberay.apiserver.forward import is_watch
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 class ApiServerMetrics:
-    """The counters and histogram, and the middleware that feeds them."""
+    """The counters, histogram and in-flight gauge, and the middleware that feeds them."""
 
     def __init__(self, route_of: Callable[[web.Request], str]) -> None:
         self.registry = CollectorRegistry()
@@ -37,12 +40,21 @@ class ApiServerMetrics:
             ["route", "method", "code"],
             registry=self.registry,
         )
+        self.in_flight = Gauge(
+            "kuberay_apiserver_requests_in_flight",
+            'Requests being answered now; watch="true": the watches streaming (one ends '
+            "when its caller goes away or the kube-apiserver closes it).",
+            ["watch"],
+            registry=self.registry,
+        )
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """Count and time every request."""
+        """Count and time every request; count it in flight while it is answered."""
         start = time.perf_counter()
         code = 500
+        in_flight = self.in_flight.labels("true" if is_watch(dict(request.query)) else "false")
+        in_flight.inc()
         try:
             response = await handler(request)
             code = response.status
@@ -51,6 +63,7 @@ class ApiServerMetrics:
             code = exc.status
             raise
         finally:
+            in_flight.dec()
             route = self._route_of(request)
             method = request.method if request.method in METHODS else "OTHER"
             self.requests.labels(route, method, str(code)).inc()

@@ -4,8 +4,9 @@ With a RayCluster's page open, what an admin does elsewhere shows without a relo
 ``LIVE_WITHIN``: a status patch (a new condition, another state) redraws the status and the
 conditions and reads its Pods again; an Event created for it appears; its deletion reads as
 "deleted" with nothing stale left on the page, and a new one of the name is shown afresh.
-Leaving the page ends its watches. A caller who may list Events but not watch them sees a
-new Event once the object next changes.
+Leaving the page ends its watches, in the browser and on the server (its /metrics). A caller
+who may list Events but not watch them sees a new Event once the object next changes. Ages
+move on with the clock alone.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from kuberay.apiserver.options import CALLER, SERVICE_ACCOUNT
 from kuberay.kube import Client
@@ -77,6 +80,26 @@ async def _patch_status(kube: Client, name: str, namespace: str, status: dict[st
         "ray.io/v1", "RayCluster", name, {"status": status}, namespace, patch_type="merge"
     )
     return time.monotonic()
+
+
+async def _watches_streaming(server: str) -> float:
+    """The watches the API server at ``server`` is streaming now (its /metrics)."""
+    async with aiohttp.ClientSession() as http, http.get(f"{server}/metrics") as resp:
+        text = await resp.text()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            name, labels = sample.name, sample.labels
+            if name == "kuberay_apiserver_requests_in_flight" and labels.get("watch") == "true":
+                return sample.value
+    return 0.0
+
+
+async def _streaming_within(browser: Browser, server: str, wanted: int) -> None:
+    """Wait at most LIVE_WITHIN seconds for ``server`` to be streaming ``wanted`` watches."""
+    deadline = time.monotonic() + LIVE_WITHIN
+    while (streaming := await _watches_streaming(server)) != wanted:
+        assert time.monotonic() < deadline, f"{streaming} watches streaming, not {wanted}"
+        await browser.evaluate("new Promise(r => setTimeout(r, 50))")
 
 
 def _condition(kind: str, status: str, reason: str, message: str) -> dict[str, str]:
@@ -143,6 +166,7 @@ async def test_a_detail_page_follows_its_object_s_status_events_and_deletion(
     assert await browser.evaluate("window.stillTheSamePage") is True  # never reloaded
 
     # leaving the page ends its watches: the object's and its Events'
+    await _streaming_within(browser, url, 2)  # the page's two (the list's ended with it)
     await browser.evaluate("history.back()")
     await browser.wait_for_text(["RayClusters in", "Live"], timeout=10)
     opened = await browser.evaluate(
@@ -152,6 +176,7 @@ async def test_a_detail_page_follows_its_object_s_status_events_and_deletion(
     assert any("fieldSelector=metadata.name%3Dgolf" in u for u, _ in opened), opened
     assert any("/apis/events.k8s.io/v1/" in u for u, _ in opened), opened
     assert [u for u, aborted in opened if not aborted] == []
+    await _streaming_within(browser, url, 1)  # on the server: the list's own watch alone
     assert not [c for c in browser.console if c.startswith("exception")], browser.console
 
 
