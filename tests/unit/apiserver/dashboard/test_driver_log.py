@@ -5,19 +5,14 @@ the caller, only its last 64 KiB kept, a job ID that is no plain name never sent
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
-from kuberay.apiserver.app import make_app
 from kuberay.apiserver.dashboard.driver_log import TAIL_BYTES, driver_log
 from kuberay.apiserver.kube_calls import KubeAnswer
-from kuberay.apiserver.options import CALLER, ApiServerOptions
-from kuberay.apiserver.upstream import Upstream
-from kuberay.kube.restconfig import RestConfig
 
 FORBIDDEN = KubeAnswer(403, json.dumps({"kind": "Status", "code": 403, "message": "no"}).encode())
 JOB = "/apis/ray.io/v1/namespaces/ns/rayjobs/j"
@@ -96,20 +91,6 @@ async def test_a_job_id_that_is_no_plain_name_is_never_sent(job_id: str) -> None
     answer = await driver_log(caller, "ns", "j")
     assert answer.status == 409
     assert caller.calls == [JOB]
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[str]:
-    options = ApiServerOptions(auth_mode=CALLER, enable_dashboard=True)
-    upstream = Upstream(RestConfig("http://127.0.0.1:9"))  # nothing behind it
-    runner = web.AppRunner(make_app(options, upstream))
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-        await upstream.close()
 
 
 @pytest.mark.parametrize(

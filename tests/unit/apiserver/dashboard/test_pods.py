@@ -5,19 +5,14 @@ rights used only when the caller lacks Pod rights, and hostile names refused uns
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
-from kuberay.apiserver.app import make_app
 from kuberay.apiserver.dashboard.pods import NO_POD_RIGHTS, cluster_pods
 from kuberay.apiserver.kube_calls import KubeAnswer
-from kuberay.apiserver.options import CALLER, ApiServerOptions
-from kuberay.apiserver.upstream import Upstream
-from kuberay.kube.restconfig import RestConfig
 
 FORBIDDEN = KubeAnswer(403, json.dumps({"kind": "Status", "code": 403, "message": "no"}).encode())
 
@@ -116,20 +111,6 @@ async def test_without_pod_rights_the_server_lists_them_else_a_clear_403() -> No
     refused = await cluster_pods(caller, FakeCall({PODS: FORBIDDEN}), "ns", "rc")
     assert refused.status == 403
     assert json.loads(refused.body)["message"] == NO_POD_RIGHTS
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[str]:
-    options = ApiServerOptions(auth_mode=CALLER, enable_dashboard=True)
-    upstream = Upstream(RestConfig("http://127.0.0.1:9"))  # nothing behind it
-    runner = web.AppRunner(make_app(options, upstream))
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-        await upstream.close()
 
 
 @pytest.mark.parametrize(

@@ -6,19 +6,14 @@ server's rights only when the caller lacks them, hostile names and kinds refused
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
-from kuberay.apiserver.app import make_app
 from kuberay.apiserver.dashboard.why import diagnosis_answer
 from kuberay.apiserver.kube_calls import KubeAnswer
-from kuberay.apiserver.options import CALLER, ApiServerOptions
-from kuberay.apiserver.upstream import Upstream
-from kuberay.kube.restconfig import RestConfig
 
 FORBIDDEN = KubeAnswer(403, json.dumps({"kind": "Status", "code": 403, "message": "no"}).encode())
 NS = "/api/v1/namespaces/ns"
@@ -126,20 +121,6 @@ async def test_a_rayjob_is_judged_with_its_cluster() -> None:
     assert body["kind"] == "RayJob" and not body["ready"]
     assert f"{RAY}/rayclusters/rc" in caller.calls
     assert any("CrashLoop" in r for r in _reasons(answer.body)), _reasons(answer.body)
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[str]:
-    options = ApiServerOptions(auth_mode=CALLER, enable_dashboard=True)
-    upstream = Upstream(RestConfig("http://127.0.0.1:9"))  # nothing behind it
-    runner = web.AppRunner(make_app(options, upstream))
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-        await upstream.close()
 
 
 @pytest.mark.parametrize(

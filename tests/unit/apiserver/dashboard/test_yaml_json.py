@@ -5,17 +5,11 @@ refused with a Status naming why; a token needed in caller mode."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
-from aiohttp import web
 
-from kuberay.apiserver.app import make_app
 from kuberay.apiserver.dashboard.yaml_json import MAX_BYTES, yaml_to_json
-from kuberay.apiserver.options import CALLER, ApiServerOptions
-from kuberay.apiserver.upstream import Upstream
-from kuberay.kube.restconfig import RestConfig
 
 MANIFEST = b"""\
 apiVersion: ray.io/v1
@@ -84,20 +78,6 @@ def test_what_is_not_one_plain_manifest_is_refused_with_the_reason(body: bytes, 
 def test_a_body_over_the_cap_is_refused_unparsed() -> None:
     answer = yaml_to_json(b"a: " + b"x" * MAX_BYTES)
     assert answer.status == 413
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[str]:
-    options = ApiServerOptions(auth_mode=CALLER, enable_dashboard=True)
-    upstream = Upstream(RestConfig("http://127.0.0.1:9"))  # nothing behind it
-    runner = web.AppRunner(make_app(options, upstream))
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-        await upstream.close()
 
 
 async def test_the_route_converts_for_a_caller_with_a_token_only(server: str) -> None:
