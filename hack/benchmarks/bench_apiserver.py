@@ -48,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -344,6 +344,26 @@ def _py_spy() -> str:
     return found
 
 
+def run_and_report(
+    measure: Callable[[argparse.Namespace, Path], Coroutine[Any, Any, dict[str, Any]]],
+    args: argparse.Namespace,
+    name: str,
+) -> int:
+    """Run ``measure`` in a fresh work dir (kept with ``args.keep``), print its report as JSON
+    and write it to ``args.out`` when given; the exit code (0)."""
+    workdir = Path(tempfile.mkdtemp(prefix=f"kuberay-bench-{name}-"))
+    try:
+        report = asyncio.run(measure(args, workdir))
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the flags, measure, print (and write) the JSON report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
@@ -361,17 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
     args = parser.parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="kuberay-bench-apiserver-"))
-    try:
-        report = asyncio.run(measure(args, workdir))
-    finally:
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
-    return 0
+    return run_and_report(measure, args, "apiserver")
 
 
 if __name__ == "__main__":

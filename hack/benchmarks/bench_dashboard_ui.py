@@ -52,11 +52,9 @@ import contextlib
 import json
 import math
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -68,7 +66,11 @@ if __package__ in (None, ""):  # run as a file: import kuberay, hack.* and tests
     sys.path[0] = str(ROOT)
 
 from hack import controlplane  # noqa: E402
-from hack.benchmarks.bench_apiserver import caller_token, cpu_seconds  # noqa: E402
+from hack.benchmarks.bench_apiserver import (  # noqa: E402
+    caller_token,
+    cpu_seconds,
+    run_and_report,
+)
 from hack.cluster import apiserver_local  # noqa: E402
 from kuberay.kube import Client  # noqa: E402
 from kuberay.testing.crds import install_crds  # noqa: E402
@@ -573,17 +575,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--keep", action="store_true", help="keep the work dir (logs)")
     args = parser.parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="kuberay-bench-dashboard-ui-"))
-    try:
-        report = asyncio.run(measure(args, workdir))
-    finally:
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
-    return 0
+    return run_and_report(measure, args, "dashboard-ui")
 
 
 if __name__ == "__main__":
