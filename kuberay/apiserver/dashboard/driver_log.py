@@ -116,11 +116,6 @@ def add_driver_log_route(router: web.UrlDispatcher, upstream: Upstream) -> None:
         identity: Identity = request[IDENTITY]
         info = request.match_info
         answer = await driver_log(upstream.call_for(identity), info["namespace"], info["name"])
-        return web.Response(
-            status=answer.status,
-            body=answer.body,
-            content_type="application/json",
-            headers={"Cache-Control": "no-store"},
-        )
+        return answer.response()
 
     router.add_get(LOG_PATH, handle, name=ROUTE_NAME, allow_head=True)

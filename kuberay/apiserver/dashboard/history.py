@@ -153,12 +153,7 @@ def add_history_route(app: web.Application, upstream: Upstream, url: str) -> Non
         answer = await history_answer(
             upstream.call_for(identity), history, info["namespace"], info["plural"], info["name"]
         )
-        return web.Response(
-            status=answer.status,
-            body=answer.body,
-            content_type="application/json",
-            headers={"Cache-Control": "no-store"},
-        )
+        return answer.response()
 
     async def close(_app: web.Application) -> None:
         await history.close()

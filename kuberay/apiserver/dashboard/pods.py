@@ -61,6 +61,15 @@ class PodsAnswer:
     status: int
     body: bytes
 
+    def response(self) -> web.Response:
+        """The answer as the dashboard's routes send it: JSON, never cached."""
+        return web.Response(
+            status=self.status,
+            body=self.body,
+            content_type="application/json",
+            headers={"Cache-Control": "no-store"},
+        )
+
 
 def name_problem(namespace: str, name: str) -> str | None:
     """Why ``namespace``/``name`` cannot name a RayCluster (None: they can)."""
@@ -168,9 +177,6 @@ def add_pods_route(router: web.UrlDispatcher, upstream: Upstream) -> None:
             request.match_info["namespace"],
             request.match_info["name"],
         )
-        headers = {"Cache-Control": "no-store"}
-        return web.Response(
-            status=answer.status, body=answer.body, content_type="application/json", headers=headers
-        )
+        return answer.response()
 
     router.add_get(PODS_PATH, handle, name=ROUTE_NAME, allow_head=True)

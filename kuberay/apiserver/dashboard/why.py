@@ -175,11 +175,6 @@ def add_why_route(router: web.UrlDispatcher, upstream: Upstream) -> None:
         answer = await diagnosis_answer(
             upstream.call_for(identity), server, info["namespace"], info["plural"], info["name"]
         )
-        return web.Response(
-            status=answer.status,
-            body=answer.body,
-            content_type="application/json",
-            headers={"Cache-Control": "no-store"},
-        )
+        return answer.response()
 
     router.add_get(WHY_PATH, handle, name=ROUTE_NAME, allow_head=True)
