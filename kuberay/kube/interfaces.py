@@ -3,7 +3,8 @@
 Code that only reads or writes objects takes a :class:`Reader`, :class:`Writer` or
 :class:`ReadWriter` instead of :class:`kuberay.kube.Client`, so a test can hand it a fake and a
 reader can be a cache. :class:`kuberay.kube.Client` satisfies all three; the signatures below
-are exactly its ``get``/``list``/``list_all`` and ``create``/``patch``/``delete``.
+are its ``get``/``list``/``list_all`` and ``create``/``update``/``patch``/``delete`` (``update``
+without its ``subresource`` argument, which status writers use on the client itself).
 """
 
 from __future__ import annotations
@@ -69,10 +70,15 @@ class Reader(Protocol):
 
 
 class Writer(Protocol):
-    """Creates, patches and deletes objects."""
+    """Creates, updates, patches and deletes objects."""
 
     async def create(self, obj: Object, *, field_manager: str | None = None) -> Object:
         """Create ``obj``; raises ``AlreadyExists`` when its name is taken."""
+        ...
+
+    async def update(self, obj: Object, *, field_manager: str | None = None) -> Object:
+        """Replace ``obj`` (PUT) and return what the apiserver stored; raises ``Conflict``
+        when its ``metadata.resourceVersion`` is no longer the stored one."""
         ...
 
     async def patch(

@@ -7,9 +7,11 @@ controller-runtime's ``controllerutil.CreateOrUpdate`` adapted to how this proje
   object so the caller can adopt it or refuse it (an ownership check is the caller's).
   One create, plus one get only after ``AlreadyExists``; no Event, no log: the caller
   knows its Event reasons.
-* :func:`create_or_update` creates the object when there is none, else merge-patches only
-  the owned fields whose value differs, and writes nothing when they are equal -- so a
-  second reconcile over an unchanged world makes zero writes.
+* :func:`create_or_update` creates the object when there is none, else writes only the
+  owned fields whose value differs, and writes nothing when they are equal -- so a
+  second reconcile over an unchanged world makes zero writes. It writes with a merge patch,
+  or with an update (PUT) for kinds the controller's role may ``update`` but not ``patch``
+  (KubeRay's ClusterRole on Gateway API objects).
 
 Catching ``AlreadyExists`` to create-or-adopt lives here and nowhere else.
 """
@@ -24,10 +26,14 @@ from kuberay.kube.errors import AlreadyExists, NotFound
 from kuberay.kube.interfaces import Reader, ReadWriter, Writer
 from kuberay.kube.objects import Object, key_of, meta
 
-__all__ = ["Ensured", "Operation", "covers", "create_or_update", "ensure"]
+__all__ = ["Ensured", "Operation", "WriteVerb", "covers", "create_or_update", "ensure"]
 
 #: What :func:`create_or_update` did (controller-runtime's ``OperationResult``).
 Operation = Literal["created", "updated", "unchanged"]
+
+#: How :func:`create_or_update` writes a difference: a merge patch of the differing fields,
+#: or an update (PUT) of the live object with those fields replaced.
+WriteVerb = Literal["patch", "update"]
 
 
 class Ensured(NamedTuple):
@@ -117,6 +123,16 @@ def _put(target: dict[str, Any], path: str, value: Any) -> None:
     target[last] = copy.deepcopy(value)
 
 
+def _without_nulls(value: Any) -> Any:
+    """``value`` with every mapping key whose value is None left out (a merge patch's
+    "remove this key", said in a full object)."""
+    if isinstance(value, Mapping):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
 async def create_or_update(
     client: ReadWriter,
     desired: Object,
@@ -125,6 +141,7 @@ async def create_or_update(
     read: bool = True,
     fields: Sequence[str] = ("spec",),
     field_manager: str | None = None,
+    verb: WriteVerb = "patch",
 ) -> tuple[Object, Operation]:
     """Make the object hold ``desired``'s values at the owned ``fields`` (dotted paths such
     as ``"spec"``, ``"data"`` or ``"metadata.labels"``).
@@ -164,6 +181,16 @@ async def create_or_update(
             _put(patch, path, want)
     if not patch:
         return dict(live), "unchanged"
+    if verb == "update":
+        replaced = copy.deepcopy(dict(live))
+        replaced["apiVersion"], replaced["kind"] = api_version, kind
+        for path in fields:
+            want = _at(patch, path)
+            if want is not _MISSING:
+                _put(replaced, path, _without_nulls(want))
+        if field_manager is None:
+            return await client.update(replaced), "updated"
+        return await client.update(replaced, field_manager=field_manager), "updated"
     version = meta(live).get("resourceVersion")
     if version:
         patch.setdefault("metadata", {})["resourceVersion"] = version

@@ -12,9 +12,6 @@
 * :func:`is_gateway_ready` (Accepted and Programmed) / :func:`is_http_route_ready` (some parent,
   optionally the given Gateway, Accepted and ResolvedRefs) / :func:`is_http_route_current`
   (ready, and observed at the route's current generation).
-* :func:`gateway_needs_update` / :func:`http_route_needs_update`: whether the live object's
-  spec differs from the desired one in what KubeRay compares (class and listeners; parentRefs
-  and rules), so an unchanged world gives no write.
 """
 
 from __future__ import annotations
@@ -32,9 +29,7 @@ __all__ = [
     "build_gateway",
     "build_http_route",
     "gateway_name",
-    "gateway_needs_update",
     "http_route_name",
-    "http_route_needs_update",
     "is_gateway_ready",
     "is_http_route_current",
     "is_http_route_ready",
@@ -204,54 +199,3 @@ def is_http_route_current(
         if not isinstance(observed, int) or observed >= generation:
             return True
     return False
-
-
-def _listener_key(listener: Any) -> tuple[str, str, int]:
-    m = as_map(listener)
-    port = m.get("port")
-    return (as_str(m.get("name")), as_str(m.get("protocol")), port if isinstance(port, int) else 0)
-
-
-def gateway_needs_update(live: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
-    """Class name or listeners (name, protocol, port) differ (defaults the apiserver adds to a
-    listener, such as ``allowedRoutes``, are not a difference)."""
-    live_spec, want = spec(live), spec(desired)
-    if live_spec.get("gatewayClassName") != want.get("gatewayClassName"):
-        return True
-    live_listeners = [_listener_key(x) for x in as_list(live_spec.get("listeners"))]
-    return live_listeners != [_listener_key(x) for x in as_list(want.get("listeners"))]
-
-
-def _route_key(route: Mapping[str, Any]) -> Any:
-    route_spec = spec(route)
-    parents = [
-        (as_str(as_map(p).get("name")), as_str(as_map(p).get("namespace")))
-        for p in as_list(route_spec.get("parentRefs"))
-    ]
-    rules = []
-    for rule in as_list(route_spec.get("rules")):
-        rule_map = as_map(rule)
-        paths = [
-            (
-                as_str(as_map(as_map(m).get("path")).get("type")),
-                as_str(as_map(as_map(m).get("path")).get("value")),
-            )
-            for m in as_list(rule_map.get("matches"))
-        ]
-        backends = [
-            (
-                as_str(as_map(b).get("name")),
-                as_str(as_map(b).get("namespace")),
-                as_map(b).get("port"),
-                as_map(b).get("weight"),
-            )
-            for b in as_list(rule_map.get("backendRefs"))
-        ]
-        rules.append((paths, backends))
-    return parents, rules
-
-
-def http_route_needs_update(live: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
-    """Parent refs, path matches or backends (name, namespace, port, weight) differ; fields the
-    apiserver defaults (group, kind, rule timeouts...) are not a difference."""
-    return bool(_route_key(live) != _route_key(desired))

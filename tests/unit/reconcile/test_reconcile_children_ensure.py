@@ -41,6 +41,14 @@ class FakeClient:
         obj.update({k: v for k, v in patch.items() if k != "metadata"})
         return dict(obj)
 
+    async def update(self, obj: dict[str, Any], **kw: Any) -> Any:
+        self.calls.append("update")
+        self.last_update = obj
+        self.last_update_kw = kw
+        key = (obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+        self.objects[key] = dict(obj)
+        return dict(obj)
+
 
 def cm(data: dict[str, Any]) -> dict[str, Any]:
     return {
@@ -73,6 +81,47 @@ async def test_create_or_update_patches_only_differing_owned_fields() -> None:
     assert op == "updated"
     assert client.last_patch == {"data": {"k": "w"}, "metadata": {"resourceVersion": "1"}}
     assert obj["data"] == {"k": "w"}
+
+
+async def test_create_or_update_with_update_puts_the_live_object_with_owned_fields_replaced() -> (
+    None
+):
+    client = FakeClient()
+    live = {
+        **cm({"k": "v", "gone": "x"}),
+        "metadata": {
+            "name": "a",
+            "namespace": "ns",
+            "resourceVersion": "5",
+            "labels": {"someone": "else"},
+        },
+        "binaryData": {"b": "AA=="},
+    }
+    client.objects[("ConfigMap", "ns", "a")] = live
+    _, op = await create_or_update(
+        client,  # type: ignore[arg-type]
+        cm({"k": "v"}),
+        current=live,
+        fields=("data",),
+        verb="update",
+    )
+    assert op == "unchanged" and client.calls == []
+    _, op = await create_or_update(
+        client,  # type: ignore[arg-type]
+        cm({"k": "w", "gone": None}),
+        current=live,
+        fields=("data",),
+        verb="update",
+        field_manager="me",
+    )
+    assert op == "updated" and client.calls == ["update"]
+    sent = client.last_update
+    assert sent["data"] == {"k": "w"}  # the owned field replaced, a None key left out
+    assert sent["metadata"]["resourceVersion"] == "5"  # pinned: a Conflict if it moved
+    assert sent["metadata"]["labels"] == {"someone": "else"}  # not owned: kept
+    assert sent["binaryData"] == {"b": "AA=="}
+    assert client.last_update_kw == {"field_manager": "me"}
+    assert live["data"] == {"k": "v", "gone": "x"}  # the caller's (cache's) copy untouched
 
 
 @pytest.mark.parametrize(

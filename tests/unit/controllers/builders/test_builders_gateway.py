@@ -10,8 +10,6 @@ from typing import Any
 from kuberay.controllers.rayservice.gateway_builder import (
     build_gateway,
     build_http_route,
-    gateway_needs_update,
-    http_route_needs_update,
     is_gateway_ready,
     is_http_route_current,
     is_http_route_ready,
@@ -130,35 +128,3 @@ def test_a_route_is_current_once_its_gateway_accepted_its_generation() -> None:
     # a controller that does not report observedGeneration cannot be waited for
     assert is_http_route_current(route(4, None))
     assert not is_http_route_current({"metadata": {"generation": 1}})
-
-
-def test_server_defaults_are_not_a_difference_but_weights_and_class_are() -> None:
-    gw = build_gateway(RS)
-    live_gw = {
-        "spec": {
-            "gatewayClassName": "gateway-class",
-            "listeners": [
-                {
-                    "name": "http",
-                    "protocol": "HTTP",
-                    "port": 80,
-                    "allowedRoutes": {"namespaces": {"from": "Same"}},
-                }
-            ],
-        }
-    }
-    assert not gateway_needs_update(live_gw, gw)
-    live_gw["spec"]["gatewayClassName"] = "other"
-    assert gateway_needs_update(live_gw, gw)
-
-    active = _cluster("rs-aaaaa", None)
-    route = build_http_route(RS, gw, active, None, 100, 0)
-    live = {"spec": {**route["spec"], "rules": [dict(route["spec"]["rules"][0])]}}
-    live["spec"]["parentRefs"] = [
-        {**route["spec"]["parentRefs"][0], "group": "gateway.networking.k8s.io", "kind": "Gateway"}
-    ]
-    live["spec"]["rules"][0]["backendRefs"] = [
-        {**b, "group": "", "kind": "Service"} for b in route["spec"]["rules"][0]["backendRefs"]
-    ]
-    assert not http_route_needs_update(live, route)
-    assert http_route_needs_update(live, build_http_route(RS, gw, active, None, 90, 10))
