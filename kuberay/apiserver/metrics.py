@@ -3,7 +3,8 @@ those being answered now, watches apart (a watch counts while it streams).
 
 The route label is the route's name (``ray``, ``events``, ``service-proxy``,
 ``compute-templates``, ``healthz``, ``not-found``...), never the path, so the series stay
-few whatever callers send. The registry is the server's own (nothing of another component's).
+few whatever callers send. The registry is the server's own (nothing of another component's),
+written as KubeRay's Go server writes it (no ``_created`` series).
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import time
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from kuberay.apiserver.forward import is_watch
+from kuberay.reconcile.exposition import go_exposition
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
@@ -72,5 +74,5 @@ class ApiServerMetrics:
     async def handle(self, _request: web.Request) -> web.Response:
         """``GET /metrics``."""
         return web.Response(
-            body=generate_latest(self.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+            body=go_exposition(self.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
         )

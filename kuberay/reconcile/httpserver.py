@@ -31,6 +31,8 @@ import h11
 import prometheus_client
 import structlog
 
+from kuberay.reconcile.exposition import go_exposition
+
 log = structlog.get_logger("kuberay.httpserver")
 
 Check = Callable[[], Awaitable[None] | None]
@@ -166,10 +168,11 @@ class ProbeChecks:
 
 
 def metrics_app(registry: prometheus_client.CollectorRegistry) -> App:
-    """An app serving ``/metrics`` from ``registry``."""
+    """An app serving ``/metrics`` from ``registry`` as controller-runtime does (no
+    ``_created`` series: :func:`~kuberay.reconcile.exposition.go_exposition`)."""
 
     async def metrics(request: Request) -> Response:
-        body = prometheus_client.generate_latest(registry)
+        body = go_exposition(registry)
         return Response(200, body, prometheus_client.CONTENT_TYPE_LATEST)
 
     app = App()

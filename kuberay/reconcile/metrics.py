@@ -8,13 +8,10 @@ the lowercased kind (``raycluster``), as controller-runtime's builder derives it
 
 from __future__ import annotations
 
-import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram
 
-# Go's client_golang exposes no ``<counter>_created`` / ``<histogram>_created``
-# series; prometheus-client does unless told not to. Switched off process-wide so a
-# scrape carries exactly the series controller-runtime's would.
-prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
+# Go's client_golang exposes no ``<counter>_created`` series: the operator's /metrics leaves
+# them out per answer (``kuberay.reconcile.exposition``), no process-wide switch.
 
 RECONCILE_TOTAL = Counter(
     "controller_runtime_reconcile",

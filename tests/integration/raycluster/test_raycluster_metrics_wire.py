@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from kuberay.kube import Client
+from kuberay.reconcile.exposition import go_exposition
 from kuberay.reconcile.leaderelection import LeaderElector
 from tests.helpers import eventually
 from tests.integration.raycluster.conftest import start_operator
@@ -92,7 +92,7 @@ async def test_metrics_after_a_reconcile_are_kuberays(
 
         def scraped() -> dict[str, list[Any]]:
             # What the /metrics endpoint serves: the manager's registry, as text.
-            families = _parse(generate_latest(op.manager.registry).decode())
+            families = _parse(go_exposition(op.manager.registry).decode())
             done = [
                 s
                 for s in families.get("controller_runtime_reconcile", [])
