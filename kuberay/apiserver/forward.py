@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 
 import structlog
 from aiohttp import web
@@ -31,6 +32,7 @@ from kuberay.api.v1.constants import RAY_AUTH_HEADER
 from kuberay.apiserver.identity import Identity
 from kuberay.apiserver.retry import RetryDeadline, RetryPolicy
 from kuberay.apiserver.upstream import Upstream
+from kuberay.gocompat.goutil import k8s_query_bool
 
 log = structlog.get_logger("apiserver.forward")
 
@@ -85,10 +87,11 @@ def request_headers(
     return pairs
 
 
-def is_watch(query: dict[str, str] | object) -> bool:
-    """A ``watch=true``/``watch=1`` request (the apiserver's ``ParseBool``)."""
-    value = query.get("watch", "") if isinstance(query, dict) else ""
-    return value.lower() in ("1", "t", "true")
+def is_watch(query: Mapping[str, str]) -> bool:
+    """A watch request, as the kube-apiserver decides it: the first ``watch`` parameter (a
+    multidict's ``get``) read by :func:`~kuberay.gocompat.goutil.k8s_query_bool`
+    (``watch=yes`` and ``watch=`` are watches there, so they stream here too)."""
+    return k8s_query_bool(query.get("watch"))
 
 
 async def _attempts(
@@ -134,7 +137,7 @@ async def forward(
     """Send ``request`` (its method, the checked ``target``, ``body``) upstream as
     ``identity`` and relay the answer (see the module doc)."""
     headers = request_headers(request, content_type=content_type)
-    watch = is_watch(dict(request.query))
+    watch = is_watch(request.query)
     try:
         if watch:
             response = await upstream.send(identity, request.method, target, headers, body)

@@ -55,7 +55,7 @@ class ApiServerMetrics:
         """Count and time every request; count it in flight while it is answered."""
         start = time.perf_counter()
         code = 500
-        in_flight = self.in_flight.labels("true" if is_watch(dict(request.query)) else "false")
+        in_flight = self.in_flight.labels("true" if is_watch(request.query) else "false")
         in_flight.inc()
         try:
             response = await handler(request)

@@ -1,8 +1,9 @@
 """Go/Kubernetes helper semantics KubeRay's validation relies on, with the same messages.
 
 * Kubernetes name/label validators (``k8s.io/apimachinery/pkg/util/validation``);
-* Go ``time.ParseDuration``, ``strconv.Atoi``, ``strconv.ParseInt`` and ``strconv.ParseBool``
-  (the project's one home of each: nothing else parses these);
+* Go ``time.ParseDuration``, ``strconv.Atoi``, ``strconv.ParseInt`` and ``strconv.ParseBool``,
+  and the kube-apiserver's reading of a boolean query parameter (``watch=``): the project's
+  one home of each, nothing else parses these;
 * Go's ``%v`` of a string list inside error messages (``%q`` is :func:`.go_text.go_quote`,
   ``version.ParseGeneric`` is :mod:`.versions`).
 """
@@ -26,6 +27,7 @@ __all__ = [
     "is_dns1123_subdomain",
     "is_qualified_name",
     "is_valid_label_value",
+    "k8s_query_bool",
     "parse_go_duration",
 ]
 
@@ -270,3 +272,13 @@ def go_parse_bool(value: str) -> bool:
     if value in _GO_FALSE:
         return False
     raise ValueError(f"invalid boolean {value!r}: use true or false")
+
+
+def k8s_query_bool(value: str | None) -> bool:
+    """A boolean query parameter as the kube-apiserver reads it (apimachinery's
+    ``Convert_Slice_string_To_bool``, e.g. ``?watch=``): absent (None) is false, ``0`` and
+    ``false`` in any case are false, anything else -- the empty string and ``yes`` included --
+    is true."""
+    if value is None:
+        return False
+    return not (value == "0" or value.lower() == "false")

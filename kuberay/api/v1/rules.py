@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_SUBMITTER_BACKOFF_LIMIT",
     "ZERO_DOWNTIME_ENV",
     "EffectiveRayJobSpec",
+    "autoscaler_v2_env_enabled",
     "backoff_limit",
     "calculate_desired_replicas",
     "calculate_max_replicas",
@@ -217,6 +218,13 @@ def is_autoscaling_v2_enabled(cluster: Mapping[str, Any]) -> bool:
     """``autoscalerOptions.version`` is ``v2`` (independent of ``enableInTreeAutoscaling``;
     the head env var is not considered here)."""
     return _autoscaler_version(cluster) == AutoscalerVersion.V2
+
+
+def autoscaler_v2_env_enabled(value: str) -> bool:
+    """Whether a head container's ``RAY_ENABLE_AUTOSCALER_V2`` value turns autoscaler v2 on
+    as KubeRay's validation reads it: exactly ``1`` or ``true`` (not Go's ``ParseBool``:
+    ``True`` or ``t`` are off)."""
+    return value in ("1", "true")
 
 
 def is_autoscaling_v1_enabled(cluster: Mapping[str, Any]) -> bool:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kuberay.controllers.common.constants import CLUSTER_DOMAIN_ENV_KEY, DEFAULT_DOMAIN_NAME
+from kuberay.gocompat.goutil import go_parse_bool
 from kuberay.reconcile import Manager
 
 from .factory import PROXY_FALLBACK_ENV, DashboardClientFactory, SecretLookup
@@ -32,16 +33,15 @@ def cached_secret_reader(mgr: Manager) -> SecretLookup:
 
 
 def parse_bool(name: str, text: str | None, default: bool) -> bool:
-    """``true``/``false`` (any case; also 1/0, yes/no) of env var ``name``; unset or empty:
-    ``default``; anything else: ValueError naming the variable."""
+    """Env var ``name`` read as KubeRay reads its boolean variables (Go ``strconv.ParseBool``
+    of the value without surrounding space: 1/t/T/TRUE/true/True and their false forms);
+    unset or empty: ``default``; anything else: ValueError naming the variable."""
     if text is None or not text.strip():
         return default
-    value = text.strip().lower()
-    if value in ("true", "1", "yes"):
-        return True
-    if value in ("false", "0", "no"):
-        return False
-    raise ValueError(f"{name}: {text!r} is not true or false")
+    try:
+        return go_parse_bool(text.strip())
+    except ValueError:
+        raise ValueError(f"{name}: {text!r} is not true or false") from None
 
 
 def setup_dashboard_poller(

@@ -108,10 +108,23 @@ async def test_the_overall_deadline_ends_retrying(serve: Start) -> None:
     assert len(script.bodies) == 2  # 0.2 s fits in 0.3 s, the next 0.4 s does not
 
 
-async def test_a_watch_is_never_retried(serve: Start) -> None:
+# What the kube-apiserver takes for a watch (apimachinery reads the first ``watch`` value:
+# absent, ``0`` or ``false`` in any case is no watch, anything else is one), so the proxy
+# streams exactly those and retries only the others.
+@pytest.mark.parametrize(
+    "query", ["watch=true", "watch=1", "watch=TRUE", "watch=yes", "watch=", "watch=1&watch=0"]
+)
+async def test_a_watch_is_never_retried(serve: Start, query: str) -> None:
     script = Script([500, 200])
-    assert (await _get(await serve(script) + CLUSTERS + "?watch=true"))[0] == 500
+    assert (await _get(await serve(script) + CLUSTERS + "?" + query))[0] == 500
     assert len(script.bodies) == 1
+
+
+@pytest.mark.parametrize("query", ["watch=false", "watch=FALSE", "watch=0", "watch=0&watch=1"])
+async def test_what_the_apiserver_takes_for_no_watch_is_retried(serve: Start, query: str) -> None:
+    script = Script([500, 200])
+    assert (await _get(await serve(script) + CLUSTERS + "?" + query))[0] == 200
+    assert len(script.bodies) == 2
 
 
 async def test_the_apiserver_unreachable_is_a_502(serve: Start) -> None:

@@ -37,7 +37,23 @@ LAYOUT = "kuberay/historyserver/layout.py"
 CONSTANTS = "kuberay/api/v1/constants.py"
 
 #: (file, rule) -> why the file keeps its own copy for now.
-ALLOWED: dict[tuple[str, str], str] = {}
+ALLOWED: dict[tuple[str, str], str] = {
+    ("kuberay/api/v1/rules.py", "parse-bool"): (
+        "KubeRay reads RAY_ENABLE_AUTOSCALER_V2 as exactly 1 or true, not with ParseBool: "
+        "autoscaler_v2_env_enabled is that rule's one home"
+    ),
+    ("kuberay/historyserver/server/context.py", "parse-bool"): (
+        "query parameters of the Ray dashboard paths the history server answers (detail=1...): "
+        "true/1/yes and false/0/no, kept so the links that work today keep working"
+    ),
+    ("kuberay/historyserver/server/workers.py", "parse-bool"): (
+        "a Ray state API filter on a boolean column (is_alive=true/1), Ray's comparison"
+    ),
+    ("kuberay/kubectl_ray/job.py", "parse-bool"): (
+        "the --verify flag's value (as `ray job submit --verify`): a CA path, or false/0 to "
+        "skip the check; not a Go bool"
+    ),
+}
 
 _UNIT = r"(?:ns|us|µs|μs|ms|s|m|h)"
 _UNIT_ALTERNATION = re.compile(rf"(?:^|[(|]){_UNIT}(?:\|{_UNIT})+(?:$|[)|])")
@@ -126,7 +142,12 @@ def violations(path: str, source: str) -> Iterator[tuple[int, str, str]]:
             yield line, "history-camel", node.name
         if not go_home and isinstance(node, ast.Set | ast.Tuple | ast.List | ast.Call):
             spellings = set(_strings(node))
-            if "TRUE" in spellings or {"t", "T"} <= spellings:
+            if (
+                "TRUE" in spellings
+                or {"t", "T"} <= spellings
+                or {"true", "1"} <= spellings
+                or {"false", "0"} <= spellings
+            ):
                 yield line, "parse-bool", ", ".join(sorted(spellings))
 
 
@@ -161,6 +182,7 @@ def test_every_allowed_copy_is_still_there() -> None:
         ("kuberay/x.py", 'U = re.compile(r"(\\d+)(ms|s|m|h)")', "go-duration"),
         ("kuberay/x.py", 'U = {"ns": 1, "us": 1e3, "ms": 1e6}', "go-duration"),
         ("kuberay/x.py", 'T = frozenset({"1", "t", "T", "TRUE", "true", "True"})', "parse-bool"),
+        ("kuberay/x.py", 'on = text.lower() in ("true", "1", "yes")', "parse-bool"),
         ("kuberay/x.py", 'ok = re.fullmatch(r"[+-]?[0-9]+", text)', "atoi"),
         ("kuberay/x.py", "when = dt.datetime.fromisoformat(text)", "rfc3339"),
         ("kuberay/x.py", 'text = when.strftime("%Y-%m-%dT%H:%M:%SZ")', "rfc3339"),

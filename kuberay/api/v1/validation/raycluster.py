@@ -37,6 +37,7 @@ from kuberay.api.v1.raycluster_types import (
     WorkerGroupSpec,
 )
 from kuberay.api.v1.rules import (
+    autoscaler_v2_env_enabled,
     creator_crd_type,
     is_autoscaling_enabled,
     is_autoscaling_v1_enabled,
@@ -119,7 +120,7 @@ def _validate_group_labels(
 
 def _env_truthy_v2(head_env: list[Mapping[str, Any]]) -> bool:
     index = _env_index(RAY_ENABLE_AUTOSCALER_V2, head_env)
-    return index is not None and _env_value(head_env[index]) in ("1", "true")
+    return index is not None and autoscaler_v2_env_enabled(_env_value(head_env[index]))
 
 
 def _validate_worker_idle_timeout(
@@ -339,7 +340,7 @@ def _validate_cluster_spec(
     if not autoscaling:
         if v2_index is not None:
             value = _env_value(head_env[v2_index])
-            if value in ("1", "true"):
+            if autoscaler_v2_env_enabled(value):
                 errors.add(
                     f"{head_cpath}.env[{v2_index}]",
                     f"environment variable {RAY_ENABLE_AUTOSCALER_V2} cannot be set to '{value}' "

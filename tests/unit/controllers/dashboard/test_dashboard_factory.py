@@ -212,8 +212,10 @@ def test_proxy_fallback_setting() -> None:
     assert parse_bool(name, None, True) is True and parse_bool(name, " ", True) is True
     assert parse_bool(name, "False", True) is False and parse_bool(name, "0", True) is False
     assert parse_bool(name, "TRUE", False) is True
-    with pytest.raises(ValueError, match="KUBERAY_DASHBOARD_PROXY_FALLBACK: 'maybe'"):
-        parse_bool(name, "maybe", True)
+    assert parse_bool(name, " f\n", True) is False  # surrounding space (a YAML block) is trimmed
+    for bad in ("maybe", "yes", "tRuE"):  # Go's ParseBool refuses them, so does the operator
+        with pytest.raises(ValueError, match=f"KUBERAY_DASHBOARD_PROXY_FALLBACK: '{bad}'"):
+            parse_bool(name, bad, True)
 
 
 async def test_allowed_networks_from_env() -> None:
