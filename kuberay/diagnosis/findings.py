@@ -5,6 +5,7 @@ shared by every kind (deletion held by finalizers, Warning Events, pod states)."
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -81,6 +82,34 @@ def ref(obj: Obj) -> str:
 
 
 # ----- shared checks ---------------------------------------------------------------------
+def condition_finding(
+    obj: Obj,
+    ctype: str,
+    status: str,
+    severity: str,
+    default_reason: str,
+    describe: Callable[[str], str],
+    *,
+    where: str | None = None,
+    hint: str = "",
+) -> list[Finding]:
+    """One finding when ``obj``'s condition ``ctype`` has ``status`` ("True"/"False"), else
+    none: the condition's reason (``default_reason`` when empty), about ``where`` (default
+    ``ref(obj)``), its message as ``describe`` words it (given "" when it has none)."""
+    cond = find_condition(obj, ctype)
+    if cond is None or cond.get("status") != status:
+        return []
+    return [
+        Finding(
+            severity,
+            str(cond.get("reason") or default_reason),
+            ref(obj) if where is None else where,
+            describe(str(cond.get("message") or "")),
+            hint,
+        )
+    ]
+
+
 def check_deletion(obj: Obj, now: dt.datetime) -> list[Finding]:
     """Deleted but held by finalizers."""
     meta = k8s.meta(obj)
@@ -143,20 +172,18 @@ def _is_invalid_reason(reason: str) -> bool:
 def check_pod(pod: Obj) -> list[Finding]:
     """Why one pod is not running and ready."""
     where = ref({"kind": "Pod", **pod})
-    found: list[Finding] = []
     status = k8s.status(pod)
-    scheduled = find_condition(pod, "PodScheduled")
-    if scheduled is not None and scheduled.get("status") == "False":
-        found.append(
-            Finding(
-                ERROR,
-                str(scheduled.get("reason") or "Unschedulable"),
-                where,
-                f"cannot be scheduled: {scheduled.get('message') or 'no reason given'}",
-                "lower the pod's resource requests, relax its nodeSelector/affinity/"
-                "tolerations, or add nodes that fit",
-            )
-        )
+    found = condition_finding(
+        pod,
+        "PodScheduled",
+        "False",
+        ERROR,
+        "Unschedulable",
+        lambda m: f"cannot be scheduled: {m or 'no reason given'}",
+        where=where,
+        hint="lower the pod's resource requests, relax its nodeSelector/affinity/"
+        "tolerations, or add nodes that fit",
+    )
     statuses = [("init container", s) for s in status.get("initContainerStatuses") or []] + [
         ("container", s) for s in status.get("containerStatuses") or []
     ]
@@ -198,7 +225,7 @@ def check_pod(pod: Obj) -> list[Finding]:
         )
     if not found and not pod_ready(pod) and not k8s.meta(pod).get("deletionTimestamp"):
         phase = status.get("phase") or "Pending"
-        if scheduled is None and not status.get("conditions"):
+        if not status.get("conditions"):
             msg = "has no status yet: no scheduler/kubelet has reported on it"
         else:
             msg = f"is {phase} and not ready"
@@ -227,5 +254,6 @@ __all__ = [
     "check_deletion",
     "check_events",
     "check_pod",
+    "condition_finding",
     "ref",
 ]

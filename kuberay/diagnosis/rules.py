@@ -18,7 +18,7 @@ from kuberay.api.v1.rules import managed_elsewhere
 from kuberay.controllers.builders.auth import auth_token_secret_name
 from kuberay.controllers.builders.hashing import ray_cluster_recreate_hash
 from kuberay.diagnosis.cluster_changes import check_older_templates, check_removed_groups
-from kuberay.diagnosis.conditions import condition_true, find_condition, pod_ready
+from kuberay.diagnosis.conditions import condition_true, pod_ready
 from kuberay.diagnosis.findings import (
     ERROR,
     INFO,
@@ -29,6 +29,7 @@ from kuberay.diagnosis.findings import (
     check_deletion,
     check_events,
     check_pod,
+    condition_finding,
     ref,
 )
 from kuberay.kube import objects as k8s
@@ -95,17 +96,8 @@ def check_spec_validity(cluster: Obj) -> list[Finding]:
     """The operator's InvalidSpec condition (and the same rules run locally)."""
     from kuberay.api.v1.validation import validate_raycluster
 
-    found: list[Finding] = []
-    cond = find_condition(cluster, "InvalidSpec")
-    if cond is not None and cond.get("status") == "True":
-        found.append(
-            Finding(
-                ERROR,
-                str(cond.get("reason") or "InvalidSpec"),
-                ref(cluster),
-                str(cond.get("message")),
-            )
-        )
+    found = condition_finding(cluster, "InvalidSpec", "True", ERROR, "InvalidSpec", str)
+    if found:
         return found
     try:
         errors = [e for e in validate_raycluster(cluster) if e.source != "webhook"]
@@ -176,21 +168,15 @@ def check_cluster_conditions(cluster: Obj) -> list[Finding]:
     """Conditions that say what is wrong (ReplicaFailure, conflicts, head not ready)."""
     found: list[Finding] = []
     for ctype in ("ReplicaFailure", "ChildResourceConflict"):
-        c = find_condition(cluster, ctype)
-        if c is not None and c.get("status") == "True":
-            found.append(
-                Finding(ERROR, str(c.get("reason") or ctype), ref(cluster), str(c.get("message")))
-            )
-    head = find_condition(cluster, "HeadPodReady")
-    if head is not None and head.get("status") == "False":
-        found.append(
-            Finding(
-                WARNING,
-                str(head.get("reason") or "HeadPodNotReady"),
-                ref(cluster),
-                "head pod not ready" + (f": {head['message']}" if head.get("message") else ""),
-            )
-        )
+        found += condition_finding(cluster, ctype, "True", ERROR, ctype, str)
+    found += condition_finding(
+        cluster,
+        "HeadPodReady",
+        "False",
+        WARNING,
+        "HeadPodNotReady",
+        lambda m: "head pod not ready" + (f": {m}" if m else ""),
+    )
     if condition_true(cluster, "RayClusterSuspended"):
         found.append(Finding(INFO, "Suspended", ref(cluster), "the cluster is suspended"))
     return found
@@ -271,18 +257,30 @@ def diagnose_cluster(snap: Snapshot) -> list[Finding]:
                 INFO, "ManagedElsewhere", ref(cluster), f"managed by {managed_by}, not by KubeRay"
             )
         )
-    if not cluster.get("status") and not snap.pods and not any(f.severity == ERROR for f in found):
-        found.append(
-            Finding(
-                ERROR,
-                "NotReconciled",
-                ref(cluster),
-                "no status and no pods: the operator has not processed this RayCluster",
-                "is the KubeRay operator running and watching this namespace? "
-                "(kubectl ray version)",
-            )
+    if not cluster.get("status") and not snap.pods:
+        found += _not_reconciled(
+            "RayCluster",
+            cluster,
+            found,
+            "no status and no pods",
+            "is the KubeRay operator running and watching this namespace? (kubectl ray version)",
         )
     return found
+
+
+def _not_reconciled(
+    kind: str,
+    obj: Obj,
+    found: list[Finding],
+    what: str,
+    hint: str = "is the KubeRay operator running?",
+) -> list[Finding]:
+    """The ``NotReconciled`` finding for ``obj`` (a ``kind``) showing ``what`` (no status...),
+    unless ``found`` already holds an error that explains more."""
+    if any(f.severity == ERROR for f in found):
+        return []
+    message = f"{what}: the operator has not processed this {kind}"
+    return [Finding(ERROR, "NotReconciled", ref(obj), message, hint)]
 
 
 # ----- RayJob / RayService ---------------------------------------------------------------
@@ -341,31 +339,22 @@ def diagnose_job(snap: Snapshot) -> list[Finding]:
             )
         )
     for k8s_job in snap.jobs:
-        failed = find_condition(k8s_job, "Failed")
-        if failed is not None and failed.get("status") == "True":
-            found.append(
-                Finding(
-                    ERROR,
-                    str(failed.get("reason") or "SubmitterFailed"),
-                    ref({"kind": "Job", **k8s_job}),
-                    str(failed.get("message") or "the submitter Job failed"),
-                )
-            )
+        found += condition_finding(
+            k8s_job,
+            "Failed",
+            "True",
+            ERROR,
+            "SubmitterFailed",
+            lambda m: m or "the submitter Job failed",
+            where=ref({"kind": "Job", **k8s_job}),
+        )
     for pod in snap.pods:
         found += check_pod(pod)
     found += check_events(snap.events, snap.now)
     for cluster in snap.clusters:
         found += diagnose_cluster(cluster)
-    if not status and not any(f.severity == ERROR for f in found):
-        found.append(
-            Finding(
-                ERROR,
-                "NotReconciled",
-                ref(job),
-                "no status: the operator has not processed this RayJob",
-                "is the KubeRay operator running?",
-            )
-        )
+    if not status:
+        found += _not_reconciled("RayJob", job, found, "no status")
     return found
 
 
@@ -373,16 +362,9 @@ def diagnose_service(snap: Snapshot) -> list[Finding]:
     """A RayService: Ready condition, Serve application statuses and its clusters."""
     svc = snap.obj
     found = check_deletion(svc, snap.now)
-    ready = find_condition(svc, "Ready")
-    if ready is not None and ready.get("status") == "False":
-        found.append(
-            Finding(
-                WARNING,
-                str(ready.get("reason") or "NotReady"),
-                ref(svc),
-                str(ready.get("message") or "not ready"),
-            )
-        )
+    found += condition_finding(
+        svc, "Ready", "False", WARNING, "NotReady", lambda m: m or "not ready"
+    )
     status = k8s.status(svc)
     for which in ("activeServiceStatus", "pendingServiceStatus"):
         apps = (status.get(which) or {}).get("applicationStatuses") or {}
@@ -400,16 +382,8 @@ def diagnose_service(snap: Snapshot) -> list[Finding]:
     found += check_events(snap.events, snap.now)
     for cluster in snap.clusters:
         found += diagnose_cluster(cluster)
-    if not status and not any(f.severity == ERROR for f in found):
-        found.append(
-            Finding(
-                ERROR,
-                "NotReconciled",
-                ref(svc),
-                "no status: the operator has not processed this RayService",
-                "is the KubeRay operator running?",
-            )
-        )
+    if not status:
+        found += _not_reconciled("RayService", svc, found, "no status")
     return found
 
 
