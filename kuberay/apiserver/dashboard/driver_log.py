@@ -26,8 +26,8 @@ import structlog
 from aiohttp import web
 
 from kuberay.api.v1.constants import GROUP, PLURALS, VERSION
-from kuberay.apiserver.dashboard.pods import API_PREFIX, PodsAnswer, name_problem, passed_back
-from kuberay.apiserver.dashboard.pods import status_answer as _status
+from kuberay.apiserver.dashboard.answer import JsonAnswer
+from kuberay.apiserver.dashboard.pods import API_PREFIX, name_problem
 from kuberay.apiserver.errors import UpstreamUnavailable
 from kuberay.apiserver.identity import Identity
 from kuberay.apiserver.kube_calls import KubeCall
@@ -61,32 +61,34 @@ def tail(text: str, limit: int = TAIL_BYTES) -> tuple[str, bool]:
     return end.decode("utf-8", "ignore"), True
 
 
-def _answer(body: dict[str, Any]) -> PodsAnswer:
+def _answer(body: dict[str, Any]) -> JsonAnswer:
     text = json.dumps({"kind": "RayJobLog", **body}, separators=(",", ":"))
-    return PodsAnswer(200, text.encode())
+    return JsonAnswer(200, text.encode())
 
 
-async def driver_log(caller: KubeCall, namespace: str, name: str) -> PodsAnswer:
+async def driver_log(caller: KubeCall, namespace: str, name: str) -> JsonAnswer:
     """The answer for RayJob ``name`` in ``namespace`` (see the module doc)."""
     problem = name_problem(namespace, name)
     if problem is not None:
-        return _status(400, "BadRequest", problem)
+        return JsonAnswer.refused(400, "BadRequest", problem)
     ns = segment("namespace", namespace)
     ray = f"/apis/{GROUP}/{VERSION}/namespaces/{ns}"
     try:
         found = await caller("GET", f"{ray}/{PLURALS['RayJob']}/" + segment("name", name))
         if not found.ok:
-            return passed_back(found)
+            return JsonAnswer.passed_back(found)
         status = found.json().get("status") or {}
         job_id, cluster_name = status.get("jobId") or "", status.get("rayClusterName") or ""
         if not job_id or not cluster_name:
             return _answer({"jobId": job_id, "cluster": cluster_name, "log": "", "pending": True})
         if not JOB_ID.match(job_id):
-            return _status(409, "Conflict", "the RayJob's jobId cannot be asked for in a URL")
+            return JsonAnswer.refused(
+                409, "Conflict", "the RayJob's jobId cannot be asked for in a URL"
+            )
         path = f"{ray}/{PLURALS['RayCluster']}/" + segment("name", cluster_name)
         cluster_answer = await caller("GET", path)
         if not cluster_answer.ok:
-            return passed_back(cluster_answer)
+            return JsonAnswer.passed_back(cluster_answer)
         cluster = cluster_answer.json()
         service = ((cluster.get("status") or {}).get("head") or {}).get("serviceName")
         service = service or head_service_to_read(cluster)
@@ -98,13 +100,15 @@ async def driver_log(caller: KubeCall, namespace: str, name: str) -> PodsAnswer:
             "GET", f"/api/v1/namespaces/{ns}/services/{proxy}/proxy/api/jobs/{job}/logs"
         )
         if not logs.ok:
-            return passed_back(logs)
+            return JsonAnswer.passed_back(logs)
         text, truncated = tail(str(logs.json().get("logs") or ""))
     except UpstreamUnavailable as exc:
         log.warning("driver log read failed", namespace=namespace, error=str(exc))
-        return _status(502, "ServiceUnavailable", f"the log could not be read: {exc}")
+        return JsonAnswer.refused(502, "ServiceUnavailable", f"the log could not be read: {exc}")
     except (ValueError, AttributeError, TypeError):
-        return _status(502, "ServiceUnavailable", "the Ray dashboard's answer was unreadable")
+        return JsonAnswer.refused(
+            502, "ServiceUnavailable", "the Ray dashboard's answer was unreadable"
+        )
     body = {"jobId": job_id, "cluster": cluster_name, "log": text, "truncated": truncated}
     return _answer(body)
 

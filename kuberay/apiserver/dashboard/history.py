@@ -28,8 +28,8 @@ from aiohttp import web
 
 from kuberay import http
 from kuberay.api.v1.constants import GROUP, VERSION
-from kuberay.apiserver.dashboard.pods import API_PREFIX, PodsAnswer, name_problem, passed_back
-from kuberay.apiserver.dashboard.pods import status_answer as _status
+from kuberay.apiserver.dashboard.answer import JsonAnswer
+from kuberay.apiserver.dashboard.pods import API_PREFIX, name_problem
 from kuberay.apiserver.dashboard.why import KINDS_BY_PLURAL
 from kuberay.apiserver.errors import UpstreamUnavailable
 from kuberay.apiserver.identity import Identity
@@ -110,25 +110,27 @@ def sessions_of(
 
 async def history_answer(
     caller: KubeCall, history: HistoryServer, namespace: str, plural: str, name: str
-) -> PodsAnswer:
+) -> JsonAnswer:
     """The answer for ``plural``/``name`` in ``namespace`` (see the module doc)."""
     kind = KINDS_BY_PLURAL.get(plural)
     if kind is None:
-        return _status(404, "NotFound", f"no history for {plural!r}")
+        return JsonAnswer.refused(404, "NotFound", f"no history for {plural!r}")
     problem = name_problem(namespace, name)
     if problem is not None:
-        return _status(400, "BadRequest", problem)
+        return JsonAnswer.refused(400, "BadRequest", problem)
     path = f"/apis/{GROUP}/{VERSION}/namespaces/{segment('namespace', namespace)}/{plural}/"
     try:
         found = await caller("GET", path + segment("name", name))
         if not found.ok and found.status != 404:
-            return passed_back(found)
+            return JsonAnswer.passed_back(found)
         entries = sessions_of(await history.clusters(), kind, namespace, name)
     except UpstreamUnavailable as exc:
         log.warning("history read failed", namespace=namespace, error=str(exc))
-        return _status(502, "ServiceUnavailable", str(exc))
+        return JsonAnswer.refused(502, "ServiceUnavailable", str(exc))
     except ValueError:
-        return _status(502, "ServiceUnavailable", "the history server's answer was unreadable")
+        return JsonAnswer.refused(
+            502, "ServiceUnavailable", "the history server's answer was unreadable"
+        )
     items = [
         {
             "cluster": e["name"],
@@ -139,7 +141,7 @@ async def history_answer(
         for e in entries
     ]
     body = {"kind": "HistorySessionList", "exists": found.ok, "items": items}
-    return PodsAnswer(200, json.dumps(body, separators=(",", ":")).encode())
+    return JsonAnswer.of(body)
 
 
 def add_history_route(app: web.Application, upstream: Upstream, url: str) -> None:

@@ -16,11 +16,9 @@ RayCluster, for a caller who may read the RayCluster but not list Pods.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-import attrs
 import structlog
 from aiohttp import web
 
@@ -32,8 +30,8 @@ from kuberay.api.v1.constants import (
     RAY_NODE_TYPE_LABEL_KEY,
     VERSION,
 )
+from kuberay.apiserver.dashboard.answer import JsonAnswer
 from kuberay.apiserver.errors import UpstreamUnavailable
-from kuberay.apiserver.guard import status_body
 from kuberay.apiserver.identity import SERVER, Identity
 from kuberay.apiserver.kube_calls import KubeAnswer, KubeCall
 from kuberay.apiserver.proxy import IDENTITY
@@ -52,23 +50,6 @@ NO_POD_RIGHTS = (
     "the API server has no rights to list pods: grant its ServiceAccount pods list, "
     "or give the user pods list"
 )
-
-
-@attrs.frozen
-class PodsAnswer:
-    """What the route answers: a status code and a JSON body."""
-
-    status: int
-    body: bytes
-
-    def response(self) -> web.Response:
-        """The answer as the dashboard's routes send it: JSON, never cached."""
-        return web.Response(
-            status=self.status,
-            body=self.body,
-            content_type="application/json",
-            headers={"Cache-Control": "no-store"},
-        )
 
 
 def name_problem(namespace: str, name: str) -> str | None:
@@ -106,7 +87,7 @@ def trim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def trimmed_list(answer: KubeAnswer, cluster: str) -> PodsAnswer:
+def trimmed_list(answer: KubeAnswer, cluster: str) -> JsonAnswer:
     """The page's list from a PodList answer: only pods labelled for ``cluster``, by name."""
     items = answer.json().get("items") or []
     pods = [
@@ -116,28 +97,17 @@ def trimmed_list(answer: KubeAnswer, cluster: str) -> PodsAnswer:
     ]
     pods.sort(key=lambda p: str(p["name"]))
     body = {"kind": "RayClusterPodList", "cluster": cluster, "items": pods}
-    return PodsAnswer(200, json.dumps(body, separators=(",", ":")).encode())
-
-
-def status_answer(code: int, reason: str, message: str) -> PodsAnswer:
-    return PodsAnswer(code, status_body(code, reason, message))
-
-
-def passed_back(answer: KubeAnswer) -> PodsAnswer:
-    if "json" in answer.content_type:
-        return PodsAnswer(answer.status, answer.body)
-    message = answer.body.decode("utf-8", "replace").strip() or f"HTTP {answer.status}"
-    return status_answer(answer.status, "Failure", message)
+    return JsonAnswer.of(body)
 
 
 async def cluster_pods(
     caller: KubeCall, server: KubeCall | None, namespace: str, name: str
-) -> PodsAnswer:
+) -> JsonAnswer:
     """The answer for ``namespace``/``name`` (see the module doc); ``server`` is the
     server's own call, None when the caller already is the server."""
     problem = name_problem(namespace, name)
     if problem is not None:
-        return status_answer(400, "BadRequest", problem)
+        return JsonAnswer.refused(400, "BadRequest", problem)
     ns = segment("namespace", namespace)
     cluster = f"/apis/{GROUP}/{VERSION}/namespaces/{ns}/{PLURALS['RayCluster']}/" + segment(
         "name", name
@@ -145,7 +115,7 @@ async def cluster_pods(
     try:
         found = await caller("GET", cluster)
         if not found.ok:
-            return passed_back(found)
+            return JsonAnswer.passed_back(found)
         path = f"/api/v1/namespaces/{ns}/pods"
         params = {"labelSelector": f"{RAY_CLUSTER_LABEL_KEY}={name}"}
         listed = await caller("GET", path, params=params)
@@ -153,15 +123,17 @@ async def cluster_pods(
             listed = await server("GET", path, params=params)
             if listed.status in (401, 403):
                 log.info("no rights to list pods", namespace=namespace, code=listed.status)
-                return status_answer(403, "Forbidden", NO_POD_RIGHTS)
+                return JsonAnswer.refused(403, "Forbidden", NO_POD_RIGHTS)
         if not listed.ok:
-            return passed_back(listed)
+            return JsonAnswer.passed_back(listed)
         return trimmed_list(listed, name)
     except UpstreamUnavailable as exc:
         log.warning("pods read failed", namespace=namespace, error=str(exc))
-        return status_answer(502, "ServiceUnavailable", "the kube-apiserver did not answer")
+        return JsonAnswer.refused(502, "ServiceUnavailable", "the kube-apiserver did not answer")
     except (ValueError, AttributeError, TypeError):
-        return status_answer(500, "InternalError", "the kube-apiserver's pod list was unreadable")
+        return JsonAnswer.refused(
+            500, "InternalError", "the kube-apiserver's pod list was unreadable"
+        )
 
 
 def add_pods_route(router: web.UrlDispatcher, upstream: Upstream) -> None:

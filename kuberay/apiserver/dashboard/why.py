@@ -17,7 +17,6 @@ why`` prints (:mod:`kuberay.diagnosis`, the one implementation), for the detail 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,8 +24,8 @@ import structlog
 from aiohttp import web
 
 from kuberay.api.v1.constants import GROUP, PLURALS, RAY_CLUSTER_LABEL_KEY, VERSION
-from kuberay.apiserver.dashboard.pods import API_PREFIX, PodsAnswer, name_problem, passed_back
-from kuberay.apiserver.dashboard.pods import status_answer as _status
+from kuberay.apiserver.dashboard.answer import JsonAnswer
+from kuberay.apiserver.dashboard.pods import API_PREFIX, name_problem
 from kuberay.apiserver.errors import UpstreamUnavailable
 from kuberay.apiserver.identity import SERVER, Identity
 from kuberay.apiserver.kube_calls import KubeCall
@@ -124,22 +123,22 @@ def _typed(obj: Obj, kind: str) -> Obj:
 
 async def diagnosis_answer(
     caller: KubeCall, server: KubeCall | None, namespace: str, plural: str, name: str
-) -> PodsAnswer:
+) -> JsonAnswer:
     """The answer for ``plural``/``name`` in ``namespace`` (see the module doc); ``server``
     is the server's own call, None when the caller already is the server."""
     kind = KINDS_BY_PLURAL.get(plural)
     if kind is None:
-        return _status(404, "NotFound", f"no diagnosis for {plural!r}")
+        return JsonAnswer.refused(404, "NotFound", f"no diagnosis for {plural!r}")
     problem = name_problem(namespace, name)
     if problem is not None:
-        return _status(400, "BadRequest", problem)
+        return JsonAnswer.refused(400, "BadRequest", problem)
     ray_api = f"/apis/{GROUP}/{VERSION}"
     reader = _Reader(caller, server, namespace)
     try:
         path = f"{ray_api}/namespaces/{reader.ns}/{plural}/" + segment("name", name)
         found = await caller("GET", path)
         if not found.ok:
-            return passed_back(found)
+            return JsonAnswer.passed_back(found)
         obj = _typed(found.json(), kind)
         if kind == "RayCluster":
             snap = await reader.cluster(obj)
@@ -157,12 +156,14 @@ async def diagnosis_answer(
             events = await reader.events(kind, name)
             snap = Snapshot(obj=obj, events=events, clusters=clusters, jobs=jobs)
         body = {**diagnose(snap).as_dict(), "notes": reader.notes}
-        return PodsAnswer(200, json.dumps(body, separators=(",", ":")).encode())
+        return JsonAnswer.of(body)
     except UpstreamUnavailable as exc:
         log.warning("diagnosis read failed", namespace=namespace, error=str(exc))
-        return _status(502, "ServiceUnavailable", "the kube-apiserver did not answer")
+        return JsonAnswer.refused(502, "ServiceUnavailable", "the kube-apiserver did not answer")
     except (ValueError, AttributeError, TypeError, KeyError):
-        return _status(500, "InternalError", "the kube-apiserver's answer was unreadable")
+        return JsonAnswer.refused(
+            500, "InternalError", "the kube-apiserver's answer was unreadable"
+        )
 
 
 def add_why_route(router: web.UrlDispatcher, upstream: Upstream) -> None:

@@ -27,12 +27,11 @@ import datetime
 import json
 from typing import Any
 
-import attrs
 import yaml
 from aiohttp import web
 
+from kuberay.apiserver.dashboard.answer import JsonAnswer
 from kuberay.apiserver.dashboard.pods import API_PREFIX
-from kuberay.apiserver.guard import status_body
 
 YAML_TO_JSON_PATH = API_PREFIX + "/yaml-to-json"
 ROUTE_NAME = "dashboard-yaml-to-json"
@@ -45,17 +44,9 @@ MAX_DEPTH = 64
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@attrs.frozen
-class Converted:
-    """What the route answers: a status code and a JSON body."""
-
-    status: int
-    body: bytes
-
-
-def _refused(code: int, message: str) -> Converted:
+def _refused(code: int, message: str) -> JsonAnswer:
     reason = "RequestEntityTooLarge" if code == 413 else "BadRequest"
-    return Converted(code, status_body(code, reason, message))
+    return JsonAnswer.refused(code, reason, message)
 
 
 def _plain(value: object) -> str:
@@ -89,7 +80,7 @@ def _structure_problem(text: str) -> str | None:
     return None if documents else "the YAML holds no document"
 
 
-def yaml_to_json(body: bytes) -> Converted:
+def yaml_to_json(body: bytes) -> JsonAnswer:
     """The answer for ``body``: 200 with the document's JSON, or a refusal (module doc)."""
     if len(body) > MAX_BYTES:
         return _refused(413, f"the YAML is over {MAX_BYTES // 1024} KiB")
@@ -111,7 +102,7 @@ def yaml_to_json(body: bytes) -> Converted:
         converted = json.dumps(loaded, default=_plain, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError, RecursionError) as exc:
         return _refused(400, f"the YAML holds a value JSON cannot: {exc}")
-    return Converted(200, converted.encode())
+    return JsonAnswer(200, converted.encode())
 
 
 async def _read_capped(request: web.Request) -> bytes:
@@ -136,11 +127,6 @@ def add_yaml_route(router: web.UrlDispatcher) -> None:
             answer = _refused(413, f"the YAML is over {MAX_BYTES // 1024} KiB")
         else:
             answer = await asyncio.to_thread(yaml_to_json, await _read_capped(request))
-        return web.Response(
-            status=answer.status,
-            body=answer.body,
-            content_type="application/json",
-            headers={"Cache-Control": "no-store"},
-        )
+        return answer.response()
 
     router.add_post(YAML_TO_JSON_PATH, handle, name=ROUTE_NAME)
