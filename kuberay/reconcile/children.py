@@ -32,7 +32,7 @@ __all__ = ["Ensured", "Operation", "WriteVerb", "covers", "create_or_update", "e
 Operation = Literal["created", "updated", "unchanged"]
 
 #: How :func:`create_or_update` writes a difference: a merge patch of the differing fields,
-#: or an update (PUT) of the live object with those fields replaced.
+#: or an update (PUT) of the live object with that patch applied.
 WriteVerb = Literal["patch", "update"]
 
 
@@ -123,14 +123,19 @@ def _put(target: dict[str, Any], path: str, value: Any) -> None:
     target[last] = copy.deepcopy(value)
 
 
-def _without_nulls(value: Any) -> Any:
-    """``value`` with every mapping key whose value is None left out (a merge patch's
-    "remove this key", said in a full object)."""
-    if isinstance(value, Mapping):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nulls(v) for v in value]
-    return value
+def _merged(target: Any, patch: Any) -> Any:
+    """``target`` with the JSON merge patch ``patch`` applied (RFC 7386: a mapping merges key
+    by key, None removes a key, anything else -- lists included -- replaces), so an update
+    writes what the apiserver would make of the patch."""
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    merged = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = _merged(merged.get(key), value)
+    return merged
 
 
 async def create_or_update(
@@ -154,6 +159,12 @@ async def create_or_update(
     differing fields travel in one merge patch (lists in it replace the whole list) carrying
     the current ``resourceVersion`` (``Conflict`` when the object changed since it was
     read); covered fields mean no request at all.
+
+    ``verb="update"`` is for roles that may ``update`` a kind but not ``patch`` it: the same
+    merge patch is applied here to the live object and the result written as one update
+    (PUT) at the live ``resourceVersion`` (``Conflict`` likewise), so the object ends as the
+    patch would leave it. The live object is written back whole: pass one read from the
+    apiserver or from a cache that keeps every field.
 
     Returns the object as the apiserver holds it and what was done."""
     api_version, kind = str(desired["apiVersion"]), str(desired["kind"])
@@ -182,12 +193,8 @@ async def create_or_update(
     if not patch:
         return dict(live), "unchanged"
     if verb == "update":
-        replaced = copy.deepcopy(dict(live))
+        replaced = _merged(copy.deepcopy(dict(live)), patch)
         replaced["apiVersion"], replaced["kind"] = api_version, kind
-        for path in fields:
-            want = _at(patch, path)
-            if want is not _MISSING:
-                _put(replaced, path, _without_nulls(want))
         if field_manager is None:
             return await client.update(replaced), "updated"
         return await client.update(replaced, field_manager=field_manager), "updated"

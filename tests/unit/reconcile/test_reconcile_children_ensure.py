@@ -83,12 +83,12 @@ async def test_create_or_update_patches_only_differing_owned_fields() -> None:
     assert obj["data"] == {"k": "w"}
 
 
-async def test_create_or_update_with_update_puts_the_live_object_with_owned_fields_replaced() -> (
+async def test_create_or_update_with_update_puts_the_live_object_as_the_patch_would_leave_it() -> (
     None
 ):
     client = FakeClient()
     live = {
-        **cm({"k": "v", "gone": "x"}),
+        **cm({"k": "v", "gone": "x", "other": "o"}),
         "metadata": {
             "name": "a",
             "namespace": "ns",
@@ -116,12 +116,13 @@ async def test_create_or_update_with_update_puts_the_live_object_with_owned_fiel
     )
     assert op == "updated" and client.calls == ["update"]
     sent = client.last_update
-    assert sent["data"] == {"k": "w"}  # the owned field replaced, a None key left out
+    # what the merge patch would leave: "k" changed, "gone" removed, "other" (not desired's) kept
+    assert sent["data"] == {"k": "w", "other": "o"}
     assert sent["metadata"]["resourceVersion"] == "5"  # pinned: a Conflict if it moved
     assert sent["metadata"]["labels"] == {"someone": "else"}  # not owned: kept
     assert sent["binaryData"] == {"b": "AA=="}
     assert client.last_update_kw == {"field_manager": "me"}
-    assert live["data"] == {"k": "v", "gone": "x"}  # the caller's (cache's) copy untouched
+    assert live["data"] == {"k": "v", "gone": "x", "other": "o"}  # the cache's copy untouched
 
 
 @pytest.mark.parametrize(
