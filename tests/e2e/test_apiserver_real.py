@@ -12,14 +12,12 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
-from kuberay.apiserver.app import make_app
 from kuberay.apiserver.options import ApiServerOptions
 from kuberay.apiserver.upstream import Upstream
-from kuberay.apiserver.wiring import install
 from kuberay.kube import Client
 from kuberay.kube.kubeconfig import load
+from tests.apiserver_serving import api_server
 from tests.e2e.harness import OperatorProcess, cluster_pods, node_type, pod_ready
 from tests.e2e.realcluster import RealCluster, diagnose_namespace, wait_for
 from tests.e2e.test_real_node import real_operator  # noqa: F401  (module fixture)
@@ -38,16 +36,9 @@ USER_RULES = [
 @pytest.fixture
 async def apiserver_url(real_cluster: RealCluster) -> AsyncIterator[str]:
     upstream = Upstream(load(str(real_cluster.kubeconfig)))
-    rewrite, routes = install()
     options = ApiServerOptions(http_host="127.0.0.1", http_port=0)
-    runner = web.AppRunner(make_app(options, upstream, rewrite=rewrite, extra_routes=routes))
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-        await upstream.close()
+    async with api_server(options, upstream, wired=True) as url:
+        yield url
 
 
 def head_only(name: str, ns: str) -> dict[str, Any]:

@@ -22,16 +22,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from aiohttp import web
 
-from kuberay.apiserver.app import make_app
 from kuberay.apiserver.options import CALLER, ApiServerOptions
 from kuberay.apiserver.upstream import Upstream
-from kuberay.apiserver.wiring import install
 from kuberay.diagnosis.rules import diagnose
 from kuberay.kube import Client
 from kuberay.kube.kubeconfig import load
 from kuberay.kubectl_ray.why import take_snapshot
+from tests.apiserver_serving import api_server
 from tests.chromium import Browser, BrowserError
 from tests.e2e.harness import OperatorProcess, record_timing
 from tests.e2e.realcluster import RealCluster, diagnose_namespace, wait_for
@@ -78,18 +76,11 @@ SUMMARY = (
 async def dashboard_url(real_cluster: RealCluster) -> AsyncIterator[str]:
     """An API server in caller mode over the real cluster (its dashboard at /dashboard/)."""
     upstream = Upstream(load(str(real_cluster.kubeconfig)))
-    rewrite, routes = install()
     options = ApiServerOptions(http_host="127.0.0.1", http_port=0, auth_mode=CALLER)
-    app = make_app(options, upstream, rewrite=rewrite, extra_routes=routes)
     # as main.serve: a watch the page left ends with it; a short shutdown
-    runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=1)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-        await upstream.close()
+    runner = {"access_log": None, "handler_cancellation": True, "shutdown_timeout": 1}
+    async with api_server(options, upstream, wired=True, **runner) as url:
+        yield url
 
 
 async def _page(page: Browser) -> str:

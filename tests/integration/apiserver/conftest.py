@@ -4,20 +4,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
-from kuberay.apiserver.app import make_app
 from kuberay.apiserver.options import CALLER, ApiServerOptions
 from kuberay.apiserver.retry import RetryPolicy
 from kuberay.apiserver.upstream import Upstream
 from kuberay.kube import Client
 from kuberay.kube.kubeconfig import load
 from kuberay.kube.restconfig import RestConfig
+from tests.apiserver_serving import api_server
 from tests.chromium import Browser, require_chromium
 
 StartServer = Callable[..., Awaitable[str]]
@@ -36,32 +36,19 @@ async def start_apiserver(kubeconfig_path: Path) -> AsyncIterator[StartServer]:
     """Start an API server over the test apiserver; returns its base URL. Keyword arguments
     are :class:`ApiServerOptions` fields (``auth_mode`` defaults to caller), plus
     ``config`` (a RestConfig: default the admin kubeconfig) and ``policy``."""
-    runners: list[tuple[web.AppRunner, Upstream]] = []
+    async with contextlib.AsyncExitStack() as servers:
 
-    async def start(
-        *, config: RestConfig | None = None, policy: RetryPolicy | None = None, **fields: Any
-    ) -> str:
-        from kuberay.apiserver.wiring import install
+        async def start(
+            *, config: RestConfig | None = None, policy: RetryPolicy | None = None, **fields: Any
+        ) -> str:
+            options = ApiServerOptions(
+                http_host="127.0.0.1", http_port=0, **{"auth_mode": CALLER, **fields}
+            )
+            upstream = Upstream(config or load(str(kubeconfig_path)))
+            serving = api_server(options, upstream, wired=True, policy=policy, access_log=None)
+            return await servers.enter_async_context(serving)
 
-        options = ApiServerOptions(
-            http_host="127.0.0.1", http_port=0, **{"auth_mode": CALLER, **fields}
-        )
-        upstream = Upstream(config or load(str(kubeconfig_path)))
-        rewrite, routes = install()
-        app = make_app(options, upstream, rewrite=rewrite, extra_routes=routes, policy=policy)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        runners.append((runner, upstream))
-        return f"http://127.0.0.1:{runner.addresses[0][1]}"
-
-    try:
         yield start
-    finally:
-        for runner, upstream in runners:
-            await runner.cleanup()
-            await upstream.close()
 
 
 async def service_account_token(kube: Client, namespace: str, name: str) -> str:

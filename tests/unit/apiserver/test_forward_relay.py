@@ -10,12 +10,11 @@ import gzip
 from collections.abc import AsyncIterator, Callable
 
 import aiohttp
-from aiohttp import web
 
-from kuberay.apiserver.app import make_app
 from kuberay.apiserver.options import ApiServerOptions
 from kuberay.apiserver.upstream import Upstream
 from kuberay.kube.restconfig import RestConfig
+from tests.apiserver_serving import api_server
 from tests.unit.http.scripted import Script, Server, keep_answering, sends, serving
 
 PATH = "/apis/ray.io/v1/namespaces/ns/rayclusters"
@@ -27,14 +26,8 @@ async def proxy_to(script: Callable[[Server], Script]) -> AsyncIterator[tuple[st
     """The API server (caller mode) on a free port over a scripted apiserver; its URL."""
     async with serving(script) as upstream_server:
         upstream = Upstream(RestConfig(f"http://127.0.0.1:{upstream_server.port}"))
-        runner = web.AppRunner(make_app(ApiServerOptions(collect_metrics=False), upstream))
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        try:
-            yield f"http://127.0.0.1:{runner.addresses[0][1]}", upstream_server
-        finally:
-            await runner.cleanup()
-            await upstream.close()
+        async with api_server(ApiServerOptions(collect_metrics=False), upstream) as url:
+            yield url, upstream_server
 
 
 async def test_an_answer_that_arrived_whole_goes_back_with_its_length() -> None:

@@ -26,6 +26,7 @@ from kuberay.apiserver.options import (
 from kuberay.apiserver.upstream import Upstream
 from kuberay.kube.restconfig import RestConfig
 from kuberay.testing.pki import TinyCA
+from tests.apiserver_serving import api_server
 
 
 def test_upstreams_flags_are_accepted_with_one_or_two_dashes() -> None:
@@ -90,15 +91,8 @@ def test_a_token_is_never_in_an_identitys_repr() -> None:
 @pytest.fixture
 async def server(request: pytest.FixtureRequest) -> AsyncIterator[str]:
     fields: dict[str, Any] = getattr(request, "param", {})
-    upstream = Upstream(RestConfig("http://127.0.0.1:9"))  # nothing behind it
-    runner = web.AppRunner(make_app(ApiServerOptions(**fields), upstream))
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-        await upstream.close()
+    async with api_server(ApiServerOptions(**fields)) as url:  # nothing behind it
+        yield url
 
 
 @pytest.mark.parametrize("server", [{"auth_mode": SERVICE_ACCOUNT}], indirect=True)

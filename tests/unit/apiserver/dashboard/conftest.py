@@ -8,24 +8,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from aiohttp import web
 
-from kuberay.apiserver.app import make_app
 from kuberay.apiserver.options import CALLER, ApiServerOptions
-from kuberay.apiserver.upstream import Upstream
-from kuberay.kube.restconfig import RestConfig
+from tests.apiserver_serving import api_server
 
 
 @pytest.fixture
 async def server() -> AsyncIterator[str]:
     """The server's base URL (``http://127.0.0.1:PORT``)."""
-    options = ApiServerOptions(auth_mode=CALLER, enable_dashboard=True)
-    upstream = Upstream(RestConfig("http://127.0.0.1:9"))  # nothing behind it
-    runner = web.AppRunner(make_app(options, upstream))
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
-        await upstream.close()
+    async with api_server(ApiServerOptions(auth_mode=CALLER, enable_dashboard=True)) as url:
+        yield url
