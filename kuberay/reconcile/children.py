@@ -193,7 +193,7 @@ async def create_or_update(
     if not patch:
         return dict(live), "unchanged"
     if verb == "update":
-        replaced = _merged(copy.deepcopy(dict(live)), patch)
+        replaced = _merged(live, patch)  # new mappings along the patch: ``live`` is untouched
         replaced["apiVersion"], replaced["kind"] = api_version, kind
         if field_manager is None:
             return await client.update(replaced), "updated"

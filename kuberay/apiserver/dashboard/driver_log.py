@@ -18,7 +18,6 @@ log, from the Ray dashboard of its cluster through the kube-apiserver's Service 
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -62,8 +61,7 @@ def tail(text: str, limit: int = TAIL_BYTES) -> tuple[str, bool]:
 
 
 def _answer(body: dict[str, Any]) -> JsonAnswer:
-    text = json.dumps({"kind": "RayJobLog", **body}, separators=(",", ":"))
-    return JsonAnswer(200, text.encode())
+    return JsonAnswer.of({"kind": "RayJobLog", **body})
 
 
 async def driver_log(caller: KubeCall, namespace: str, name: str) -> JsonAnswer:
